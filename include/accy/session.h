@@ -1,0 +1,118 @@
+/* accy/session.h: the session, a table of up to ACCY_MAX_PROGRAMS compiled
+ * programs, and the calls that compile, describe, invoke and release them.
+ *
+ * Ownership: a session from accy_session_create belongs to the caller and is
+ * freed with accy_session_destroy. A handle from compile is freed with
+ * release. Descriptor arrays, their dims and names are borrowed and stay valid
+ * until the program is released. Wire bytes and input buffers are borrowed for
+ * the call only; output buffers are caller memory accy writes into.
+ *
+ * Thread-safety: every call is safe from any thread, on one session, at once.
+ * Many threads may invoke the same handle concurrently; compile and release
+ * run concurrently with invokes of other programs. Releasing a handle while
+ * another thread invokes it is defined: new calls get INVALID_HANDLE at once,
+ * and the program is freed when the last running invoke returns. Only
+ * accy_session_destroy must not race with other calls on the same session. */
+#ifndef ACCY_SESSION_H
+#define ACCY_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accy/status.h"
+#include "accy/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One session holds at most this many compiled programs at once. */
+#define ACCY_MAX_PROGRAMS 64
+
+typedef struct accy_session accy_session; /* opaque */
+
+/* Names one compiled program: slot index and generation. Release changes the
+ * slot's generation, so every copy of an old handle is refused with
+ * ACCY_STATUS_INVALID_HANDLE from then on. */
+typedef struct accy_handle {
+  uint32_t index;
+  uint32_t generation;
+} accy_handle;
+
+/* Options for accy_session_create. Zero-initialise, set |struct_size| to
+ * sizeof(accy_session_options), then set the fields you need; zero means the
+ * default for every field. Fields are only ever added at the end, and accy
+ * reads only the first |struct_size| bytes, so old callers keep working. */
+typedef struct accy_session_options {
+  uint32_t struct_size;
+  /* Most threads that work on one invoke of this session, the calling thread
+   * included. 0: ACCY_NUM_THREADS, else OMP_NUM_THREADS, else the number of
+   * CPUs in the process's affinity mask. 1 runs every invoke on the caller. */
+  uint32_t num_threads;
+} accy_session_options;
+
+/* Creates a session. |options| may be NULL for defaults. On success *out is
+ * the new session; on failure *out is NULL.
+ * Returns OK, OUT_OF_MEMORY, or INVALID_BUFFER for bad arguments (NULL out,
+ * struct_size smaller than the first field). Thread-safe. */
+ACCY_API accy_status accy_session_create(const accy_session_options *options,
+                                         accy_session **out);
+
+/* Releases every live program and frees the session. NULL is a no-op. Must
+ * not race with any other call on the same session. */
+ACCY_API void accy_session_destroy(accy_session *session);
+
+/* Decodes, verifies and compiles |size| wire bytes at |bytes| and stores the
+ * program in a free slot. A full table returns TOO_MANY_PROGRAMS before the
+ * bytes are looked at. Bad bytes give INVALID_PROGRAM or UNSUPPORTED_VERSION;
+ * a well-formed program that cannot be compiled gives COMPILE_FAILED;
+ * allocation failure OUT_OF_MEMORY. |bytes| may be freed once the call
+ * returns. On failure *out is {0, 0}. Thread-safe. */
+ACCY_API accy_status accy_session_compile(accy_session *session, const void *bytes,
+                                          size_t size, accy_handle *out);
+
+/* The program's input (parameter) descriptors, in parameter order. The array
+ * stays valid until the program is released. Returns OK or INVALID_HANDLE.
+ * Thread-safe. */
+ACCY_API accy_status accy_session_inputs(const accy_session *session, accy_handle handle,
+                                         const accy_descriptor **out, size_t *count);
+
+/* The program's output descriptors, in output order. As accy_session_inputs. */
+ACCY_API accy_status accy_session_outputs(const accy_session *session, accy_handle handle,
+                                          const accy_descriptor **out, size_t *count);
+
+/* Runs the program on the caller's buffers, in descriptor order. Inputs are
+ * read and outputs written in place; the caller's input bytes never change.
+ * Returns OK; INVALID_HANDLE; INVALID_BUFFER for a count that does not match,
+ * a size that differs from byte_size, a misaligned or NULL (with non-zero
+ * size) buffer, or an output sharing bytes with an input or another output;
+ * OUT_OF_MEMORY; LAUNCH_FAILED. Thread-safe, also on one handle. */
+ACCY_API accy_status accy_session_invoke(accy_session *session, accy_handle handle,
+                                         const accy_input *inputs, size_t n_inputs,
+                                         const accy_output *outputs, size_t n_outputs);
+
+/* Releases the program. Every copy of |handle| is refused from then on; a
+ * program still running is freed when its last invoke returns. Returns OK or
+ * INVALID_HANDLE. Thread-safe. */
+ACCY_API accy_status accy_session_release(accy_session *session, accy_handle handle);
+
+/* The cause of the calling thread's most recent failure that went through a
+ * session's error mapping (decode, verify, compile, bind, launch), e.g.
+ * "input 1 'x': size 40 bytes, expected 48". Failures returned directly (full
+ * table, stale handle, count mismatch) leave it unchanged. Never NULL ("" when
+ * nothing failed yet); valid until the thread's next accy call. |session|
+ * may be NULL. Thread-safe. */
+ACCY_API const char *accy_session_last_cause(const accy_session *session);
+
+/* The text name of a dtype ("f32", "bf16", ...) or NULL for an unknown
+ * value. Thread-safe. */
+ACCY_API const char *accy_dtype_name(int32_t dtype);
+
+/* The size in bytes of one element of |dtype|, or 0 for an unknown value.
+ * Thread-safe. */
+ACCY_API size_t accy_dtype_size(int32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACCY_SESSION_H */

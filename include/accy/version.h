@@ -1,0 +1,36 @@
+/* accy/version.h: the four version numbers, each with one job.
+ *
+ * 1. Package version (ACCY_VERSION_*, accy_version()): what users read. Kept
+ *    equal to AC_INIT's version in configure.ac; a test checks it.
+ * 2. Libtool -version-info (configure.ac ACCY_LT_VERSION): ABI only, updated
+ *    before a release by the libtool rules, never derived from (1).
+ * 3. Symbol-version nodes (ACCY_0.1, ...) in src/libaccy.map.
+ * 4. Wire format version (ACCY_WIRE_VERSION_*): the byte format of programs.
+ *    This build reads major ACCY_WIRE_VERSION_MAJOR with any minor up to
+ *    ACCY_WIRE_VERSION_MINOR and writes exactly this version. */
+#ifndef ACCY_VERSION_H
+#define ACCY_VERSION_H
+
+#include "accy/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACCY_VERSION_MAJOR 0
+#define ACCY_VERSION_MINOR 1
+#define ACCY_VERSION_PATCH 0
+#define ACCY_VERSION_STRING "0.1.0"
+#define ACCY_VERSION_HEX \
+  ((ACCY_VERSION_MAJOR << 16) | (ACCY_VERSION_MINOR << 8) | ACCY_VERSION_PATCH)
+
+#define ACCY_WIRE_VERSION_MAJOR 1
+#define ACCY_WIRE_VERSION_MINOR 0
+
+/* The package version string of the library actually linked, e.g. "0.1.0". */
+ACCY_API const char *accy_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACCY_VERSION_H */

@@ -1,0 +1,3 @@
+/* scheduler/pool.c: STUB, to be replaced. */
+#include "src/internal.h"
+#include "scheduler/sched.h"

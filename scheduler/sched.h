@@ -1,0 +1,70 @@
+/* scheduler/sched.h: the job-scheduling runtime. It knows nothing of tensors:
+ * it runs graphs of tasks, each split into independent tiles, on one
+ * process-wide OpenMP worker pool shared by every concurrent launch.
+ *
+ * Model: a dedicated thread opens a single `#pragma omp parallel`; its team
+ * members run accy's worker loop, which claims tiles from submitted launches
+ * round-robin. Any host thread may submit; the submitting thread works on its
+ * own launch while it waits. Idle workers spin briefly, then sleep: no
+ * unbounded spinning. <omp.h> is included only in scheduler/pool.c. */
+#ifndef ACCY_SCHEDULER_SCHED_H
+#define ACCY_SCHEDULER_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accy/status.h"
+
+/* Runs tile |tile| of a task. |task_ctx| is the task's immutable context,
+ * |launch_data| the pointer given to accy__sched_run. Must not fail or block. */
+typedef void (*accy__sched_fn)(const void *task_ctx, void *launch_data, uint32_t tile);
+
+typedef struct accy__sched_task {
+  accy__sched_fn fn;
+  const void *ctx;
+  uint32_t n_tiles;     /* 0 is allowed: the task completes at once */
+  uint32_t n_preds;     /* number of tasks that list this one as successor */
+  uint32_t succ_begin;  /* successors are graph->succ[succ_begin .. +n_succ) */
+  uint32_t n_succ;
+} accy__sched_task;
+
+/* An immutable task graph. Tasks are in a topological order: every
+ * successor index is greater than its predecessor's. */
+typedef struct accy__sched_graph {
+  uint32_t n_tasks;
+  const accy__sched_task *tasks;
+  const uint32_t *succ;
+} accy__sched_graph;
+
+typedef struct accy__pool accy__pool;
+
+/* The default worker count: ACCY_NUM_THREADS, else OMP_NUM_THREADS (first
+ * entry), else the CPUs in the process's affinity mask; at least 1. */
+uint32_t accy__sched_default_threads(void);
+
+/* Takes a reference to the process-wide pool, starting it with |n_threads|
+ * team members on first use (0: the default). Later calls share the running
+ * pool whatever they ask for. Returns OK or OUT_OF_MEMORY / LAUNCH_FAILED
+ * with a cause. Thread-safe. */
+accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out);
+/* Drops a reference; the last one stops the team and joins its thread.
+ * Thread-safe. */
+void accy__pool_release(accy__pool *pool);
+/* Number of team members (worker threads) of the pool. */
+uint32_t accy__pool_size(const accy__pool *pool);
+
+/* Bytes of per-launch state accy__sched_run needs for |g|. */
+size_t accy__sched_launch_bytes(const accy__sched_graph *g);
+
+/* Runs every tile of every task of |g| exactly once, each task's tiles only
+ * after all its predecessors finished, and returns when all are done.
+ * At most |max_workers| threads (the caller included) work on this launch.
+ * With max_workers <= 1, pool == NULL, or a graph too small to share, the
+ * caller runs everything inline in task order with no atomics and no pool
+ * round-trip. |state| is accy__sched_launch_bytes(g) bytes, 64-byte aligned,
+ * owned by the caller for the call (contents need no initialisation).
+ * Never fails. Thread-safe: many launches may run at once. */
+void accy__sched_run(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
+                     void *state, uint32_t max_workers);
+
+#endif /* ACCY_SCHEDULER_SCHED_H */

@@ -1,0 +1,126 @@
+/* src/ir/ir.h: the program IR, shared by decode, encode, verify, the builder,
+ * the text form, the compiler and the kernels.
+ *
+ * A program is a list of nodes in SSA order: a node's operands are indices of
+ * earlier nodes, so every program is acyclic by construction. Parameters are
+ * nodes of op PARAMETER; their order of appearance is the input order.
+ * Outputs name nodes by index. Everything a program owns lives in its arena.
+ *
+ * Every node carries its result type. Integer attributes (attrs) are one flat
+ * int64 array whose layout depends on the op (normative list below, and in
+ * docs/ops.md):
+ *
+ *   compare            [direction]                 accy_compare_direction
+ *   iota               [iota_dimension]
+ *   broadcast_in_dim   [dims x operand_rank]       result axis of each operand axis
+ *   transpose          [permutation x rank]        result axis i = operand axis perm[i]
+ *   slice              [start x r, limit x r, stride x r]
+ *   pad                [low x r, high x r, interior x r]   operands (x, scalar pad value)
+ *   concatenate        [dimension]
+ *   reverse            [dims...]                   distinct axes, any count
+ *   gather             [axis]                      operands (data, indices)
+ *   dynamic_slice      [slice_sizes x r]           operands (x, r scalar starts)
+ *   dynamic_update_slice []                        operands (x, update, r scalar starts)
+ *   reduce             [kind, dims...]             accy_reduce_kind, distinct axes
+ *   argmax, argmin     [axis]
+ *   dot_general        [nb, lhs_batch x nb, rhs_batch x nb,
+ *                       nc, lhs_contract x nc, rhs_contract x nc]
+ *   convolution        [s, stride x s, pad_low x s, pad_high x s,
+ *                       lhs_dilation x s, rhs_dilation x s, feature_group_count]
+ *   reduce_window      [kind, window x r, stride x r, pad_low x r, pad_high x r,
+ *                       base_dilation x r, window_dilation x r]
+ *   all other ops      []
+ */
+#ifndef ACCY_IR_IR_H
+#define ACCY_IR_IR_H
+
+#include "src/internal.h"
+#include "src/limits.h"
+#include "src/util/alloc.h"
+
+/* A tensor type: element type and row-major extents. */
+typedef struct accy__type {
+  int32_t dtype;                /* accy_dtype */
+  uint32_t rank;                /* 0..ACCY_MAX_RANK */
+  int64_t dims[ACCY_MAX_RANK];  /* entries >= rank are 0 */
+} accy__type;
+
+typedef struct accy__node {
+  uint16_t op;          /* accy_op */
+  accy__type type;      /* result type */
+  uint32_t n_operands;
+  uint32_t *operands;   /* indices of earlier nodes; arena-owned */
+  uint32_t n_attrs;
+  int64_t *attrs;       /* op-specific; arena-owned; NULL when n_attrs is 0 */
+  char *name;           /* parameters and constants: required; else NULL */
+  uint64_t payload_bytes;
+  void *payload;        /* constants: element bytes (little endian), 64-aligned */
+} accy__node;
+
+typedef struct accy__program {
+  accy__arena arena;    /* owns every pointer below */
+  uint32_t n_nodes;
+  uint32_t cap_nodes;
+  accy__node *nodes;    /* accy__malloc'd (grows); freed with the program */
+  uint32_t n_params;
+  uint32_t cap_params;
+  uint32_t *params;     /* node index of each parameter, in input order; grows */
+  uint32_t n_outputs;
+  uint32_t cap_outputs;
+  uint32_t *outputs;    /* node index of each output; grows */
+  uint32_t cap_output_names;
+  char **output_names;  /* parallel to outputs; arena strings */
+  uint16_t wire_minor;  /* minor version the bytes declared (decode) */
+} accy__program;
+
+/* Initialises an empty program. */
+void accy__program_init(accy__program *p);
+/* Frees everything the program owns; the struct may be re-initialised. */
+void accy__program_free(accy__program *p);
+
+/* Appends a node. Copies |operands|, |attrs|, |name| (|name_len| bytes) and
+ * |payload| into the program. For PARAMETER nodes also appends to params.
+ * Performs NO semantic checks (see accy__verify); only OUT_OF_MEMORY and the
+ * ACCY_MAX_NODES / ACCY_MAX_PARAMETERS limits (INVALID_PROGRAM) can fail.
+ * On success *out_index (may be NULL) is the new node's index. */
+ACCY_NODISCARD accy_status accy__program_add_node(
+    accy__program *p, uint16_t op, const accy__type *type, const uint32_t *operands,
+    uint32_t n_operands, const int64_t *attrs, uint32_t n_attrs, const char *name,
+    size_t name_len, const void *payload, uint64_t payload_bytes, uint32_t *out_index);
+
+/* Appends an output naming node |node| (not checked here). */
+ACCY_NODISCARD accy_status accy__program_add_output(accy__program *p, uint32_t node,
+                                                    const char *name, size_t name_len);
+
+/* ---- dtype and type helpers ---------------------------------------------- */
+
+/* Element size in bytes, 0 for an invalid dtype. */
+size_t accy__dtype_size(int32_t dtype);
+/* Text name ("f32"), or "?" for an invalid dtype. */
+const char *accy__dtype_name(int32_t dtype);
+bool accy__dtype_valid(int32_t dtype);
+bool accy__dtype_is_float(int32_t dtype);    /* f32 f64 f16 bf16 */
+bool accy__dtype_is_int(int32_t dtype);      /* signed or unsigned integer, not bool */
+bool accy__dtype_is_signed(int32_t dtype);   /* i8..i64 */
+bool accy__dtype_is_unsigned(int32_t dtype); /* u8..u64 */
+
+/* Text name of an op ("dot_general"), or NULL for an unknown code. */
+const char *accy__op_name(uint32_t op);
+/* Looks up an op by text name; returns 0 when unknown. */
+uint16_t accy__op_from_name(const char *name, size_t len);
+/* Operand count bounds of an op; false for an unknown code. max is -1 when
+ * the count depends on the operand rank or is open (see docs/ops.md). */
+bool accy__op_arity(uint32_t op, int *min_operands, int *max_operands);
+
+/* Number of elements; false if the product exceeds ACCY_MAX_ELEMENTS. */
+bool accy__type_elements(const accy__type *t, uint64_t *out);
+/* Number of bytes (elements * element size). Only for verified types. */
+uint64_t accy__type_bytes(const accy__type *t);
+bool accy__type_equal(const accy__type *a, const accy__type *b);
+/* Formats "f32[3,4]" into |buf| (always NUL-terminated); returns buf. */
+char *accy__type_format(const accy__type *t, char *buf, size_t size);
+
+/* Row-major strides in elements for |t|: strides[rank-1] = 1. */
+void accy__type_strides(const accy__type *t, int64_t strides[ACCY_MAX_RANK]);
+
+#endif /* ACCY_IR_IR_H */

@@ -1,0 +1,70 @@
+/* src/kernels/kernels.h: the tile-kernel interface between the compiler and
+ * the op implementations.
+ *
+ * For every op node the compiler asks accy__kernel_prepare for a kernel: an
+ * iteration space of n_items items and a tile function that computes items
+ * [begin, end). The compiler splits [0, n_items) into tiles; the scheduler
+ * runs tiles on any thread in any order. So a tile function:
+ *  - computes each item independently of how the space is split, so results
+ *    are bit-identical for any tiling and any worker count (a reduction runs
+ *    in one fixed order inside the item that owns its result);
+ *  - writes only the part of bufs[0] that its items own, and never writes an
+ *    operand buffer (except dynamic_update_slice in place, below);
+ *  - never fails, allocates, blocks or calls back into accy. Every edge case
+ *    (division by zero, out-of-range indices, NaN) has a defined result.
+ *
+ * bufs[0] is the result buffer, bufs[1 + i] operand i's buffer, each holding
+ * its node's type densely in row-major order. Result and operand buffers
+ * never overlap, with one exception: dynamic_update_slice may be given
+ * bufs[0] == bufs[1] (the compiler updates in place), and then it writes only
+ * the update window. */
+#ifndef ACCY_KERNELS_KERNELS_H
+#define ACCY_KERNELS_KERNELS_H
+
+#include "src/internal.h"
+#include "src/ir/ir.h"
+
+typedef struct accy__kernel accy__kernel;
+
+typedef void (*accy__tile_fn)(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                              uint64_t end);
+
+struct accy__kernel {
+  accy__tile_fn run;
+  uint64_t n_items;          /* size of the iteration space; 0: nothing to run */
+  uint64_t item_cost;        /* rough work per item in element operations (>= 1),
+                                used only to size tiles */
+  const accy__program *program;
+  uint32_t node;             /* index of the node this kernel computes */
+  const void *params;        /* kernel-private data, allocated from the arena
+                                given to prepare; immutable after prepare */
+};
+
+/* Fills *k for node |node| of the verified program |p|. |arena| outlives the
+ * kernel and receives its params. Must not be called for PARAMETER or
+ * CONSTANT nodes. Returns OK, COMPILE_FAILED with a cause naming the op and
+ * dtypes when this build has no kernel for them, or OUT_OF_MEMORY. */
+ACCY_NODISCARD accy_status accy__kernel_prepare(const accy__program *p, uint32_t node,
+                                                accy__arena *arena, accy__kernel *k);
+
+/* A kernel that copies |bytes| bytes from bufs[1] to bufs[0] (used for
+ * outputs filled by copy, copied inputs and materialised reshapes). */
+void accy__kernel_copy(uint64_t bytes, accy__kernel *k);
+
+/* Family entry points, dispatched by accy__kernel_prepare on the op. */
+/* unary, binary, compare, select, clamp, convert (src/kernels/elementwise.c) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_elementwise(const accy__program *p,
+                                                            uint32_t node, accy__arena *arena,
+                                                            accy__kernel *k);
+/* reshape, broadcast_in_dim, transpose, slice, pad, concatenate, reverse,
+ * iota, gather, dynamic_slice, dynamic_update_slice (src/kernels/data.c) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_data(const accy__program *p, uint32_t node,
+                                                     accy__arena *arena, accy__kernel *k);
+/* reduce, argmax, argmin, reduce_window (src/kernels/reduce.c) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_reduce(const accy__program *p, uint32_t node,
+                                                       accy__arena *arena, accy__kernel *k);
+/* dot_general, convolution (src/kernels/linalg.c) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
+                                                       accy__arena *arena, accy__kernel *k);
+
+#endif /* ACCY_KERNELS_KERNELS_H */

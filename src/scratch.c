@@ -1,0 +1,3 @@
+/* src/scratch.c: STUB, to be replaced. */
+#include "src/internal.h"
+#include "src/scratch.h"

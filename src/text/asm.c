@@ -1,0 +1,2 @@
+/* src/text/asm.c: STUB, to be replaced. */
+#include "src/internal.h"

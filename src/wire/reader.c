@@ -1,0 +1,3 @@
+/* src/wire/reader.c: STUB, to be replaced. */
+#include "src/internal.h"
+#include "src/wire/reader.h"

@@ -1,0 +1,23 @@
+/* src/wire/wire.h: wire format v1 <-> program IR. The decoder is the only
+ * code that reads wire bytes; docs/wire-format.md is the specification. */
+#ifndef ACCY_WIRE_WIRE_H
+#define ACCY_WIRE_WIRE_H
+
+#include "src/internal.h"
+#include "src/ir/ir.h"
+
+/* Decodes untrusted |size| bytes into *out (initialised by this call). Checks
+ * structure only: magic, version, section lengths, counts against the bytes
+ * that remain and the named limits, operand indices < node index, payload
+ * length = dtype size x elements. Semantic checks are accy__verify's.
+ * Returns OK, INVALID_PROGRAM, UNSUPPORTED_VERSION (cause names both
+ * versions) or OUT_OF_MEMORY; on failure *out holds nothing to free. */
+ACCY_NODISCARD accy_status accy__wire_decode(const void *bytes, size_t size, accy__program *out);
+
+/* Encodes |p| as canonical wire v1 bytes in a buffer from accy__malloc
+ * (free with accy__free / accy_free). encode(decode(b)) == b for canonical
+ * b. Returns OK or OUT_OF_MEMORY. */
+ACCY_NODISCARD accy_status accy__wire_encode(const accy__program *p, void **out_bytes,
+                                             size_t *out_size);
+
+#endif /* ACCY_WIRE_WIRE_H */

@@ -1,0 +1,3 @@
+#!/bin/sh
+# STUB, to be replaced.
+exit 77
