@@ -1,4 +1,46 @@
-/* src/scratch.h: STUB, to be replaced. */
+/* src/scratch.h: per-launch scratch blocks.
+ *
+ * Each compiled program owns a scratch pool of blocks of one size (the
+ * planner's per-launch total). An invoke pops a block, uses it for the
+ * launch's scheduler state, binding tables and intermediates, and pushes it
+ * back: a steady stream of invokes makes no allocator calls. Concurrent
+ * invokes of one program each take their own block, so a pool holds at most
+ * as many blocks as that program ever had invokes in flight at once; all are
+ * freed when the program is released.
+ *
+ * Two backends, chosen at configure time:
+ *  - jemalloc (default): blocks come from one arena of accy's own
+ *    (arenas.create, once per process) with MALLOCX_ARENA | MALLOCX_TCACHE_NONE,
+ *    so they never sit in a thread cache and never mix with the host's heap.
+ *  - malloc (--without-jemalloc): posix_memalign/free, so ASan sees every
+ *    overrun.
+ * Thread-safe. */
 #ifndef ACCY_SCRATCH_H
 #define ACCY_SCRATCH_H
-#endif
+
+#include <pthread.h>
+
+#include "src/internal.h"
+
+typedef struct accy__scratch_pool {
+  pthread_mutex_t mutex;   /* guards free_list only; held for a few instructions */
+  void *free_list;         /* intrusive: the first word of a free block links the next */
+  uint64_t block_bytes;    /* size of every block, a multiple of 64 */
+  uint64_t n_blocks;       /* blocks allocated and not yet freed (statistics) */
+} accy__scratch_pool;
+
+void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes);
+/* Frees every block. No block may be in use. */
+void accy__scratch_pool_destroy(accy__scratch_pool *pool);
+/* Pops a block (64-byte aligned, contents unspecified) or allocates one.
+ * Returns OK or OUT_OF_MEMORY with a cause. */
+ACCY_NODISCARD accy_status accy__scratch_acquire(accy__scratch_pool *pool, void **out);
+void accy__scratch_release(accy__scratch_pool *pool, void *block);
+
+/* Number of blocks the backend has allocated in this process (statistics and
+ * tests: a steady stream of invokes must not raise it). */
+uint64_t accy__scratch_backend_allocs(void);
+/* The backend's name: "jemalloc" or "malloc". */
+const char *accy__scratch_backend(void);
+
+#endif /* ACCY_SCRATCH_H */

@@ -1,21 +1,307 @@
-/* src/session.c: STUB, to be replaced. */
+/* src/session.c: the public session API: the program table, argument and
+ * buffer checks, and the error mapping; the work is done by wire/, ir/,
+ * compile/, scratch and scheduler/.
+ *
+ * The table: 64 slots, each with one atomic state word
+ *
+ *     generation (bits 32..63) | refs (bits 2..31) | busy (bit 1) | live (bit 0)
+ *
+ *  - compile claims a free slot (not live, not busy, no refs) by setting busy
+ *    before it looks at the bytes, and publishes the program by clearing busy
+ *    and setting live (release order, so a reader that sees live sees the
+ *    program).
+ *  - a call that uses a program (invoke, inputs, outputs) takes a reference
+ *    with a CAS that also checks live and the generation, and drops it when
+ *    done. No lock is taken on invoke.
+ *  - release clears live, bumps the generation and sets busy in one CAS, so
+ *    every copy of the old handle is refused at once; whoever drops the last
+ *    reference (release itself, or the last running invoke) frees the
+ *    program and clears busy, making the slot free again.
+ * The generation wraps after 2^32 releases of one slot, as in the seed. */
 #include "src/internal.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/sched.h"
+#include "src/compile/compile.h"
+#include "src/ir/verify.h"
+#include "src/scratch.h"
+#include "src/util/alloc.h"
+#include "src/wire/wire.h"
+
+#define LIVE UINT64_C(1)
+#define BUSY UINT64_C(2)
+#define REF UINT64_C(4)
+#define REFS_MASK UINT64_C(0xfffffffc)
+#define GEN_SHIFT 32
+
+typedef struct program {
+  accy__program ir;
+  accy__plan plan;
+  accy__scratch_pool scratch;
+} program;
+
+typedef struct slot {
+  _Alignas(64) _Atomic uint64_t state;
+  program *prog; /* written by compile before live is published */
+} slot;
+
+struct accy_session {
+  accy__pool *pool;
+  uint32_t max_workers;
+  slot slots[ACCY_MAX_PROGRAMS];
+};
+
+static void program_free(program *prog) {
+  if (!prog) return;
+  accy__scratch_pool_destroy(&prog->scratch);
+  accy__plan_free(&prog->plan);
+  accy__program_free(&prog->ir);
+  accy__free(prog);
+}
+
+/* ---- create / destroy ------------------------------------------------------ */
+
 accy_status accy_session_create(const accy_session_options *options, accy_session **out) {
-  (void)options; if (out) *out = NULL; return ACCY_STATUS_OUT_OF_MEMORY;
+  if (!out) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_create: out is NULL");
+  *out = NULL;
+  uint32_t threads = 0;
+  if (options) {
+    if (options->struct_size < sizeof(uint32_t))
+      return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                       "accy_session_create: options struct_size %u is too small",
+                       options->struct_size);
+    if (options->struct_size >= offsetof(accy_session_options, num_threads) + sizeof(uint32_t))
+      threads = options->num_threads;
+  }
+  if (threads == 0) threads = accy__sched_default_threads();
+  accy_session *s = accy__aligned_alloc(sizeof *s, 64);
+  if (!s) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory creating a session");
+  s->max_workers = threads;
+  if (threads > 1) {
+    accy_status st = accy__pool_acquire(threads, &s->pool);
+    if (st != ACCY_STATUS_OK) {
+      accy__free_aligned(s);
+      return st;
+    }
+  }
+  *out = s;
+  return ACCY_STATUS_OK;
 }
-void accy_session_destroy(accy_session *session) { (void)session; }
-accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size, accy_handle *out) {
-  (void)s; (void)bytes; (void)size; (void)out; return ACCY_STATUS_COMPILE_FAILED;
+
+void accy_session_destroy(accy_session *s) {
+  if (!s) return;
+  for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
+    uint64_t st = atomic_load(&s->slots[i].state);
+    if (st & LIVE) program_free(s->slots[i].prog);
+  }
+  if (s->pool) accy__pool_release(s->pool);
+  accy__free_aligned(s);
 }
-accy_status accy_session_inputs(const accy_session *s, accy_handle h, const accy_descriptor **out, size_t *count) {
-  (void)s; (void)h; (void)out; (void)count; return ACCY_STATUS_INVALID_HANDLE;
+
+/* ---- handle lookup ------------------------------------------------------------ */
+
+/* Takes a reference on the live program |h| names, or returns NULL. */
+static program *acquire(const accy_session *cs, accy_handle h, slot **out_slot) {
+  if (!cs || h.index >= ACCY_MAX_PROGRAMS) return NULL;
+  accy_session *s = (accy_session *)cs;
+  slot *sl = &s->slots[h.index];
+  uint64_t st = atomic_load(&sl->state);
+  for (;;) {
+    if (!(st & LIVE) || (uint32_t)(st >> GEN_SHIFT) != h.generation) return NULL;
+    if ((st & REFS_MASK) == REFS_MASK) return NULL; /* 2^30 concurrent calls */
+    if (atomic_compare_exchange_weak(&sl->state, &st, st + REF)) break;
+  }
+  *out_slot = sl;
+  return sl->prog;
 }
-accy_status accy_session_outputs(const accy_session *s, accy_handle h, const accy_descriptor **out, size_t *count) {
-  (void)s; (void)h; (void)out; (void)count; return ACCY_STATUS_INVALID_HANDLE;
+
+static void drop(slot *sl) {
+  uint64_t prev = atomic_fetch_sub(&sl->state, REF);
+  if ((prev & REFS_MASK) == REF && !(prev & LIVE) && (prev & BUSY)) {
+    /* Released while we ran and we were the last: free and free the slot. */
+    program *prog = sl->prog;
+    sl->prog = NULL;
+    program_free(prog);
+    atomic_fetch_and(&sl->state, ~BUSY);
+  }
 }
-accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input *inputs, size_t n_inputs,
-                                const accy_output *outputs, size_t n_outputs) {
-  (void)s; (void)h; (void)inputs; (void)n_inputs; (void)outputs; (void)n_outputs; return ACCY_STATUS_INVALID_HANDLE;
+
+/* ---- compile ---------------------------------------------------------------- */
+
+static accy_status build_program(const void *bytes, size_t size, program **out) {
+  *out = NULL;
+  program *prog = accy__calloc(1, sizeof *prog);
+  if (!prog) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for a program");
+  accy_status st = accy__wire_decode(bytes, size, &prog->ir);
+  if (st != ACCY_STATUS_OK) {
+    accy__free(prog);
+    return st;
+  }
+  st = accy__verify(&prog->ir);
+  if (st == ACCY_STATUS_OK) st = accy__compile(&prog->ir, &prog->plan);
+  if (st != ACCY_STATUS_OK) {
+    accy__program_free(&prog->ir);
+    accy__free(prog);
+    return st;
+  }
+  accy__scratch_pool_init(&prog->scratch, prog->plan.block_bytes);
+  *out = prog;
+  return ACCY_STATUS_OK;
 }
-accy_status accy_session_release(accy_session *s, accy_handle h) { (void)s; (void)h; return ACCY_STATUS_INVALID_HANDLE; }
+
+accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size,
+                                 accy_handle *out) {
+  if (out) *out = (accy_handle){0, 0};
+  if (!s || !out) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_compile: NULL session or out");
+  /* A full table is refused before the bytes are looked at. */
+  slot *sl = NULL;
+  uint32_t index = 0;
+  for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS && !sl; i++) {
+    uint64_t st = atomic_load(&s->slots[i].state);
+    while (!(st & (LIVE | BUSY | REFS_MASK))) {
+      if (atomic_compare_exchange_weak(&s->slots[i].state, &st, st | BUSY)) {
+        sl = &s->slots[i];
+        index = i;
+        break;
+      }
+    }
+  }
+  if (!sl) return ACCY_STATUS_TOO_MANY_PROGRAMS;
+  if (!bytes && size) {
+    atomic_fetch_and(&sl->state, ~BUSY);
+    return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "bytes is NULL with size %zu", size);
+  }
+  program *prog;
+  accy_status st = build_program(bytes ? bytes : "", size, &prog);
+  if (st != ACCY_STATUS_OK) {
+    atomic_fetch_and(&sl->state, ~BUSY);
+    return st;
+  }
+  sl->prog = prog;
+  /* Publish: clear busy, set live; the generation is unchanged. Release
+   * order (seq_cst here) makes prog visible to whoever sees LIVE. */
+  uint64_t cur = atomic_load(&sl->state);
+  while (!atomic_compare_exchange_weak(&sl->state, &cur, (cur & ~BUSY) | LIVE)) {
+  }
+  out->index = index;
+  out->generation = (uint32_t)(cur >> GEN_SHIFT);
+  return ACCY_STATUS_OK;
+}
+
+/* ---- descriptors ------------------------------------------------------------ */
+
+static accy_status describe(const accy_session *s, accy_handle h, bool inputs,
+                            const accy_descriptor **out, size_t *count) {
+  slot *sl;
+  program *prog = acquire(s, h, &sl);
+  if (!prog) return ACCY_STATUS_INVALID_HANDLE;
+  const accy__plan *plan = &prog->plan;
+  if (out) *out = inputs ? plan->descs : plan->descs + plan->n_inputs;
+  if (count) *count = inputs ? plan->n_inputs : plan->n_outputs;
+  drop(sl);
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy_session_inputs(const accy_session *s, accy_handle h, const accy_descriptor **out,
+                                size_t *count) {
+  return describe(s, h, true, out, count);
+}
+
+accy_status accy_session_outputs(const accy_session *s, accy_handle h,
+                                 const accy_descriptor **out, size_t *count) {
+  return describe(s, h, false, out, count);
+}
+
+/* ---- invoke ------------------------------------------------------------------ */
+
+static accy_status check_buffer(const char *what, size_t i, const accy_descriptor *d,
+                                const void *data, size_t size) {
+  if (size != d->byte_size)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "%s %zu '%.64s': size %zu bytes, expected %llu",
+                     what, i, d->name, size, (unsigned long long)d->byte_size);
+  if (!data && size)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "%s %zu '%.64s': data is NULL with size %zu",
+                     what, i, d->name, size);
+  if (((uintptr_t)data & (d->alignment - 1)) != 0)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "%s %zu '%.64s': address %p is not aligned to %u bytes", what, i, d->name,
+                     data, d->alignment);
+  return ACCY_STATUS_OK;
+}
+
+static bool overlap(const void *a, size_t an, const void *b, size_t bn) {
+  if (!an || !bn) return false;
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return x < y + bn && y < x + an;
+}
+
+static accy_status check_buffers(const accy__plan *plan, const accy_input *inputs,
+                                 const accy_output *outputs) {
+  for (size_t i = 0; i < plan->n_inputs; i++)
+    ACCY_TRY(check_buffer("input", i, &plan->descs[i], inputs[i].data, inputs[i].size));
+  const accy_descriptor *od = plan->descs + plan->n_inputs;
+  for (size_t j = 0; j < plan->n_outputs; j++) {
+    ACCY_TRY(check_buffer("output", j, &od[j], outputs[j].data, outputs[j].size));
+    for (size_t i = 0; i < plan->n_inputs; i++)
+      if (overlap(outputs[j].data, outputs[j].size, inputs[i].data, inputs[i].size))
+        return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                         "output %zu '%.64s' [%p, +%zu) overlaps input %zu '%.64s' [%p, +%zu)", j,
+                         od[j].name, outputs[j].data, outputs[j].size, i, plan->descs[i].name,
+                         inputs[i].data, inputs[i].size);
+    for (size_t k = 0; k < j; k++)
+      if (overlap(outputs[j].data, outputs[j].size, outputs[k].data, outputs[k].size))
+        return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                         "output %zu '%.64s' [%p, +%zu) overlaps output %zu '%.64s' [%p, +%zu)",
+                         j, od[j].name, outputs[j].data, outputs[j].size, k, od[k].name,
+                         outputs[k].data, outputs[k].size);
+  }
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input *inputs,
+                                size_t n_inputs, const accy_output *outputs, size_t n_outputs) {
+  slot *sl;
+  program *prog = acquire(s, h, &sl);
+  if (!prog) return ACCY_STATUS_INVALID_HANDLE;
+  const accy__plan *plan = &prog->plan;
+  accy_status st = ACCY_STATUS_OK;
+  if (n_inputs != plan->n_inputs || n_outputs != plan->n_outputs ||
+      (n_inputs && !inputs) || (n_outputs && !outputs)) {
+    st = ACCY_STATUS_INVALID_BUFFER; /* returned directly: cause unchanged */
+    goto done;
+  }
+  if ((st = check_buffers(plan, inputs, outputs)) != ACCY_STATUS_OK) goto done;
+  void *block;
+  if ((st = accy__scratch_acquire(&prog->scratch, &block)) != ACCY_STATUS_OK) goto done;
+  accy__plan_run(plan, &prog->ir, s->pool, s->max_workers, block, inputs, outputs);
+  accy__scratch_release(&prog->scratch, block);
+done:
+  drop(sl);
+  return st;
+}
+
+/* ---- release ------------------------------------------------------------------ */
+
+accy_status accy_session_release(accy_session *s, accy_handle h) {
+  if (!s || h.index >= ACCY_MAX_PROGRAMS) return ACCY_STATUS_INVALID_HANDLE;
+  slot *sl = &s->slots[h.index];
+  uint64_t st = atomic_load(&sl->state);
+  uint64_t next;
+  do {
+    if (!(st & LIVE) || (uint32_t)(st >> GEN_SHIFT) != h.generation)
+      return ACCY_STATUS_INVALID_HANDLE;
+    uint64_t gen = (uint64_t)(uint32_t)((st >> GEN_SHIFT) + 1) << GEN_SHIFT;
+    next = gen | (st & REFS_MASK) | BUSY;
+  } while (!atomic_compare_exchange_weak(&sl->state, &st, next));
+  if ((next & REFS_MASK) == 0) {
+    /* Nobody is running it: free now. */
+    program *prog = sl->prog;
+    sl->prog = NULL;
+    program_free(prog);
+    atomic_fetch_and(&sl->state, ~BUSY);
+  }
+  return ACCY_STATUS_OK;
+}

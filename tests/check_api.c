@@ -1,2 +1,613 @@
-/* STUB suite, to be replaced: skips. */
-int main(void) { return 77; }
+/* tests/check_api.c: the public contract, through the installed API only
+ * (links libaccy.la, like a user). Statuses are ABI; handles go stale on
+ * release; every INVALID_BUFFER case; caller inputs never change; outputs
+ * land in the caller's buffers; results are bit-identical across thread
+ * counts; many threads invoke one handle while another releases it. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accy/accy.h"
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static void *finish(accy_builder *b, size_t *size) {
+  void *bytes = NULL;
+  accy_status st = accy_builder_finish(b, &bytes, size);
+  ck_assert_msg(st == ACCY_STATUS_OK, "finish: %s: %s", accy_status_name(st),
+                accy_session_last_cause(NULL));
+  accy_builder_destroy(b);
+  return bytes;
+}
+
+/* z = x + y, w = x * y over f32[2,3]. */
+static void *add_mul_program(size_t *size) {
+  accy_builder *b;
+  ck_assert_int_eq(accy_builder_create(&b), ACCY_STATUS_OK);
+  int64_t dims[2] = {2, 3};
+  uint32_t x, y, z, w;
+  ck_assert_int_eq(accy_builder_parameter(b, "x", ACCY_DTYPE_F32, 2, dims, &x), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_parameter(b, "y", ACCY_DTYPE_F32, 2, dims, &y), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_binary(b, ACCY_OP_ADD, x, y, &z), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_binary(b, ACCY_OP_MULTIPLY, x, y, &w), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, z, "z"), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, w, "w"), ACCY_STATUS_OK);
+  return finish(b, size);
+}
+
+static accy_handle compile_ok(accy_session *s, const void *bytes, size_t size) {
+  accy_handle h;
+  accy_status st = accy_session_compile(s, bytes, size, &h);
+  ck_assert_msg(st == ACCY_STATUS_OK, "compile: %s: %s", accy_status_name(st),
+                accy_session_last_cause(NULL));
+  return h;
+}
+
+static accy_session *session(uint32_t threads) {
+  accy_session_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.num_threads = threads;
+  accy_session *s = NULL;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  ck_assert_ptr_nonnull(s);
+  return s;
+}
+
+/* ---- ABI ---------------------------------------------------------------------- */
+
+START_TEST(test_status_numbers_are_fixed) {
+  ck_assert_int_eq(ACCY_STATUS_OK, 0);
+  ck_assert_int_eq(ACCY_STATUS_INVALID_PROGRAM, 1);
+  ck_assert_int_eq(ACCY_STATUS_UNSUPPORTED_VERSION, 2);
+  ck_assert_int_eq(ACCY_STATUS_INVALID_HANDLE, 3);
+  ck_assert_int_eq(ACCY_STATUS_INVALID_BUFFER, 4);
+  ck_assert_int_eq(ACCY_STATUS_TOO_MANY_PROGRAMS, 5);
+  ck_assert_int_eq(ACCY_STATUS_OUT_OF_MEMORY, 6);
+  ck_assert_int_eq(ACCY_STATUS_COMPILE_FAILED, 7);
+  ck_assert_int_eq(ACCY_STATUS_LAUNCH_FAILED, 8);
+  ck_assert_str_eq(accy_status_name(ACCY_STATUS_INVALID_BUFFER), "ACCY_STATUS_INVALID_BUFFER");
+  ck_assert_str_eq(accy_status_name(ACCY_STATUS_LAUNCH_FAILED), "ACCY_STATUS_LAUNCH_FAILED");
+  ck_assert_str_eq(accy_status_name((accy_status)99), "ACCY_STATUS_<unknown>");
+  ck_assert_ptr_nonnull(accy_status_message((accy_status)-1));
+  ck_assert_int_eq(ACCY_MAX_PROGRAMS, 64);
+}
+END_TEST
+
+START_TEST(test_version_matches_package) {
+  ck_assert_str_eq(accy_version(), PACKAGE_VERSION);
+  ck_assert_str_eq(ACCY_VERSION_STRING, PACKAGE_VERSION);
+  ck_assert_int_eq(ACCY_DTYPE_F32, 1);
+  ck_assert_int_eq(ACCY_DTYPE_BOOL, 13);
+  ck_assert_str_eq(accy_dtype_name(ACCY_DTYPE_BF16), "bf16");
+  ck_assert_uint_eq(accy_dtype_size(ACCY_DTYPE_F64), 8);
+  ck_assert_uint_eq(accy_dtype_size(0), 0);
+}
+END_TEST
+
+START_TEST(test_create_rejects_bad_arguments) {
+  ck_assert_int_eq(accy_session_create(NULL, NULL), ACCY_STATUS_INVALID_BUFFER);
+  accy_session_options o = {0};
+  accy_session *s = (accy_session *)1;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_null(s);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(NULL), "struct_size"));
+  ck_assert_int_eq(accy_session_create(NULL, &s), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  accy_session_destroy(NULL);
+}
+END_TEST
+
+/* ---- compile, describe, invoke --------------------------------------------------- */
+
+START_TEST(test_invoke_writes_caller_buffers) {
+  accy_session *s = session((uint32_t)_i + 1);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes); /* the caller may free the bytes once compile returns */
+
+  const accy_descriptor *in, *out;
+  size_t n_in, n_out;
+  ck_assert_int_eq(accy_session_inputs(s, h, &in, &n_in), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_outputs(s, h, &out, &n_out), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n_in, 2);
+  ck_assert_uint_eq(n_out, 2);
+  ck_assert_str_eq(in[0].name, "x");
+  ck_assert_str_eq(in[1].name, "y");
+  ck_assert_str_eq(out[0].name, "z");
+  ck_assert_str_eq(out[1].name, "w");
+  ck_assert_int_eq(in[0].dtype, ACCY_DTYPE_F32);
+  ck_assert_uint_eq(in[0].rank, 2);
+  ck_assert_int_eq(in[0].dims[0], 2);
+  ck_assert_int_eq(in[0].dims[1], 3);
+  ck_assert_uint_eq(in[0].byte_size, 24);
+  ck_assert_uint_eq(in[0].alignment, 4);
+  ck_assert_uint_eq(out[0].flags, 0);
+
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {10, 20, 30, 40, 50, 60}, z[6], w[6];
+  accy_input ins[2] = {{x, sizeof x}, {y, sizeof y}};
+  accy_output outs[2] = {{z, sizeof z}, {w, sizeof w}};
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, outs, 2), ACCY_STATUS_OK);
+  for (int i = 0; i < 6; i++) {
+    ck_assert_float_eq(z[i], x[i] + y[i]);
+    ck_assert_float_eq(w[i], x[i] * y[i]);
+  }
+  ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+}
+END_TEST
+
+START_TEST(test_stale_handles_are_refused) {
+  accy_session *s = session(1);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_handle copy = h;
+  ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+  const accy_descriptor *d;
+  size_t n;
+  ck_assert_int_eq(accy_session_release(s, copy), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_inputs(s, copy, &d, &n), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_outputs(s, copy, &d, &n), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_invoke(s, copy, NULL, 0, NULL, 0), ACCY_STATUS_INVALID_HANDLE);
+  /* The slot is reused with a new generation; the old handle stays stale. */
+  accy_handle h2 = compile_ok(s, bytes, size);
+  ck_assert_uint_eq(h2.index, h.index);
+  ck_assert_uint_ne(h2.generation, h.generation);
+  ck_assert_int_eq(accy_session_inputs(s, copy, &d, &n), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_inputs(s, h2, &d, &n), ACCY_STATUS_OK);
+  /* Forged handles. */
+  accy_handle forged = {64, h2.generation};
+  ck_assert_int_eq(accy_session_inputs(s, forged, &d, &n), ACCY_STATUS_INVALID_HANDLE);
+  forged.index = UINT32_MAX;
+  ck_assert_int_eq(accy_session_release(s, forged), ACCY_STATUS_INVALID_HANDLE);
+  forged = (accy_handle){h2.index, h2.generation + 7};
+  ck_assert_int_eq(accy_session_invoke(s, forged, NULL, 0, NULL, 0), ACCY_STATUS_INVALID_HANDLE);
+  forged = (accy_handle){(h2.index + 1) % 64, 0};
+  ck_assert_int_eq(accy_session_inputs(s, forged, &d, &n), ACCY_STATUS_INVALID_HANDLE);
+  accy_free(bytes);
+  accy_session_destroy(s); /* releases h2 */
+}
+END_TEST
+
+START_TEST(test_full_table_refused_before_bytes) {
+  accy_session *s = session(1);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle hs[ACCY_MAX_PROGRAMS];
+  for (int i = 0; i < ACCY_MAX_PROGRAMS; i++) hs[i] = compile_ok(s, bytes, size);
+  /* Record a cause, then check the direct failure leaves it unchanged. */
+  static const char junk[] = "definitely not a program";
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, bytes, 3, &h), ACCY_STATUS_TOO_MANY_PROGRAMS);
+  accy_session_release(s, hs[5]);
+  ck_assert_int_eq(accy_session_compile(s, junk, sizeof junk, &h), ACCY_STATUS_INVALID_PROGRAM);
+  char cause[512];
+  snprintf(cause, sizeof cause, "%s", accy_session_last_cause(s));
+  ck_assert_uint_gt(strlen(cause), 0);
+  hs[5] = compile_ok(s, bytes, size);
+  ck_assert_int_eq(accy_session_compile(s, junk, sizeof junk, &h), ACCY_STATUS_TOO_MANY_PROGRAMS);
+  ck_assert_int_eq(accy_session_compile(s, NULL, 0, &h), ACCY_STATUS_TOO_MANY_PROGRAMS);
+  ck_assert_str_eq(accy_session_last_cause(s), cause);
+  /* Stale handles and count mismatches leave it unchanged too. */
+  ck_assert_int_eq(accy_session_release(s, (accy_handle){99, 0}), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_invoke(s, hs[0], NULL, 0, NULL, 0), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_str_eq(accy_session_last_cause(s), cause);
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
+START_TEST(test_bad_bytes_get_statuses) {
+  accy_session *s = session(1);
+  size_t size;
+  unsigned char *bytes = add_mul_program(&size);
+  accy_handle h = {7, 7};
+  ck_assert_int_eq(accy_session_compile(s, bytes, 0, &h), ACCY_STATUS_INVALID_PROGRAM);
+  ck_assert_uint_eq(h.index, 0);
+  ck_assert_uint_eq(h.generation, 0);
+  /* Every truncation fails cleanly. */
+  for (size_t n = 0; n < size; n++)
+    ck_assert_int_eq(accy_session_compile(s, bytes, n, &h), ACCY_STATUS_INVALID_PROGRAM);
+  /* Wrong magic. */
+  unsigned char *copy = malloc(size);
+  memcpy(copy, bytes, size);
+  copy[0] ^= 0xff;
+  ck_assert_int_eq(accy_session_compile(s, copy, size, &h), ACCY_STATUS_INVALID_PROGRAM);
+  /* A future major version (u16 after the 4-byte magic). */
+  memcpy(copy, bytes, size);
+  copy[4] = (unsigned char)(ACCY_WIRE_VERSION_MAJOR + 1);
+  copy[5] = 0;
+  ck_assert_int_eq(accy_session_compile(s, copy, size, &h), ACCY_STATUS_UNSUPPORTED_VERSION);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "2.0"));
+  /* Bit flips never crash and never give an unexpected status. */
+  for (size_t i = 0; i < size * 8; i++) {
+    memcpy(copy, bytes, size);
+    copy[i / 8] ^= (unsigned char)(1u << (i % 8));
+    accy_status st = accy_session_compile(s, copy, size, &h);
+    ck_assert(st == ACCY_STATUS_OK || st == ACCY_STATUS_INVALID_PROGRAM ||
+              st == ACCY_STATUS_UNSUPPORTED_VERSION || st == ACCY_STATUS_COMPILE_FAILED);
+    if (st == ACCY_STATUS_OK) ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+  }
+  free(copy);
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* ---- INVALID_BUFFER ------------------------------------------------------------ */
+
+START_TEST(test_every_invalid_buffer_case) {
+  accy_session *s = session(2);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  _Alignas(16) float x[8], y[8], z[8], w[8];
+  memset(x, 0, sizeof x);
+  memset(y, 0, sizeof y);
+  accy_input ins[2] = {{x, 24}, {y, 24}};
+  accy_output outs[2] = {{z, 24}, {w, 24}};
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, outs, 2), ACCY_STATUS_OK);
+
+  /* Counts: returned directly. */
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 1, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, outs, 3), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_int_eq(accy_session_invoke(s, h, NULL, 2, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+
+  accy_input bad_in[2];
+  accy_output bad_out[2];
+  /* Size. */
+  memcpy(bad_in, ins, sizeof ins);
+  bad_in[1].size = 20;
+  ck_assert_int_eq(accy_session_invoke(s, h, bad_in, 2, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_str_eq(accy_session_last_cause(s), "input 1 'y': size 20 bytes, expected 24");
+  memcpy(bad_out, outs, sizeof outs);
+  bad_out[0].size = 28;
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_str_eq(accy_session_last_cause(s), "output 0 'z': size 28 bytes, expected 24");
+  /* NULL with non-zero size. */
+  memcpy(bad_in, ins, sizeof ins);
+  bad_in[0].data = NULL;
+  ck_assert_int_eq(accy_session_invoke(s, h, bad_in, 2, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "input 0 'x': data is NULL"));
+  memcpy(bad_out, outs, sizeof outs);
+  bad_out[1].data = NULL;
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "output 1 'w': data is NULL"));
+  /* Misaligned. */
+  memcpy(bad_in, ins, sizeof ins);
+  bad_in[1].data = (char *)y + 2;
+  ck_assert_int_eq(accy_session_invoke(s, h, bad_in, 2, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "not aligned to 4 bytes"));
+  memcpy(bad_out, outs, sizeof outs);
+  bad_out[0].data = (char *)z + 1;
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "output 0 'z'"));
+  /* Output overlapping an input, fully and by one element. */
+  memcpy(bad_out, outs, sizeof outs);
+  bad_out[0].data = x;
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "output 0 'z'"));
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "overlaps input 0 'x'"));
+  bad_out[0].data = x + 5;
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
+  /* Output overlapping another output. */
+  memcpy(bad_out, outs, sizeof outs);
+  bad_out[1].data = z + 2;
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "overlaps output 0 'z'"));
+  /* Inputs may overlap each other: they are only read. */
+  memcpy(bad_in, ins, sizeof ins);
+  bad_in[1].data = x;
+  ck_assert_int_eq(accy_session_invoke(s, h, bad_in, 2, outs, 2), ACCY_STATUS_OK);
+  /* Adjacent (touching) buffers do not overlap. */
+  _Alignas(16) float both[12];
+  accy_output adj[2] = {{both, 24}, {both + 6, 24}};
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, adj, 2), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* ---- copies ------------------------------------------------------------------------ */
+
+/* out0 = dynamic_update_slice(x, u, i) — x is written in place;
+ * out1 = x (a parameter as output); out2 = c (a constant); out3 = out0 again. */
+static void *update_program(size_t *size) {
+  accy_builder *b;
+  ck_assert_int_eq(accy_builder_create(&b), ACCY_STATUS_OK);
+  int64_t xd[1] = {8}, ud[1] = {3};
+  uint32_t x, u, i, c, y, x2;
+  ck_assert_int_eq(accy_builder_parameter(b, "x", ACCY_DTYPE_I32, 1, xd, &x), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_parameter(b, "u", ACCY_DTYPE_I32, 1, ud, &u), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_parameter(b, "i", ACCY_DTYPE_I64, 0, NULL, &i), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_parameter(b, "x2", ACCY_DTYPE_I32, 1, xd, &x2), ACCY_STATUS_OK);
+  int32_t cdata[3] = {7, 8, 9};
+  ck_assert_int_eq(accy_builder_constant(b, "c", ACCY_DTYPE_I32, 1, ud, cdata, sizeof cdata, &c),
+                   ACCY_STATUS_OK);
+  uint32_t ops[3] = {x, u, i};
+  ck_assert_int_eq(accy_builder_op(b, ACCY_OP_DYNAMIC_UPDATE_SLICE, ops, 3, NULL, 0, NULL, &y),
+                   ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, y, "y"), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, x2, "x2_out"), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, c, "c_out"), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, y, "y_again"), ACCY_STATUS_OK);
+  return finish(b, size);
+}
+
+START_TEST(test_caller_inputs_never_change) {
+  accy_session *s = session((uint32_t)_i + 1);
+  size_t size;
+  void *bytes = update_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  const accy_descriptor *in, *out;
+  size_t n_in, n_out;
+  ck_assert_int_eq(accy_session_inputs(s, h, &in, &n_in), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_outputs(s, h, &out, &n_out), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n_in, 4);
+  ck_assert_uint_eq(n_out, 4);
+  ck_assert_uint_eq(in[0].flags & ACCY_DESCRIPTOR_COPIED_INPUT, ACCY_DESCRIPTOR_COPIED_INPUT);
+  ck_assert_uint_eq(in[1].flags, 0);
+  ck_assert_uint_eq(out[0].flags, 0);
+  ck_assert_uint_eq(out[1].flags, ACCY_DESCRIPTOR_COPIED_OUTPUT);
+  ck_assert_uint_eq(out[2].flags, ACCY_DESCRIPTOR_COPIED_OUTPUT);
+  ck_assert_uint_eq(out[3].flags, ACCY_DESCRIPTOR_COPIED_OUTPUT);
+  ck_assert_uint_eq(in[2].alignment, 8);
+
+  int32_t x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, u[3] = {-1, -2, -3}, x2[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+  int32_t x_before[8], y[8], x2o[8], co[3], y2[8];
+  memcpy(x_before, x, sizeof x);
+  for (int64_t start = -2; start < 10; start++) {
+    int64_t i = start;
+    accy_input ins[4] = {{x, sizeof x}, {u, sizeof u}, {&i, sizeof i}, {x2, sizeof x2}};
+    accy_output outs[4] = {{y, sizeof y}, {x2o, sizeof x2o}, {co, sizeof co}, {y2, sizeof y2}};
+    ck_assert_int_eq(accy_session_invoke(s, h, ins, 4, outs, 4), ACCY_STATUS_OK);
+    ck_assert_mem_eq(x, x_before, sizeof x);
+    int64_t c = start < 0 ? 0 : start > 5 ? 5 : start; /* clamped into [0, 8 - 3] */
+    for (int k = 0; k < 8; k++) {
+      int32_t want = (k >= c && k < c + 3) ? u[k - c] : x[k];
+      ck_assert_int_eq(y[k], want);
+      ck_assert_int_eq(y2[k], want);
+      ck_assert_int_eq(x2o[k], 9);
+    }
+    ck_assert_int_eq(co[0], 7);
+    ck_assert_int_eq(co[2], 9);
+  }
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* ---- determinism across thread counts ------------------------------------------- */
+
+/* r = reduce_sum(tanh(dot(a, b)) * a2, axis 1) with enough work to tile. */
+static void *heavy_program(size_t *size) {
+  accy_builder *b;
+  ck_assert_int_eq(accy_builder_create(&b), ACCY_STATUS_OK);
+  int64_t ad[2] = {96, 80}, bd[2] = {80, 72};
+  uint32_t a, bb, d, t, r;
+  ck_assert_int_eq(accy_builder_parameter(b, "a", ACCY_DTYPE_F32, 2, ad, &a), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_parameter(b, "b", ACCY_DTYPE_F32, 2, bd, &bb), ACCY_STATUS_OK);
+  int64_t dattrs[] = {0, 1, 1, 1, 0};
+  uint32_t ops[2] = {a, bb};
+  ck_assert_int_eq(accy_builder_op(b, ACCY_OP_DOT_GENERAL, ops, 2, dattrs, 5, NULL, &d),
+                   ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_unary(b, ACCY_OP_TANH, d, &t), ACCY_STATUS_OK);
+  int64_t rattrs[] = {ACCY_REDUCE_SUM, 1};
+  ck_assert_int_eq(accy_builder_op(b, ACCY_OP_REDUCE, &t, 1, rattrs, 2, NULL, &r), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, r, "r"), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_builder_output(b, t, "t"), ACCY_STATUS_OK);
+  return finish(b, size);
+}
+
+START_TEST(test_bits_identical_for_any_thread_count) {
+  size_t size;
+  void *bytes = heavy_program(&size);
+  float *a = malloc(96 * 80 * 4), *bm = malloc(80 * 72 * 4);
+  uint64_t seed = 12345;
+  for (int i = 0; i < 96 * 80; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    a[i] = (float)((int)(seed >> 40) % 2001 - 1000) / 997.0f;
+  }
+  for (int i = 0; i < 80 * 72; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    bm[i] = (float)((int)(seed >> 40) % 2001 - 1000) / 991.0f;
+  }
+  float r_ref[96], t_ref[96 * 72];
+  static const uint32_t threads[] = {1, 2, 3, 4, 8};
+  for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+    accy_session *s = session(threads[k]);
+    accy_handle h = compile_ok(s, bytes, size);
+    float r[96], *t = malloc(sizeof t_ref);
+    accy_input ins[2] = {{a, 96 * 80 * 4}, {bm, 80 * 72 * 4}};
+    accy_output outs[2] = {{r, sizeof r}, {t, sizeof t_ref}};
+    for (int rep = 0; rep < 3; rep++) {
+      ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, outs, 2), ACCY_STATUS_OK);
+      if (k == 0 && rep == 0) {
+        memcpy(r_ref, r, sizeof r);
+        memcpy(t_ref, t, sizeof t_ref);
+      }
+      ck_assert_mem_eq(r, r_ref, sizeof r);
+      ck_assert_mem_eq(t, t_ref, sizeof t_ref);
+    }
+    free(t);
+    accy_session_destroy(s);
+  }
+  /* Spot-check the math against a direct computation. */
+  for (int i = 0; i < 96; i += 17) {
+    double sum = 0;
+    for (int j = 0; j < 72; j++) {
+      double acc = 0;
+      for (int q = 0; q < 80; q++) acc += (double)a[i * 80 + q] * bm[q * 72 + j];
+      sum += tanh(acc);
+    }
+    ck_assert_double_eq_tol(r_ref[i], sum, 1e-3);
+  }
+  free(a);
+  free(bm);
+  accy_free(bytes);
+}
+END_TEST
+
+/* ---- concurrency ------------------------------------------------------------------ */
+
+typedef struct racer {
+  accy_session *s;
+  accy_handle h;
+  _Atomic int *stop;
+  int ok, stale, bad;
+} racer;
+
+static void *invoke_loop(void *arg) {
+  racer *r = arg;
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {1, 1, 1, 1, 1, 1}, z[6], w[6];
+  accy_input ins[2] = {{x, 24}, {y, 24}};
+  accy_output outs[2] = {{z, 24}, {w, 24}};
+  for (int i = 0; i < 20000; i++) {
+    accy_status st = accy_session_invoke(r->s, r->h, ins, 2, outs, 2);
+    if (st == ACCY_STATUS_OK) {
+      r->ok++;
+      if (z[5] != 7.0f || w[5] != 6.0f) r->bad++;
+    } else if (st == ACCY_STATUS_INVALID_HANDLE) {
+      r->stale++;
+      if (r->stale > 50) break; /* keep going a little past the release */
+    } else {
+      r->bad++;
+    }
+  }
+  return NULL;
+}
+
+START_TEST(test_release_while_invoking) {
+  accy_session *s = session(2);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  for (int round = 0; round < 5; round++) {
+    accy_handle h = compile_ok(s, bytes, size);
+    racer rs[6];
+    pthread_t th[6];
+    for (int i = 0; i < 6; i++) {
+      rs[i] = (racer){.s = s, .h = h};
+      pthread_create(&th[i], NULL, invoke_loop, &rs[i]);
+    }
+    /* Let them run, then release under them. */
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+    /* New calls see INVALID_HANDLE at once. */
+    ck_assert_int_eq(accy_session_invoke(s, h, NULL, 0, NULL, 0), ACCY_STATUS_INVALID_HANDLE);
+    /* Meanwhile other programs compile and run. */
+    accy_handle other = compile_ok(s, bytes, size);
+    for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 6; i++) ck_assert_int_eq(rs[i].bad, 0);
+    ck_assert_int_eq(accy_session_release(s, other), ACCY_STATUS_OK);
+  }
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
+static void *compile_release_loop(void *arg) {
+  racer *r = arg;
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  for (int i = 0; i < 200; i++) {
+    accy_handle h;
+    accy_status st = accy_session_compile(r->s, bytes, size, &h);
+    if (st == ACCY_STATUS_TOO_MANY_PROGRAMS) continue;
+    if (st != ACCY_STATUS_OK) {
+      r->bad++;
+      continue;
+    }
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {2, 2, 2, 2, 2, 2}, z[6], w[6];
+    accy_input ins[2] = {{x, 24}, {y, 24}};
+    accy_output outs[2] = {{z, 24}, {w, 24}};
+    if (accy_session_invoke(r->s, h, ins, 2, outs, 2) != ACCY_STATUS_OK || w[5] != 12.0f) r->bad++;
+    if (accy_session_release(r->s, h) != ACCY_STATUS_OK) r->bad++;
+    r->ok++;
+  }
+  accy_free(bytes);
+  return NULL;
+}
+
+START_TEST(test_concurrent_compile_release_invoke) {
+  accy_session *s = session(2);
+  racer rs[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    rs[i] = (racer){.s = s};
+    pthread_create(&th[i], NULL, compile_release_loop, &rs[i]);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(rs[i].bad, 0);
+    ck_assert_int_gt(rs[i].ok, 0);
+  }
+  accy_session_destroy(s);
+}
+END_TEST
+
+static void *cause_thread(void *arg) {
+  (void)arg;
+  /* A fresh thread has no cause, whatever the others did. */
+  return (void *)(uintptr_t)(accy_session_last_cause(NULL)[0] == '\0');
+}
+
+START_TEST(test_cause_is_per_thread) {
+  accy_session *s = session(1);
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, "xx", 2, &h), ACCY_STATUS_INVALID_PROGRAM);
+  ck_assert_uint_gt(strlen(accy_session_last_cause(s)), 0);
+  pthread_t t;
+  void *ret;
+  pthread_create(&t, NULL, cause_thread, NULL);
+  pthread_join(t, &ret);
+  ck_assert_int_eq((int)(uintptr_t)ret, 1);
+  accy_session_destroy(s);
+}
+END_TEST
+
+static Suite *api_suite(void) {
+  Suite *s = suite_create("api");
+  TCase *tc = tcase_create("abi");
+  tcase_add_test(tc, test_status_numbers_are_fixed);
+  tcase_add_test(tc, test_version_matches_package);
+  tcase_add_test(tc, test_create_rejects_bad_arguments);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("lifecycle");
+  tcase_set_timeout(tc, 60);
+  tcase_add_loop_test(tc, test_invoke_writes_caller_buffers, 0, 4);
+  tcase_add_test(tc, test_stale_handles_are_refused);
+  tcase_add_test(tc, test_full_table_refused_before_bytes);
+  tcase_add_test(tc, test_bad_bytes_get_statuses);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("buffers");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_every_invalid_buffer_case);
+  tcase_add_loop_test(tc, test_caller_inputs_never_change, 0, 3);
+  tcase_add_test(tc, test_bits_identical_for_any_thread_count);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("concurrency");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_release_while_invoking);
+  tcase_add_test(tc, test_concurrent_compile_release_invoke);
+  tcase_add_test(tc, test_cause_is_per_thread);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(api_suite());
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,3 +1,572 @@
-/* src/compile/compile.c: STUB, to be replaced. */
+/* src/compile/compile.c: verified IR -> plan (buffer locations, tasks,
+ * tiles, scratch layout, dependency graph). See compile.h.
+ *
+ * Invariants the plan keeps:
+ *  - Tasks are in a topological order (every edge goes from a lower to a
+ *    higher task index): copied-input copies first, then one task per live op
+ *    node in node order, then output copies.
+ *  - Two intermediates share scratch bytes only if their live intervals (in
+ *    task order) are disjoint, and then every task touching the earlier one
+ *    is a predecessor of the task that first writes the later one, so the
+ *    sharing is safe under any parallel schedule.
+ *  - The tile grain of a task depends only on its kernel's cost, never on the
+ *    thread count, and kernels compute items independently of the split: the
+ *    results are bit-identical for any worker count. */
 #include "src/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
 #include "src/compile/compile.h"
+#include "src/util/alloc.h"
+
+/* Work per tile, in element operations: large enough that claiming a tile
+ * costs well under 1% of running it, small enough that a 1M-element
+ * elementwise op splits into dozens of tiles. */
+#define TILE_COST (UINT64_C(1) << 15)
+/* Programs below this total cost run inline on the calling thread. */
+#define SEQUENTIAL_COST (UINT64_C(1) << 16)
+
+typedef struct edge {
+  uint32_t from, to;
+} edge;
+
+typedef struct builder {
+  const accy__program *p;
+  accy__plan *plan;
+  uint32_t *uses;        /* operand uses of each node by live nodes */
+  uint32_t *out_uses;    /* outputs naming each node */
+  bool *live;
+  int64_t *writer;       /* last task writing each node's value, or -1 */
+  uint32_t *out_direct;  /* per output: 1 if the node's task writes it directly */
+  edge *edges;
+  size_t n_edges, cap_edges;
+  uint32_t cap_tasks;
+} builder;
+
+static accy_status oom(const char *what) {
+  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while compiling (%s)", what);
+}
+
+static bool add_edge(builder *b, uint32_t from, uint32_t to) {
+  if (from == to) return true;
+  if (b->n_edges == b->cap_edges) {
+    size_t ncap = b->cap_edges ? b->cap_edges * 2 : 64;
+    edge *n = accy__realloc(b->edges, ncap * sizeof(edge));
+    if (!n) return false;
+    b->edges = n;
+    b->cap_edges = ncap;
+  }
+  b->edges[b->n_edges++] = (edge){from, to};
+  return true;
+}
+
+static uint32_t root_of(const accy__plan *plan, uint32_t n) {
+  while (plan->locs[n].kind == ACCY__LOC_ALIAS) n = plan->locs[n].index;
+  return n;
+}
+
+/* ---- locations ---------------------------------------------------------- */
+
+static accy_status assign_locations(builder *b) {
+  const accy__program *p = b->p;
+  accy__plan *plan = b->plan;
+  uint32_t n = p->n_nodes;
+
+  /* Liveness: outputs and everything they transitively read. */
+  for (uint32_t j = 0; j < p->n_outputs; j++) {
+    b->live[p->outputs[j]] = true;
+    b->out_uses[p->outputs[j]]++;
+  }
+  for (uint32_t i = n; i-- > 0;) {
+    if (!b->live[i]) continue;
+    const accy__node *node = &p->nodes[i];
+    for (uint32_t k = 0; k < node->n_operands; k++) {
+      b->live[node->operands[k]] = true;
+      b->uses[node->operands[k]]++;
+    }
+  }
+
+  uint32_t param_ordinal = 0;
+  int64_t *first_output = accy__malloc(n * sizeof(int64_t));
+  if (!first_output) return oom("output map");
+  for (uint32_t i = 0; i < n; i++) first_output[i] = -1;
+  for (uint32_t j = 0; j < p->n_outputs; j++)
+    if (first_output[p->outputs[j]] < 0) first_output[p->outputs[j]] = j;
+
+  for (uint32_t i = 0; i < n; i++) {
+    const accy__node *node = &p->nodes[i];
+    accy__loc *loc = &plan->locs[i];
+    if (node->op == ACCY_OP_PARAMETER) {
+      loc->kind = ACCY__LOC_INPUT;
+      loc->index = param_ordinal++;
+      continue;
+    }
+    if (node->op == ACCY_OP_CONSTANT) {
+      loc->kind = ACCY__LOC_CONSTANT;
+      continue;
+    }
+    if (!b->live[i]) continue; /* dead code: no buffer, no task */
+    if (first_output[i] >= 0) {
+      /* The op writes the caller's buffer directly. */
+      loc->kind = ACCY__LOC_OUTPUT;
+      loc->index = (uint32_t)first_output[i];
+      b->out_direct[first_output[i]] = 1;
+      continue;
+    }
+    if (node->op == ACCY_OP_RESHAPE) {
+      /* Row-major reshape is a view: same bytes, new dims. */
+      loc->kind = ACCY__LOC_ALIAS;
+      loc->index = node->operands[0];
+      continue;
+    }
+    if (node->op == ACCY_OP_DYNAMIC_UPDATE_SLICE) {
+      /* In place when this update is the only reader of its base and the
+       * base owns a private buffer: a scratch intermediate, or a parameter,
+       * which then gets a scratch copy so the caller's input never changes. */
+      uint32_t x = node->operands[0];
+      accy__loc *xl = &plan->locs[x];
+      if (b->uses[x] == 1 && b->out_uses[x] == 0 &&
+          (xl->kind == ACCY__LOC_SCRATCH || xl->kind == ACCY__LOC_INPUT)) {
+        if (xl->kind == ACCY__LOC_INPUT) xl->kind = ACCY__LOC_COPIED_INPUT;
+        loc->kind = ACCY__LOC_ALIAS;
+        loc->index = x;
+        continue;
+      }
+    }
+    loc->kind = ACCY__LOC_SCRATCH;
+  }
+  accy__free(first_output);
+  return ACCY_STATUS_OK;
+}
+
+/* ---- tasks ---------------------------------------------------------------- */
+
+static void task_tile(const void *ctx, void *launch_data, uint32_t tile) {
+  const accy__ctask *t = ctx;
+  void *const *bufs = (void *const *)launch_data + t->refs_offset;
+  uint64_t begin = (uint64_t)tile * t->grain;
+  uint64_t end = begin + t->grain;
+  if (end > t->kernel.n_items) end = t->kernel.n_items;
+  t->kernel.run(&t->kernel, bufs, begin, end);
+}
+
+static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *refs,
+                            uint32_t n_refs, uint32_t *out_task) {
+  accy__plan *plan = b->plan;
+  if (plan->n_tasks == b->cap_tasks) {
+    uint32_t ncap = b->cap_tasks ? b->cap_tasks * 2 : 64;
+    accy__ctask *n = accy__realloc(plan->ctasks, (size_t)ncap * sizeof(accy__ctask));
+    if (!n) return oom("tasks");
+    plan->ctasks = n;
+    b->cap_tasks = ncap;
+  }
+  if (plan->n_refs > UINT32_MAX - n_refs) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "too many buffer references");
+  uint32_t *nr = accy__realloc(plan->refs, (size_t)(plan->n_refs + n_refs) * sizeof(uint32_t));
+  if (!nr) return oom("buffer references");
+  plan->refs = nr;
+  accy__ctask *t = &plan->ctasks[plan->n_tasks];
+  memset(t, 0, sizeof *t);
+  t->kernel = *k;
+  uint64_t cost = k->item_cost ? k->item_cost : 1;
+  t->grain = cost >= TILE_COST ? 1 : TILE_COST / cost;
+  if (k->n_items / t->grain >= UINT32_MAX) t->grain = k->n_items / (UINT32_MAX - 1) + 1;
+  t->n_refs = n_refs;
+  t->refs_offset = plan->n_refs;
+  memcpy(plan->refs + plan->n_refs, refs, n_refs * sizeof(uint32_t));
+  plan->n_refs += n_refs;
+  uint64_t total;
+  if (!accy__mul_u64(k->n_items, cost, &total) || !accy__add_u64(plan->total_cost, total, &plan->total_cost))
+    plan->total_cost = UINT64_MAX;
+  *out_task = plan->n_tasks++;
+  return ACCY_STATUS_OK;
+}
+
+static accy_status make_tasks(builder *b) {
+  const accy__program *p = b->p;
+  accy__plan *plan = b->plan;
+  uint32_t *refs = accy__malloc((ACCY_MAX_OPERANDS + 1) * sizeof(uint32_t));
+  if (!refs) return oom("operand list");
+  accy_status s = ACCY_STATUS_OK;
+
+  for (uint32_t i = 0; i < p->n_nodes; i++) b->writer[i] = -1;
+
+  /* Copied inputs first: every later reader finds its private copy ready. */
+  for (uint32_t i = 0; i < p->n_nodes && s == ACCY_STATUS_OK; i++) {
+    if (plan->locs[i].kind != ACCY__LOC_COPIED_INPUT) continue;
+    accy__kernel k;
+    accy__kernel_copy(accy__type_bytes(&p->nodes[i].type), &k);
+    refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
+    refs[1] = ACCY__REF_MAKE(ACCY__REF_CALLER_IN, plan->locs[i].index);
+    uint32_t t;
+    s = new_task(b, &k, refs, 2, &t);
+    if (s == ACCY_STATUS_OK) b->writer[i] = t;
+  }
+
+  for (uint32_t i = 0; i < p->n_nodes && s == ACCY_STATUS_OK; i++) {
+    const accy__node *node = &p->nodes[i];
+    if (node->op == ACCY_OP_PARAMETER || node->op == ACCY_OP_CONSTANT || !b->live[i]) continue;
+    if (node->op == ACCY_OP_RESHAPE && plan->locs[i].kind == ACCY__LOC_ALIAS) {
+      b->writer[i] = b->writer[node->operands[0]];
+      continue;
+    }
+    accy__kernel k;
+    s = accy__kernel_prepare(p, i, &plan->arena, &k);
+    if (s != ACCY_STATUS_OK) {
+      if (strncmp(accy__cause(), "node ", 5) != 0)
+        accy__prefix_cause("node %u (%s): ", i, accy__op_name(node->op));
+      break;
+    }
+    refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
+    for (uint32_t o = 0; o < node->n_operands; o++)
+      refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);
+    uint32_t t;
+    s = new_task(b, &k, refs, 1 + node->n_operands, &t);
+    if (s != ACCY_STATUS_OK) break;
+    for (uint32_t o = 0; o < node->n_operands; o++) {
+      int64_t w = b->writer[node->operands[o]];
+      if (w >= 0 && !add_edge(b, (uint32_t)w, t)) {
+        s = oom("edges");
+        break;
+      }
+    }
+    b->writer[i] = t;
+  }
+
+  /* Outputs that are parameters, constants or duplicates: filled by copy. */
+  for (uint32_t j = 0; j < p->n_outputs && s == ACCY_STATUS_OK; j++) {
+    if (b->out_direct[j]) continue;
+    uint32_t node = p->outputs[j];
+    accy__kernel k;
+    accy__kernel_copy(accy__type_bytes(&p->nodes[node].type), &k);
+    refs[0] = ACCY__REF_MAKE(ACCY__REF_CALLER_OUT, j);
+    refs[1] = ACCY__REF_MAKE(ACCY__REF_NODE, node);
+    uint32_t t;
+    s = new_task(b, &k, refs, 2, &t);
+    if (s != ACCY_STATUS_OK) break;
+    if (b->writer[node] >= 0 && !add_edge(b, (uint32_t)b->writer[node], t)) s = oom("edges");
+  }
+  accy__free(refs);
+  return s;
+}
+
+/* ---- scratch planning ------------------------------------------------------ */
+
+typedef struct interval {
+  uint32_t root;
+  uint32_t start, end;   /* first and last task touching the buffer */
+  uint64_t bytes;        /* aligned size */
+  uint64_t offset;
+  bool placed;
+  uint32_t touch_begin, n_touch; /* into the touch array */
+} interval;
+
+static int by_size_desc(const void *a, const void *b) {
+  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
+  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return 0;
+}
+
+static int by_offset(const void *a, const void *b) {
+  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
+  if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+  return 0;
+}
+
+static bool overlaps_time(const interval *a, const interval *b) {
+  return !(a->end < b->start || b->end < a->start);
+}
+
+static accy_status plan_scratch(builder *b) {
+  const accy__program *p = b->p;
+  accy__plan *plan = b->plan;
+  uint32_t n = p->n_nodes;
+  accy_status s = ACCY_STATUS_OK;
+
+  int64_t *slot = accy__malloc(n * sizeof(int64_t)); /* root node -> interval index */
+  interval *iv = accy__calloc(n, sizeof(interval));
+  interval **order = accy__malloc(n * sizeof(interval *));
+  interval **live_set = accy__malloc(n * sizeof(interval *));
+  uint32_t *touch = NULL;
+  if (!slot || !iv || !order || !live_set) {
+    s = oom("scratch plan");
+    goto done;
+  }
+  uint32_t n_iv = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    slot[i] = -1;
+    uint32_t kind = plan->locs[i].kind;
+    if (kind != ACCY__LOC_SCRATCH && kind != ACCY__LOC_COPIED_INPUT) continue;
+    interval *v = &iv[n_iv];
+    v->root = i;
+    v->start = UINT32_MAX;
+    v->bytes = accy__align_up(accy__type_bytes(&p->nodes[i].type), 64);
+    slot[i] = n_iv++;
+  }
+  /* Live intervals and touch counts from every task's references. */
+  for (uint32_t t = 0; t < plan->n_tasks; t++) {
+    const accy__ctask *ct = &plan->ctasks[t];
+    for (uint32_t r = 0; r < ct->n_refs; r++) {
+      uint32_t ref = plan->refs[ct->refs_offset + r];
+      if (ACCY__REF_TAG(ref) != ACCY__REF_NODE) continue;
+      int64_t k = slot[root_of(plan, ACCY__REF_INDEX(ref))];
+      if (k < 0) continue;
+      interval *v = &iv[k];
+      if (t < v->start) v->start = t;
+      if (t > v->end || v->n_touch == 0) v->end = t;
+      v->n_touch++;
+    }
+  }
+  uint32_t total_touch = 0;
+  for (uint32_t k = 0; k < n_iv; k++) {
+    iv[k].touch_begin = total_touch;
+    total_touch += iv[k].n_touch;
+    iv[k].n_touch = 0;
+  }
+  touch = accy__malloc((total_touch + 1) * sizeof(uint32_t));
+  if (!touch) {
+    s = oom("scratch plan");
+    goto done;
+  }
+  for (uint32_t t = 0; t < plan->n_tasks; t++) {
+    const accy__ctask *ct = &plan->ctasks[t];
+    for (uint32_t r = 0; r < ct->n_refs; r++) {
+      uint32_t ref = plan->refs[ct->refs_offset + r];
+      if (ACCY__REF_TAG(ref) != ACCY__REF_NODE) continue;
+      int64_t k = slot[root_of(plan, ACCY__REF_INDEX(ref))];
+      if (k < 0) continue;
+      touch[iv[k].touch_begin + iv[k].n_touch++] = t;
+    }
+  }
+
+  /* Greedy by size, best-fit gap among the time-overlapping buffers. */
+  for (uint32_t k = 0; k < n_iv; k++) order[k] = &iv[k];
+  qsort(order, n_iv, sizeof *order, by_size_desc);
+  uint64_t peak = 0;
+  for (uint32_t k = 0; k < n_iv; k++) {
+    interval *y = order[k];
+    if (y->n_touch == 0) continue; /* never touched: no memory */
+    /* The placed buffers alive at the same time, by offset; take the
+     * smallest gap between them that fits, else the end. */
+    uint32_t m = 0;
+    for (uint32_t d = 0; d < k; d++) {
+      interval *x = order[d];
+      if (x->placed && x->n_touch && x->bytes && overlaps_time(x, y)) live_set[m++] = x;
+    }
+    qsort(live_set, m, sizeof *live_set, by_offset);
+    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, cursor = 0;
+    for (uint32_t d = 0; d <= m; d++) {
+      uint64_t next = d < m ? live_set[d]->offset : UINT64_MAX;
+      if (next > cursor && next - cursor >= y->bytes && next - cursor < best_gap) {
+        best = cursor;
+        best_gap = next - cursor;
+      }
+      if (d < m && live_set[d]->offset + live_set[d]->bytes > cursor)
+        cursor = live_set[d]->offset + live_set[d]->bytes;
+    }
+    y->offset = best == UINT64_MAX ? cursor : best;
+    y->placed = true;
+    if (y->offset + y->bytes > peak) peak = y->offset + y->bytes;
+    if (peak > ACCY_MAX_SCRATCH_BYTES) {
+      s = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                    "launch scratch of %llu bytes exceeds ACCY_MAX_SCRATCH_BYTES %llu",
+                    (unsigned long long)peak, (unsigned long long)ACCY_MAX_SCRATCH_BYTES);
+      goto done;
+    }
+    /* Memory shared with a time-disjoint buffer: order every task touching
+     * the earlier one before the first task of the later one. */
+    for (uint32_t d = 0; d < k; d++) {
+      interval *x = order[d];
+      if (!x->placed || x->n_touch == 0 || overlaps_time(x, y)) continue;
+      if (!(x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes)) continue;
+      interval *first = x->end < y->start ? x : y, *second = first == x ? y : x;
+      for (uint32_t q = 0; q < first->n_touch; q++)
+        if (!add_edge(b, touch[first->touch_begin + q], second->start)) {
+          s = oom("edges");
+          goto done;
+        }
+    }
+  }
+  for (uint32_t k = 0; k < n_iv; k++) plan->locs[iv[k].root].offset = iv[k].offset;
+  plan->data_bytes = peak;
+done:
+  accy__free(slot);
+  accy__free(iv);
+  accy__free(order);
+  accy__free(live_set);
+  accy__free(touch);
+  return s;
+}
+
+/* ---- graph ------------------------------------------------------------------ */
+
+static int edge_cmp(const void *a, const void *b) {
+  const edge *x = a, *y = b;
+  if (x->from != y->from) return x->from < y->from ? -1 : 1;
+  if (x->to != y->to) return x->to < y->to ? -1 : 1;
+  return 0;
+}
+
+static accy_status build_graph(builder *b) {
+  accy__plan *plan = b->plan;
+  qsort(b->edges, b->n_edges, sizeof(edge), edge_cmp);
+  size_t m = 0;
+  for (size_t i = 0; i < b->n_edges; i++)
+    if (m == 0 || edge_cmp(&b->edges[m - 1], &b->edges[i]) != 0) b->edges[m++] = b->edges[i];
+  b->n_edges = m;
+  plan->stasks = accy__arena_alloc(&plan->arena, (plan->n_tasks + 1) * sizeof(accy__sched_task), 64);
+  plan->succ = accy__arena_alloc(&plan->arena, (m + 1) * sizeof(uint32_t), 8);
+  if (!plan->stasks || !plan->succ) return oom("task graph");
+  size_t e = 0;
+  for (uint32_t t = 0; t < plan->n_tasks; t++) {
+    accy__sched_task *st = &plan->stasks[t];
+    const accy__ctask *ct = &plan->ctasks[t];
+    st->fn = task_tile;
+    st->ctx = ct;
+    uint64_t tiles = ct->kernel.n_items == 0 ? 0 : (ct->kernel.n_items + ct->grain - 1) / ct->grain;
+    st->n_tiles = (uint32_t)tiles;
+    st->succ_begin = (uint32_t)e;
+    while (e < m && b->edges[e].from == t) {
+      ACCY_ASSERT(b->edges[e].to > t);
+      plan->succ[e] = b->edges[e].to;
+      plan->stasks[b->edges[e].to].n_preds++;
+      e++;
+    }
+    st->n_succ = (uint32_t)e - st->succ_begin;
+  }
+  plan->graph.n_tasks = plan->n_tasks;
+  plan->graph.tasks = plan->stasks;
+  plan->graph.succ = plan->succ;
+  return ACCY_STATUS_OK;
+}
+
+/* ---- descriptors ------------------------------------------------------------ */
+
+static accy_status make_descriptors(builder *b) {
+  const accy__program *p = b->p;
+  accy__plan *plan = b->plan;
+  plan->n_inputs = p->n_params;
+  plan->n_outputs = p->n_outputs;
+  plan->descs = accy__arena_alloc(&plan->arena,
+                                  ((size_t)p->n_params + p->n_outputs + 1) * sizeof(accy_descriptor), 8);
+  if (!plan->descs) return oom("descriptors");
+  for (uint32_t i = 0; i < p->n_params; i++) {
+    uint32_t n = p->params[i];
+    const accy__node *node = &p->nodes[n];
+    accy_descriptor *d = &plan->descs[i];
+    d->dtype = node->type.dtype;
+    d->rank = node->type.rank;
+    d->dims = node->type.rank ? node->type.dims : NULL;
+    d->byte_size = accy__type_bytes(&node->type);
+    d->alignment = (uint32_t)accy__dtype_size(node->type.dtype);
+    d->flags = plan->locs[n].kind == ACCY__LOC_COPIED_INPUT ? ACCY_DESCRIPTOR_COPIED_INPUT : 0;
+    d->name = node->name ? node->name : "";
+  }
+  for (uint32_t j = 0; j < p->n_outputs; j++) {
+    const accy__node *node = &p->nodes[p->outputs[j]];
+    accy_descriptor *d = &plan->descs[p->n_params + j];
+    d->dtype = node->type.dtype;
+    d->rank = node->type.rank;
+    d->dims = node->type.rank ? node->type.dims : NULL;
+    d->byte_size = accy__type_bytes(&node->type);
+    d->alignment = (uint32_t)accy__dtype_size(node->type.dtype);
+    d->flags = b->out_direct[j] ? 0 : ACCY_DESCRIPTOR_COPIED_OUTPUT;
+    d->name = p->output_names[j];
+  }
+  return ACCY_STATUS_OK;
+}
+
+/* ---- entry points ------------------------------------------------------------- */
+
+accy_status accy__compile(const accy__program *p, accy__plan *plan) {
+  memset(plan, 0, sizeof *plan);
+  accy__arena_init(&plan->arena);
+  builder b;
+  memset(&b, 0, sizeof b);
+  b.p = p;
+  b.plan = plan;
+  uint32_t n = p->n_nodes;
+  accy_status s = ACCY_STATUS_OK;
+  plan->n_nodes = n;
+  plan->locs = accy__arena_alloc(&plan->arena, (n + 1) * sizeof(accy__loc), 8);
+  b.uses = accy__calloc(n + 1, sizeof(uint32_t));
+  b.out_uses = accy__calloc(n + 1, sizeof(uint32_t));
+  b.live = accy__calloc(n + 1, sizeof(bool));
+  b.writer = accy__malloc((n + 1) * sizeof(int64_t));
+  b.out_direct = accy__calloc(p->n_outputs + 1, sizeof(uint32_t));
+  if (!plan->locs || !b.uses || !b.out_uses || !b.live || !b.writer || !b.out_direct) {
+    s = oom("node tables");
+    goto done;
+  }
+  if ((s = assign_locations(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = make_tasks(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = plan_scratch(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = build_graph(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = make_descriptors(&b)) != ACCY_STATUS_OK) goto done;
+
+  uint64_t tiles = 0;
+  for (uint32_t t = 0; t < plan->n_tasks; t++) tiles += plan->stasks[t].n_tiles;
+  plan->sequential = plan->total_cost < SEQUENTIAL_COST || tiles <= 1;
+
+  /* One launch's block: scheduler state, pointer tables, data region. */
+  uint64_t at = 0;
+  plan->sched_offset = at;
+  at = accy__align_up(at + accy__sched_launch_bytes(&plan->graph), 64);
+  plan->ptrs_offset = at;
+  at = accy__align_up(at + (uint64_t)plan->n_refs * sizeof(void *), 64);
+  plan->values_offset = at;
+  at = accy__align_up(at + (uint64_t)n * sizeof(void *), 64);
+  plan->data_offset = at;
+  at += plan->data_bytes;
+  plan->block_bytes = accy__align_up(at, 64);
+done:
+  accy__free(b.uses);
+  accy__free(b.out_uses);
+  accy__free(b.live);
+  accy__free(b.writer);
+  accy__free(b.out_direct);
+  accy__free(b.edges);
+  if (s != ACCY_STATUS_OK) accy__plan_free(plan);
+  return s;
+}
+
+void accy__plan_free(accy__plan *plan) {
+  accy__free(plan->ctasks);
+  accy__free(plan->refs);
+  accy__arena_free(&plan->arena);
+  memset(plan, 0, sizeof *plan);
+}
+
+void accy__plan_run(const accy__plan *plan, const accy__program *p, accy__pool *pool,
+                    uint32_t max_workers, void *block, const accy_input *inputs,
+                    const accy_output *outputs) {
+  char *base = block;
+  char *data = base + plan->data_offset;
+  void **vals = (void **)(base + plan->values_offset);
+  for (uint32_t i = 0; i < plan->n_nodes; i++) {
+    const accy__loc *loc = &plan->locs[i];
+    switch (loc->kind) {
+      case ACCY__LOC_INPUT: vals[i] = (void *)inputs[loc->index].data; break;
+      case ACCY__LOC_COPIED_INPUT: vals[i] = data + loc->offset; break;
+      case ACCY__LOC_OUTPUT: vals[i] = outputs[loc->index].data; break;
+      case ACCY__LOC_CONSTANT: vals[i] = p->nodes[i].payload; break;
+      case ACCY__LOC_SCRATCH: vals[i] = data + loc->offset; break;
+      case ACCY__LOC_ALIAS: vals[i] = vals[loc->index]; break; /* index < i */
+      default: vals[i] = NULL; break;
+    }
+  }
+  void **ptrs = (void **)(base + plan->ptrs_offset);
+  for (uint32_t r = 0; r < plan->n_refs; r++) {
+    uint32_t ref = plan->refs[r];
+    uint32_t idx = ACCY__REF_INDEX(ref);
+    switch (ACCY__REF_TAG(ref)) {
+      case ACCY__REF_CALLER_IN: ptrs[r] = (void *)inputs[idx].data; break;
+      case ACCY__REF_CALLER_OUT: ptrs[r] = outputs[idx].data; break;
+      default: ptrs[r] = vals[idx]; break;
+    }
+  }
+  bool inline_run = plan->sequential || max_workers <= 1;
+  accy__sched_run(inline_run ? NULL : pool, &plan->graph, ptrs, base + plan->sched_offset,
+                  inline_run ? 1 : max_workers);
+}
