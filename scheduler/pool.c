@@ -1,3 +1,816 @@
-/* scheduler/pool.c: STUB, to be replaced. */
+/* scheduler/pool.c: the process-wide worker pool and the launch runtime.
+ *
+ * One dedicated pthread opens the only `#pragma omp parallel` in accy; every
+ * team member runs worker_main() until shutdown. Launches are published in a
+ * fixed array of slots (or an admission queue when all are taken); workers
+ * scan the slots round-robin and claim chunks of tiles with atomics. The
+ * submitting thread always works on its own launch too. Per-launch state
+ * lives only in the caller's memory. scheduler/README.md has the design.
+ *
+ * Memory orders: everything is seq_cst (the default of the atomic_* calls)
+ * unless a comment next to the call says why something weaker is enough. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT, pthread_setname_np */
 #include "src/internal.h"
+
 #include "scheduler/sched.h"
+#include "src/util/alloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
+
+/* ---- tunables ------------------------------------------------------------- */
+
+/* How long an idle worker (or a waiting caller) spins before it sleeps.
+ * ACCY_SPIN_US overrides it (0 sleeps at once). */
+#define ACCY_SCHED_SPIN_US_DEFAULT 30u
+#define SCHED_SPIN_US_MAX 100000u
+/* Most team members; bounded by the width of a slot's cap field below. */
+#define ACCY_SCHED_MAX_THREADS 4096u
+/* Active-launch slots; a power of two. More concurrent launches queue. */
+#define SCHED_SLOTS 64u
+/* Graphs with at most this many tiles in total run inline on the caller. */
+#define SCHED_INLINE_MAX_TILES 1u
+/* A task's tiles are claimed in chunks: about this many chunks per thread
+ * that may work on the launch, each at most SCHED_CHUNK_MAX tiles. Small
+ * tasks are claimed tile by tile (load balance); big ones in chunks
+ * (fewer atomics). */
+#define SCHED_CHUNKS_PER_THREAD 16u
+#define SCHED_CHUNK_MAX 16u
+/* Chunks a worker runs from one launch before it moves on to the next slot,
+ * so that concurrent launches share the team round-robin. */
+#define SCHED_WORKER_BUDGET 32u
+
+#define SCHED_LINE 64u
+#define SCHED_NONE UINT32_MAX
+
+/* A slot's control word: who owns it, whether workers may join, the most
+ * workers that may join (cap), and how many are in it now (drainers). */
+#define CTL_BUSY 0x80000000u
+#define CTL_ACTIVE 0x40000000u
+#define CTL_CAP_SHIFT 16u
+#define CTL_CAP_MASK 0x3fffu
+#define CTL_DRAIN_MASK 0xffffu
+
+/* ---- per-launch state (in the caller's memory) ------------------------------ */
+
+/* One cache line per task so that counters of different tasks never share a
+ * line (the hot ones are claimed and finished by every thread). */
+typedef struct sched_task_state {
+  _Alignas(SCHED_LINE) _Atomic uint64_t cursor; /* next unclaimed tile */
+  _Atomic uint32_t remaining;                   /* tiles not yet finished */
+  _Atomic uint32_t pending;                     /* predecessors not yet finished */
+  uint32_t chunk;                               /* tiles per claim */
+  uint32_t next;                                /* zero-tile cascade link (one owner) */
+} sched_task_state;
+
+typedef struct sched_launch {
+  /* Written once before publication, then read-only. */
+  _Alignas(SCHED_LINE) const accy__sched_graph *g;
+  void *data;
+  struct accy__pool *pool;
+  sched_task_state *ts;
+  _Atomic uint32_t *ready; /* task ids in the order they became ready */
+  uint32_t cap;            /* most pool workers at once */
+  /* Claim side: hit by every claim. */
+  _Alignas(SCHED_LINE) _Atomic uint32_t ready_head; /* entries before it are exhausted */
+  _Atomic uint32_t ready_tail;                      /* entries reserved */
+  /* Completion side. */
+  _Alignas(SCHED_LINE) _Atomic uint32_t tasks_left;
+  _Atomic uint32_t done;
+  _Atomic uint32_t event;           /* futex word the waiting caller sleeps on */
+  _Atomic uint32_t caller_sleeping; /* caller is (about to be) asleep on event */
+  /* Admission, guarded by pool->qlock while the launch is queued. */
+  _Alignas(SCHED_LINE) struct sched_launch *qnext;
+  uint32_t slot;
+  bool queued;
+} sched_launch;
+
+/* ---- the pool ---------------------------------------------------------------- */
+
+typedef struct sched_slot {
+  _Alignas(SCHED_LINE) _Atomic uint32_t ctl;
+  /* Written by the slot's owner only while no worker can be inside (not
+   * ACTIVE, no drainers); read by workers after they joined. */
+  sched_launch *launch;
+} sched_slot;
+
+struct accy__pool {
+  /* Immutable while the team runs (or guarded by g_lock). */
+  _Alignas(SCHED_LINE) uint32_t n_threads;
+  uint32_t n_requested;
+  uint32_t spin_us;
+  uint32_t refs;    /* g_lock */
+  bool started;     /* g_lock: team member 0 has reported in */
+  bool has_thread;  /* the dedicated thread was created */
+  bool inline_only; /* created in a forked child: no team, every run inline */
+  bool orphaned;    /* inherited across fork: the team lives only in the parent */
+  pthread_t thread;
+  /* Idle workers sleep on work_seq; wakers bump it when sleepers > 0. */
+  _Alignas(SCHED_LINE) _Atomic uint32_t work_seq;
+  _Alignas(SCHED_LINE) _Atomic uint32_t sleepers;
+  _Alignas(SCHED_LINE) _Atomic uint32_t stop;
+  _Atomic uint32_t exited; /* team members that left worker_main */
+  /* Admission queue for launches that found every slot taken. */
+  _Alignas(SCHED_LINE) pthread_mutex_t qlock;
+  sched_launch *qhead;
+  sched_launch *qtail;
+  _Atomic uint32_t qlen; /* queued + submitters about to queue */
+  sched_slot slots[SCHED_SLOTS];
+};
+
+/* Refcount, start and stop of the one pool. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_start_cond = PTHREAD_COND_INITIALIZER;
+static accy__pool *g_pool;
+static bool g_team_ever;  /* g_lock: this process started a team at some point */
+static bool g_fork_child; /* set in a forked child of a process that had a team */
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#ifdef __linux__
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
+  /* Returns on wake, on a changed value (EAGAIN) or on a signal; every
+   * caller re-checks its condition in a loop. */
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+static void futex_wake(_Atomic uint32_t *word, uint32_t count) {
+  int n = count > INT_MAX ? INT_MAX : (int)count;
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+#else
+/* Portable fallback: one process-wide mutex and condition variable. The
+ * value check happens under the mutex and wakers take it after changing the
+ * word, so no wakeup is lost; broadcast wakes more than needed, which only
+ * costs time. */
+static pthread_mutex_t g_futex_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_futex_cond = PTHREAD_COND_INITIALIZER;
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
+  pthread_mutex_lock(&g_futex_lock);
+  if (atomic_load(word) == expected) pthread_cond_wait(&g_futex_cond, &g_futex_lock);
+  pthread_mutex_unlock(&g_futex_lock);
+}
+static void futex_wake(_Atomic uint32_t *word, uint32_t count) {
+  (void)word;
+  (void)count;
+  pthread_mutex_lock(&g_futex_lock);
+  pthread_cond_broadcast(&g_futex_cond);
+  pthread_mutex_unlock(&g_futex_lock);
+}
+#endif
+
+/* Parses a positive decimal count at the start of |s| (leading blanks
+ * allowed), ending at NUL, ',' or a blank. Clamps to the team limit. */
+static bool parse_count(const char *s, uint32_t *out) {
+  if (!s) return false;
+  while (*s == ' ' || *s == '\t') s++;
+  uint64_t v = 0;
+  const char *start = s;
+  while (*s >= '0' && *s <= '9') {
+    if (v < UINT64_C(1) << 32) v = v * 10 + (uint64_t)(*s - '0');
+    s++;
+  }
+  if (s == start || v == 0) return false;
+  if (*s != '\0' && *s != ',' && *s != ' ' && *s != '\t') return false;
+  *out = v > ACCY_SCHED_MAX_THREADS ? ACCY_SCHED_MAX_THREADS : (uint32_t)v;
+  return true;
+}
+
+uint32_t accy__sched_default_threads(void) {
+  uint32_t n;
+  if (parse_count(getenv("ACCY_NUM_THREADS"), &n)) return n;
+  if (parse_count(getenv("OMP_NUM_THREADS"), &n)) return n;
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int c = CPU_COUNT(&set);
+    if (c >= 1) return (uint32_t)c > ACCY_SCHED_MAX_THREADS ? ACCY_SCHED_MAX_THREADS : (uint32_t)c;
+  }
+#endif
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  if (c < 1) return 1;
+  return (uint64_t)c > ACCY_SCHED_MAX_THREADS ? ACCY_SCHED_MAX_THREADS : (uint32_t)c;
+}
+
+static uint32_t spin_us_from_env(void) {
+  const char *s = getenv("ACCY_SPIN_US");
+  if (!s || !*s) return ACCY_SCHED_SPIN_US_DEFAULT;
+  uint64_t v = 0;
+  const char *p = s;
+  while (*p >= '0' && *p <= '9' && v <= SCHED_SPIN_US_MAX) v = v * 10 + (uint64_t)(*p++ - '0');
+  if (p == s) return ACCY_SCHED_SPIN_US_DEFAULT;
+  return v > SCHED_SPIN_US_MAX ? SCHED_SPIN_US_MAX : (uint32_t)v;
+}
+
+/* ---- launch state ------------------------------------------------------------- */
+
+static size_t header_bytes(void) { return sizeof(sched_launch); }
+
+size_t accy__sched_launch_bytes(const accy__sched_graph *g) {
+  uint64_t n = g ? g->n_tasks : 0;
+  uint64_t tasks = n * sizeof(sched_task_state); /* < 2^39: no overflow */
+  uint64_t ready = accy__align_up(n * sizeof(uint32_t), SCHED_LINE);
+  uint64_t total = header_bytes() + tasks + ready;
+  return total > SIZE_MAX ? SIZE_MAX : (size_t)total;
+}
+
+static void wake_caller(sched_launch *L) {
+  /* Dekker pair with the caller's store of caller_sleeping followed by its
+   * re-check of done/claimable work: both sides seq_cst. */
+  if (atomic_load(&L->caller_sleeping)) {
+    atomic_fetch_add(&L->event, 1);
+    futex_wake(&L->event, 1);
+  }
+}
+
+static void pool_wake(accy__pool *p, uint32_t count) {
+  /* A worker reads work_seq, increments sleepers, re-scans, then sleeps on
+   * work_seq: if we see no sleeper here its re-scan sees our publication. */
+  if (count == 0 || atomic_load(&p->sleepers) == 0) return;
+  atomic_fetch_add(&p->work_seq, 1);
+  futex_wake(&p->work_seq, count);
+}
+
+static uint32_t task_chunks(const sched_launch *L, uint32_t t) {
+  uint32_t n = L->g->tasks[t].n_tiles;
+  uint32_t c = L->ts[t].chunk;
+  return n / c + (n % c != 0);
+}
+
+static void push_ready(sched_launch *L, uint32_t t) {
+  uint32_t i = atomic_fetch_add(&L->ready_tail, 1);
+  atomic_store(&L->ready[i], t);
+}
+
+/* Task |first| has finished all its tiles: releases its successors (zero-hop
+ * activation), finishing zero-tile successors on the spot with a local
+ * worklist threaded through ts[].next. Returns the chunks made claimable. */
+static uint32_t finish_tasks(sched_launch *L, uint32_t first) {
+  const accy__sched_task *tasks = L->g->tasks;
+  const uint32_t *succ = L->g->succ;
+  uint32_t stack = first, finished = 0, new_chunks = 0;
+  L->ts[first].next = SCHED_NONE;
+  while (stack != SCHED_NONE) {
+    uint32_t t = stack;
+    stack = L->ts[t].next;
+    finished++;
+    for (uint32_t j = 0; j < tasks[t].n_succ; j++) {
+      uint32_t s = succ[tasks[t].succ_begin + j];
+      if (atomic_fetch_sub(&L->ts[s].pending, 1) != 1) continue;
+      if (tasks[s].n_tiles == 0) {
+        L->ts[s].next = stack;
+        stack = s;
+      } else {
+        push_ready(L, s);
+        new_chunks += task_chunks(L, s);
+      }
+    }
+  }
+  if (atomic_fetch_sub(&L->tasks_left, finished) == finished) {
+    atomic_store(&L->done, 1);
+    wake_caller(L);
+  }
+  return new_chunks;
+}
+
+/* After a release made |chunks| chunks claimable: the releasing thread goes
+ * on to claim one itself, so help is asked for only beyond that. */
+static void announce(sched_launch *L, uint32_t chunks) {
+  if (chunks < 2) return;
+  wake_caller(L);
+  if (L->pool) pool_wake(L->pool, chunks - 1 < L->cap ? chunks - 1 : L->cap);
+}
+
+/* Claims the next chunk of some ready task. False when nothing is claimable
+ * right now (more may become ready later). */
+static bool claim(sched_launch *L, uint32_t *out_task, uint32_t *out_lo, uint32_t *out_hi) {
+  const accy__sched_task *tasks = L->g->tasks;
+  uint32_t head = atomic_load(&L->ready_head);
+  uint32_t tail = atomic_load(&L->ready_tail);
+  for (uint32_t i = head; i < tail; i++) {
+    uint32_t t = atomic_load(&L->ready[i]);
+    if (t == SCHED_NONE) continue; /* reserved, not yet written: its writer notifies */
+    sched_task_state *ts = &L->ts[t];
+    uint32_t n = tasks[t].n_tiles;
+    /* The load keeps exhausted cursors from growing without bound. */
+    if (atomic_load(&ts->cursor) < n) {
+      uint64_t lo = atomic_fetch_add(&ts->cursor, ts->chunk);
+      if (lo < n) {
+        uint64_t hi = lo + ts->chunk;
+        *out_task = t;
+        *out_lo = (uint32_t)lo;
+        *out_hi = hi < n ? (uint32_t)hi : n;
+        return true;
+      }
+    }
+    /* Exhausted for good: move the shared head past it (only from exactly
+     * here, so the head never skips a task with tiles left). */
+    if (i == head) {
+      uint32_t expected = head;
+      head = atomic_compare_exchange_strong(&L->ready_head, &expected, head + 1) ? head + 1
+                                                                                 : expected;
+    }
+  }
+  return false;
+}
+
+/* Peek: is anything claimable? (No side effects.) */
+static bool claimable(sched_launch *L) {
+  const accy__sched_task *tasks = L->g->tasks;
+  uint32_t tail = atomic_load(&L->ready_tail);
+  for (uint32_t i = atomic_load(&L->ready_head); i < tail; i++) {
+    uint32_t t = atomic_load(&L->ready[i]);
+    if (t != SCHED_NONE && atomic_load(&L->ts[t].cursor) < tasks[t].n_tiles) return true;
+  }
+  return false;
+}
+
+static void run_chunk(sched_launch *L, uint32_t t, uint32_t lo, uint32_t hi) {
+  const accy__sched_task *task = &L->g->tasks[t];
+  accy__sched_fn fn = task->fn;
+  const void *ctx = task->ctx;
+  void *data = L->data;
+  for (uint32_t k = lo; k < hi; k++) fn(ctx, data, k);
+  uint32_t n = hi - lo;
+  if (atomic_fetch_sub(&L->ts[t].remaining, n) == n) announce(L, finish_tasks(L, t));
+}
+
+/* Runs up to |budget| chunks. Returns the number run. */
+static uint32_t drain(sched_launch *L, uint32_t budget) {
+  uint32_t t, lo, hi, n = 0;
+  while (n < budget && claim(L, &t, &lo, &hi)) {
+    run_chunk(L, t, lo, hi);
+    n++;
+  }
+  return n;
+}
+
+/* ---- slots and admission ---------------------------------------------------------- */
+
+static uint32_t submit_start(void) {
+  /* Each host thread starts its slot search at its own place. */
+  static _Thread_local uint32_t next;
+  static _Thread_local bool seeded;
+  if (!seeded) {
+    uintptr_t a = (uintptr_t)&next;
+    next = (uint32_t)((a >> 6) ^ (a >> 17)) * 2654435761u;
+    seeded = true;
+  }
+  return next++;
+}
+
+static int claim_free_slot(accy__pool *p, uint32_t start) {
+  for (uint32_t k = 0; k < SCHED_SLOTS; k++) {
+    uint32_t i = (start + k) & (SCHED_SLOTS - 1);
+    uint32_t expected = 0;
+    if (atomic_load(&p->slots[i].ctl) == 0 &&
+        atomic_compare_exchange_strong(&p->slots[i].ctl, &expected, CTL_BUSY))
+      return (int)i;
+  }
+  return -1;
+}
+
+/* Makes |L| visible to workers in slot |i| (which we own) and wakes some. */
+static void activate(accy__pool *p, uint32_t i, sched_launch *L, uint32_t wake) {
+  p->slots[i].launch = L;
+  L->slot = i;
+  atomic_store(&p->slots[i].ctl, CTL_BUSY | CTL_ACTIVE | (L->cap << CTL_CAP_SHIFT));
+  pool_wake(p, wake < L->cap ? wake : L->cap);
+}
+
+/* Moves queued launches into free slots. Called after a slot was freed. */
+static void admit_queued(accy__pool *p) {
+  pthread_mutex_lock(&p->qlock);
+  while (p->qhead) {
+    int i = claim_free_slot(p, 0);
+    if (i < 0) break;
+    sched_launch *L = p->qhead;
+    p->qhead = L->qnext;
+    if (!p->qhead) p->qtail = NULL;
+    L->queued = false;
+    atomic_fetch_sub(&p->qlen, 1);
+    activate(p, (uint32_t)i, L, L->cap);
+  }
+  pthread_mutex_unlock(&p->qlock);
+}
+
+/* Returns true when the launch was queued rather than given a slot. */
+static bool publish(accy__pool *p, sched_launch *L, uint32_t wake) {
+  int i = claim_free_slot(p, submit_start());
+  if (i >= 0) {
+    activate(p, (uint32_t)i, L, wake);
+    return false;
+  }
+  pthread_mutex_lock(&p->qlock);
+  /* Announce ourselves before the second search: a slot freed after it sees
+   * qlen > 0 and admits us (both sides seq_cst). */
+  atomic_fetch_add(&p->qlen, 1);
+  i = claim_free_slot(p, 0);
+  if (i >= 0) {
+    atomic_fetch_sub(&p->qlen, 1);
+    activate(p, (uint32_t)i, L, wake);
+    pthread_mutex_unlock(&p->qlock);
+    return false;
+  }
+  L->qnext = NULL;
+  L->queued = true;
+  if (p->qtail)
+    p->qtail->qnext = L;
+  else
+    p->qhead = L;
+  p->qtail = L;
+  pthread_mutex_unlock(&p->qlock);
+  return true;
+}
+
+static void spin_or_sleep_on(_Atomic uint32_t *word, uint32_t seen, uint64_t *spin_until,
+                             uint32_t spin_us) {
+  if (*spin_until == 0) *spin_until = now_ns() + (uint64_t)spin_us * 1000u;
+  if (spin_us && now_ns() < *spin_until) {
+    for (int k = 0; k < 32; k++) cpu_relax();
+    return;
+  }
+  futex_wait(word, seen);
+}
+
+/* Takes the launch out of the pool; returns once no worker can touch it. */
+static void retract(accy__pool *p, sched_launch *L, bool was_queued) {
+  if (was_queued) {
+    pthread_mutex_lock(&p->qlock);
+    if (L->queued) { /* never admitted: no worker ever saw it */
+      sched_launch **link = &p->qhead, *prev = NULL;
+      while (*link != L) {
+        prev = *link;
+        link = &(*link)->qnext;
+      }
+      *link = L->qnext;
+      if (p->qtail == L) p->qtail = prev;
+      L->queued = false;
+      atomic_fetch_sub(&p->qlen, 1);
+      pthread_mutex_unlock(&p->qlock);
+      return;
+    }
+    pthread_mutex_unlock(&p->qlock);
+  }
+  sched_slot *s = &p->slots[L->slot];
+  uint32_t c = atomic_fetch_and(&s->ctl, ~CTL_ACTIVE) & ~CTL_ACTIVE;
+  uint64_t spin_until = 0;
+  while (c & CTL_DRAIN_MASK) { /* stragglers are leaving (all tiles are done) */
+    spin_or_sleep_on(&s->ctl, c, &spin_until, p->spin_us);
+    c = atomic_load(&s->ctl);
+  }
+  atomic_store(&s->ctl, 0);
+  if (atomic_load(&p->qlen) > 0) admit_queued(p);
+}
+
+/* ---- workers ------------------------------------------------------------------------ */
+
+static void leave_slot(sched_slot *s) {
+  uint32_t c = atomic_fetch_sub(&s->ctl, 1) - 1;
+  /* The owner waits for the last drainer once it has cleared ACTIVE. */
+  if (!(c & CTL_ACTIVE) && (c & CTL_DRAIN_MASK) == 0) futex_wake(&s->ctl, 1);
+}
+
+/* One round-robin pass over the slots; joins the first launch that admits
+ * us and has claimable tiles. Returns true if it ran anything. */
+static bool scan_slots(accy__pool *p, uint32_t *start) {
+  for (uint32_t k = 0; k < SCHED_SLOTS; k++) {
+    uint32_t i = (*start + k) & (SCHED_SLOTS - 1);
+    sched_slot *s = &p->slots[i];
+    uint32_t c = atomic_load(&s->ctl);
+    if (!(c & CTL_ACTIVE) || (c & CTL_DRAIN_MASK) >= ((c >> CTL_CAP_SHIFT) & CTL_CAP_MASK))
+      continue;
+    /* Success means the slot is active with this very cap and count, so we
+     * are within the cap of the launch now in it and it cannot go away. */
+    if (!atomic_compare_exchange_strong(&s->ctl, &c, c + 1)) continue;
+    sched_launch *L = s->launch;
+    uint32_t ran = drain(L, SCHED_WORKER_BUDGET);
+    /* Leaving with budget spent while work may remain: make sure a sleeping
+     * caller takes over if no worker comes back (e.g. during shutdown). */
+    if (ran == SCHED_WORKER_BUDGET) wake_caller(L);
+    leave_slot(s);
+    if (ran) {
+      *start = i + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+static void worker_main(accy__pool *p, uint32_t me) {
+  uint32_t start = me * 7u;
+  uint64_t spin_until = 0;
+  while (!atomic_load(&p->stop)) {
+    if (scan_slots(p, &start)) {
+      spin_until = 0;
+      continue;
+    }
+    if (spin_until == 0) spin_until = now_ns() + (uint64_t)p->spin_us * 1000u;
+    if (p->spin_us && now_ns() < spin_until) {
+      for (int k = 0; k < 32; k++) cpu_relax();
+      continue;
+    }
+    uint32_t seq = atomic_load(&p->work_seq);
+    atomic_fetch_add(&p->sleepers, 1);
+    if (!atomic_load(&p->stop) && !scan_slots(p, &start)) futex_wait(&p->work_seq, seq);
+    atomic_fetch_sub(&p->sleepers, 1);
+    spin_until = 0;
+  }
+}
+
+static void *team_main(void *arg) {
+  accy__pool *p = arg;
+#if defined(__GLIBC__)
+  pthread_setname_np(pthread_self(), "accy-pool");
+#endif
+  omp_set_dynamic(0);
+#pragma omp parallel num_threads(p->n_requested)
+  {
+    uint32_t me = (uint32_t)omp_get_thread_num();
+    if (me == 0) {
+      pthread_mutex_lock(&g_lock);
+      p->n_threads = (uint32_t)omp_get_num_threads();
+      p->started = true;
+      pthread_cond_broadcast(&g_start_cond);
+      pthread_mutex_unlock(&g_lock);
+    }
+    worker_main(p, me);
+    /* Orders each member's last touch of the pool before its free without
+     * relying on libgomp's barrier (which sanitizers cannot see). */
+    atomic_fetch_add(&p->exited, 1);
+  }
+  return NULL;
+}
+
+/* ---- fork ---------------------------------------------------------------------------- */
+
+/* libgomp's threads do not exist in a forked child, so a child of a process
+ * that ran a team never uses OpenMP: inherited pools run everything inline
+ * and new pools in the child are inline-only. */
+static void fork_prepare(void) { pthread_mutex_lock(&g_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+static void fork_child(void) {
+  if (g_team_ever) g_fork_child = true;
+  if (g_pool) g_pool->orphaned = true;
+  pthread_mutex_unlock(&g_lock);
+}
+static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
+/* ---- pool lifetime --------------------------------------------------------------------- */
+
+accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out) {
+  if (!out) return ACCY_FAIL(ACCY_STATUS_LAUNCH_FAILED, "accy__pool_acquire: out is NULL");
+  *out = NULL;
+  pthread_once(&g_atfork_once, register_atfork);
+  pthread_mutex_lock(&g_lock);
+  if (g_pool) {
+    g_pool->refs++;
+    *out = g_pool;
+    pthread_mutex_unlock(&g_lock);
+    return ACCY_STATUS_OK;
+  }
+  uint32_t n = n_threads ? n_threads : accy__sched_default_threads();
+  if (n > ACCY_SCHED_MAX_THREADS) n = ACCY_SCHED_MAX_THREADS;
+  accy__pool *p = accy__aligned_alloc(sizeof *p, SCHED_LINE);
+  if (!p) {
+    pthread_mutex_unlock(&g_lock);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "worker pool: cannot allocate %zu bytes",
+                     sizeof(accy__pool));
+  }
+  /* accy__aligned_alloc zero-fills: every atomic starts at 0. */
+  p->n_requested = n;
+  p->n_threads = n;
+  p->spin_us = spin_us_from_env();
+  pthread_mutex_init(&p->qlock, NULL);
+  if (g_fork_child) {
+    p->inline_only = true;
+    p->n_threads = 1;
+  } else {
+    /* The team must not take signals meant for the application's threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&p->thread, NULL, team_main, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+      pthread_mutex_destroy(&p->qlock);
+      accy__free_aligned(p);
+      pthread_mutex_unlock(&g_lock);
+      return ACCY_FAIL(ACCY_STATUS_LAUNCH_FAILED,
+                       "worker pool: cannot start the team thread for %u workers (error %d)", n,
+                       rc);
+    }
+    p->has_thread = true;
+    g_team_ever = true;
+    while (!p->started) pthread_cond_wait(&g_start_cond, &g_lock);
+  }
+  p->refs = 1;
+  g_pool = p;
+  *out = p;
+  pthread_mutex_unlock(&g_lock);
+  return ACCY_STATUS_OK;
+}
+
+void accy__pool_release(accy__pool *pool) {
+  if (!pool) return;
+  pthread_mutex_lock(&g_lock);
+  if (pool != g_pool || pool->refs == 0) { /* not ours: ignore rather than corrupt */
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
+  if (--pool->refs > 0) {
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
+  g_pool = NULL;
+  if (pool->has_thread && !pool->orphaned) {
+    atomic_store(&pool->stop, 1);
+    atomic_fetch_add(&pool->work_seq, 1);
+    futex_wake(&pool->work_seq, UINT32_MAX);
+    /* Joined under g_lock so that a new team never overlaps the old one. */
+    pthread_join(pool->thread, NULL);
+    while (atomic_load(&pool->exited) < pool->n_threads) cpu_relax(); /* already true */
+  }
+  /* An orphaned pool's queue lock may have been held by a parent thread. */
+  if (!pool->orphaned) pthread_mutex_destroy(&pool->qlock);
+  accy__free_aligned(pool);
+  pthread_mutex_unlock(&g_lock);
+}
+
+uint32_t accy__pool_size(const accy__pool *pool) { return pool ? pool->n_threads : 0; }
+
+/* ---- running a graph ---------------------------------------------------------------------- */
+
+static void run_inline(const accy__sched_graph *g, void *launch_data) {
+  for (uint32_t t = 0; t < g->n_tasks; t++) {
+    const accy__sched_task *task = &g->tasks[t];
+    accy__sched_fn fn = task->fn;
+    for (uint32_t k = 0; k < task->n_tiles; k++) fn(task->ctx, launch_data, k);
+  }
+}
+
+static bool graph_is_tiny(const accy__sched_graph *g) {
+  uint64_t tiles = 0;
+  for (uint32_t t = 0; t < g->n_tasks; t++) {
+    tiles += g->tasks[t].n_tiles;
+    if (tiles > SCHED_INLINE_MAX_TILES) return false;
+  }
+  return true;
+}
+
+void accy__sched_run(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
+                     void *state, uint32_t max_workers) {
+  if (!g || g->n_tasks == 0) return;
+  if (!pool || max_workers <= 1 || pool->inline_only || pool->orphaned || !state ||
+      ((uintptr_t)state & (SCHED_LINE - 1)) != 0 || graph_is_tiny(g)) {
+    run_inline(g, launch_data);
+    return;
+  }
+  uint32_t cap = max_workers - 1;
+  if (cap > pool->n_threads) cap = pool->n_threads;
+  if (cap > CTL_CAP_MASK) cap = CTL_CAP_MASK;
+
+  /* Not yet visible to any other thread: plain initialisation. */
+  sched_launch *L = state;
+  L->g = g;
+  L->data = launch_data;
+  L->pool = pool;
+  L->ts = (sched_task_state *)((char *)state + header_bytes());
+  L->ready = (_Atomic uint32_t *)(L->ts + g->n_tasks);
+  L->cap = cap;
+  L->qnext = NULL;
+  L->slot = 0;
+  L->queued = false;
+  atomic_init(&L->ready_head, 0);
+  atomic_init(&L->ready_tail, 0);
+  atomic_init(&L->tasks_left, g->n_tasks);
+  atomic_init(&L->done, 0);
+  atomic_init(&L->event, 0);
+  atomic_init(&L->caller_sleeping, 0);
+  uint32_t threads = cap + 1;
+  for (uint32_t t = 0; t < g->n_tasks; t++) {
+    sched_task_state *ts = &L->ts[t];
+    uint32_t n = g->tasks[t].n_tiles;
+    uint32_t chunk = n / (threads * SCHED_CHUNKS_PER_THREAD);
+    atomic_init(&ts->cursor, 0);
+    atomic_init(&ts->remaining, n);
+    atomic_init(&ts->pending, g->tasks[t].n_preds);
+    ts->chunk = chunk < 1 ? 1 : chunk > SCHED_CHUNK_MAX ? SCHED_CHUNK_MAX : chunk;
+    ts->next = SCHED_NONE;
+    atomic_init(&L->ready[t], SCHED_NONE);
+  }
+  uint32_t chunks = 0;
+  for (uint32_t t = 0; t < g->n_tasks; t++) {
+    if (g->tasks[t].n_preds != 0) continue;
+    if (g->tasks[t].n_tiles == 0) {
+      chunks += finish_tasks(L, t);
+    } else {
+      push_ready(L, t);
+      chunks += task_chunks(L, t);
+    }
+  }
+  if (atomic_load(&L->done)) return; /* only zero-tile tasks */
+
+  /* The caller takes one chunk itself; wake workers for the rest. */
+  bool was_queued = publish(pool, L, chunks > 1 ? chunks - 1 : 0);
+  uint64_t spin_until = 0;
+  for (;;) {
+    if (drain(L, UINT32_MAX)) {
+      spin_until = 0;
+      continue;
+    }
+    if (atomic_load(&L->done)) break;
+    if (spin_until == 0) spin_until = now_ns() + (uint64_t)pool->spin_us * 1000u;
+    if (pool->spin_us && now_ns() < spin_until) {
+      for (int k = 0; k < 32; k++) cpu_relax();
+      continue;
+    }
+    uint32_t e = atomic_load(&L->event);
+    atomic_store(&L->caller_sleeping, 1);
+    if (!atomic_load(&L->done) && !claimable(L)) futex_wait(&L->event, e);
+    atomic_store(&L->caller_sleeping, 0);
+    spin_until = 0;
+  }
+  retract(pool, L, was_queued);
+}
+
+/* ---- graph check ---------------------------------------------------------------------------- */
+
+accy_status accy__sched_graph_check(const accy__sched_graph *g) {
+  if (!g) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "task graph: NULL");
+  if (g->n_tasks == 0) return ACCY_STATUS_OK;
+  if (g->n_tasks == SCHED_NONE)
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "task graph: %u tasks exceeds the limit %u",
+                     g->n_tasks, SCHED_NONE - 1);
+  if (!g->tasks) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "task graph: tasks is NULL");
+  uint32_t *preds = accy__calloc(g->n_tasks, sizeof *preds);
+  if (!preds)
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "task graph check: cannot allocate %u counters",
+                     g->n_tasks);
+  accy_status st = ACCY_STATUS_OK;
+  for (uint32_t t = 0; t < g->n_tasks && st == ACCY_STATUS_OK; t++) {
+    const accy__sched_task *task = &g->tasks[t];
+    if (task->n_tiles > 0 && !task->fn) {
+      st = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "task %u: %u tiles but no function", t,
+                     task->n_tiles);
+      break;
+    }
+    if (task->n_succ > 0 && !g->succ) {
+      st = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "task %u: %u successors but succ is NULL", t,
+                     task->n_succ);
+      break;
+    }
+    if ((uint64_t)task->succ_begin + task->n_succ > UINT32_MAX) {
+      st = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "task %u: successor range %u+%u overflows", t,
+                     task->succ_begin, task->n_succ);
+      break;
+    }
+    for (uint32_t j = 0; j < task->n_succ; j++) {
+      uint32_t s = g->succ[task->succ_begin + j];
+      if (s <= t || s >= g->n_tasks) {
+        st = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                       "task %u: successor %u is not in (%u, %u): tasks must be in topological "
+                       "order",
+                       t, s, t, g->n_tasks);
+        break;
+      }
+      preds[s]++;
+    }
+  }
+  for (uint32_t t = 0; t < g->n_tasks && st == ACCY_STATUS_OK; t++) {
+    if (preds[t] != g->tasks[t].n_preds)
+      st = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                     "task %u: n_preds is %u but %u tasks list it as a successor", t,
+                     g->tasks[t].n_preds, preds[t]);
+  }
+  accy__free(preds);
+  return st;
+}

@@ -53,6 +53,16 @@ void accy__pool_release(accy__pool *pool);
 /* Number of team members (worker threads) of the pool. */
 uint32_t accy__pool_size(const accy__pool *pool);
 
+/* Checks that |g| is well formed: tasks in topological order (every
+ * successor index greater than its task's and below n_tasks), each n_preds
+ * equal to the number of times the task is listed as a successor, and a
+ * function for every task with tiles. accy__sched_run trusts its graph (a
+ * malformed one may hang or run tiles twice), so the compiler checks each
+ * graph once. Returns OK, COMPILE_FAILED (with a cause naming the task and
+ * the numbers) or OUT_OF_MEMORY. */
+accy_status accy__sched_graph_check(const accy__sched_graph *g)
+    __attribute__((warn_unused_result));
+
 /* Bytes of per-launch state accy__sched_run needs for |g|. */
 size_t accy__sched_launch_bytes(const accy__sched_graph *g);
 

@@ -1,3 +1,29 @@
 #!/bin/sh
-# STUB, to be replaced.
-exit 77
+# Installs accy into a temporary prefix and builds examples/example.c the way
+# a user would: cc example.c $(pkg-config --cflags --libs accy).
+set -eu
+src=${ACCY_TEST_SRCDIR:?}
+build=${ACCY_TEST_BUILDDIR:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+make -C "$build" install DESTDIR="$tmp/dest" >"$tmp/install.log" 2>&1 || {
+  cat "$tmp/install.log"; exit 1; }
+pc=$(find "$tmp/dest" -name accy.pc | head -n 1)
+[ -n "$pc" ] || { echo "accy.pc was not installed"; exit 1; }
+libdir=$(dirname "$(dirname "$pc")")
+# The .pc file names the configured prefix; the sysroot maps it into DESTDIR.
+PKG_CONFIG_PATH=$(dirname "$pc")
+PKG_CONFIG_SYSROOT_DIR="$tmp/dest"
+export PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+cflags=$(pkg-config --cflags accy)
+libs=$(pkg-config --libs accy)
+${CC:-cc} "$src/examples/example.c" $cflags $libs -o "$tmp/example"
+out=$(LD_LIBRARY_PATH="$libdir" "$tmp/example")
+echo "$out"
+[ "$out" = "y = [[1, 3.5], [1, 5]]" ] || { echo "unexpected output"; exit 1; }
+# Only the API is exported.
+if command -v nm >/dev/null 2>&1; then
+  bad=$(nm -D --defined-only "$libdir/libaccy.so" | awk '{print $3}' | grep -v '^accy_' | grep -v '^ACCY_' || true)
+  [ -z "$bad" ] || { echo "unexpected exported symbols: $bad"; exit 1; }
+fi
+echo "install test: ok"

@@ -1,10 +1,708 @@
-/* src/kernels/linalg.c: STUB, to be replaced. */
+/* src/kernels/linalg.c: tile kernels for dot_general and convolution.
+ *
+ * dot_general is canonicalised in prepare into a batched [B, M, K] x
+ * [B, K, N] problem. Each of the index spaces B, M, N and K may span several
+ * operand axes; each is described by a lin_map that turns a linear index
+ * into an element offset (a single stride when the axes merge, else a table
+ * built once in prepare). The result is always dense [B, M, N], so no copy
+ * of any operand is made at run time. An item is one output block of at
+ * most DOT_MR rows by DOT_NB columns of one batch index.
+ *
+ * convolution is computed by direct loops. Prepare canonicalises to three
+ * spatial axes (missing leading axes have extent 1) and precomputes, per
+ * spatial axis and output coordinate, the run of kernel taps that land on a
+ * real input element (not padding, not a hole from lhs dilation), so the
+ * inner loops contain no bounds checks. An item is one output row along the
+ * last spatial axis, (n, o, y0, y1).
+ *
+ * Summation order is fixed by docs/ops.md and is the same in every path:
+ * each result element starts from 0 and adds products one at a time in
+ * increasing contracting index (convolution: input channel, then kernel
+ * position row-major). Taps that fall on padding or dilation holes are
+ * skipped rather than multiplied by zero, so an Inf or NaN weight over
+ * padding does not poison the result. */
+
+/* Bit-identical results across the fast and generic paths (and against the
+ * documented order) need every product rounded before it is added: a fused
+ * multiply-add would round once and differ. gnu11 defaults to
+ * -ffp-contract=fast, so turn contraction off for this file. GCC's -O2
+ * "very cheap" vectoriser skips loops of unknown trip count, which is every
+ * inner loop here; the "cheap" model vectorises them with a scalar tail. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off", "vect-cost-model=cheap")
+#endif
+
 #include "src/internal.h"
+
+#include <string.h>
+
+#include "src/kernels/half.h"
 #include "src/kernels/kernels.h"
 
-accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node, accy__arena *arena,
-                                 accy__kernel *k) {
-  (void)arena; (void)k;
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not implemented", node,
-                   accy__op_name(p->nodes[node].op));
+/* Output columns per dot_general item. Fixed, so the item boundaries (and
+ * with them every result bit) do not depend on the thread count. */
+#define DOT_NB 256u
+/* Output rows per dot_general item (fixed for the same reason). */
+#define DOT_MR 4u
+/* Accumulators the generic dot path keeps on the stack at once. */
+#define DOT_CHUNK 64u
+
+/* ---- linear index maps ------------------------------------------------- */
+
+/* Maps a row-major linear index over some operand axes to an element
+ * offset in that operand. */
+typedef struct lin_map {
+  uint64_t count;       /* number of indices (product of the axis extents) */
+  int64_t stride;       /* offset of index i is i * stride when tab is NULL */
+  const int64_t *tab;   /* else offset of index i is tab[i]; arena-owned */
+} lin_map;
+
+static inline int64_t map_off(const lin_map *m, uint64_t i) {
+  return m->tab ? m->tab[i] : (int64_t)i * m->stride;
+}
+
+/* Builds the map for |n| axes (outermost first) with extents |dims| and
+ * element strides |strides|. Adjacent axes whose strides nest are merged, so
+ * a table is only needed when the axes are truly scattered. */
+static accy_status map_build(accy__arena *arena, uint32_t node, const char *what, uint32_t n,
+                             const int64_t *dims, const int64_t *strides, lin_map *out) {
+  int64_t d[ACCY_MAX_RANK];
+  int64_t s[ACCY_MAX_RANK];
+  uint32_t m = 0;
+  uint64_t count = 1;
+  for (uint32_t i = 0; i < n; i++) {
+    count *= (uint64_t)dims[i]; /* bounded by the operand's element count */
+    if (dims[i] == 1) continue; /* extent 1 contributes no offset */
+    if (m > 0 && s[m - 1] == strides[i] * dims[i]) {
+      d[m - 1] *= dims[i];
+      s[m - 1] = strides[i];
+      continue;
+    }
+    d[m] = dims[i];
+    s[m] = strides[i];
+    m++;
+  }
+  out->count = count;
+  out->tab = NULL;
+  out->stride = m > 0 ? s[m - 1] : 0;
+  if (count == 0 || m <= 1) return ACCY_STATUS_OK;
+
+  if (count > SIZE_MAX / sizeof(int64_t))
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u: %s offset table of %llu entries",
+                     node, what, (unsigned long long)count);
+  int64_t *tab = accy__arena_alloc(arena, (size_t)count * sizeof(int64_t), sizeof(int64_t));
+  if (tab == NULL)
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u: %s offset table of %llu entries",
+                     node, what, (unsigned long long)count);
+  int64_t idx[ACCY_MAX_RANK] = {0};
+  int64_t off = 0;
+  for (uint64_t i = 0; i < count; i++) {
+    tab[i] = off;
+    for (uint32_t a = m; a-- > 0;) {
+      off += s[a];
+      if (++idx[a] < d[a]) break;
+      off -= s[a] * d[a];
+      idx[a] = 0;
+    }
+  }
+  out->tab = tab;
+  return ACCY_STATUS_OK;
+}
+
+/* ---- element helpers ---------------------------------------------------- */
+
+/* Integers are computed in the unsigned type of their width (signed and
+ * unsigned variants may alias), widened to at least unsigned int so that no
+ * product is a signed overflow. Truncating the wrapped unsigned sum gives
+ * the two's complement result the docs require. */
+#define LOAD_ID(x) (x)
+#define LOAD_U32(x) ((uint32_t)(x))
+#define LOAD_U64(x) ((uint64_t)(x))
+#define STORE_F32(x) (x)
+#define STORE_F64(x) (x)
+#define STORE_U8(x) ((uint8_t)(x))
+#define STORE_U16(x) ((uint16_t)(x))
+#define STORE_U32(x) ((uint32_t)(x))
+#define STORE_U64(x) ((uint64_t)(x))
+
+/* ---- dot_general --------------------------------------------------------- */
+
+typedef struct dot_params {
+  lin_map bl, br;     /* batch index -> lhs / rhs offset */
+  lin_map m;          /* lhs free index -> lhs offset */
+  lin_map n;          /* rhs free index -> rhs offset */
+  lin_map kl, kr;     /* contracting index -> lhs / rhs offset */
+  uint64_t m_blocks;  /* ceil(M / DOT_MR) */
+  uint64_t n_blocks;  /* ceil(N / DOT_NB) */
+} dot_params;
+
+/* The output block of one item: rows [m0, m0 + rows) and columns
+ * [n0, n0 + w) of batch b. Items run over (b, row block, column block) in
+ * that order, so consecutive items write consecutive column blocks. */
+typedef struct dot_block {
+  uint64_t b, m0, n0;
+  uint32_t rows;
+  size_t w;
+} dot_block;
+
+static inline dot_block dot_item(const dot_params *dp, uint64_t it) {
+  dot_block blk;
+  const uint64_t nb = it % dp->n_blocks, rest = it / dp->n_blocks;
+  const uint64_t M = dp->m.count, N = dp->n.count;
+  blk.b = rest / dp->m_blocks;
+  blk.m0 = (rest % dp->m_blocks) * DOT_MR;
+  blk.n0 = nb * DOT_NB;
+  blk.rows = (uint32_t)(M - blk.m0 < DOT_MR ? M - blk.m0 : DOT_MR);
+  blk.w = (size_t)(N - blk.n0 < DOT_NB ? N - blk.n0 : DOT_NB);
+  return blk;
+}
+
+/* Fast path: the rhs free index is contiguous (stride 1), so for each
+ * contracting index one lhs element scales one contiguous rhs row segment
+ * into the output. Full blocks of DOT_MR rows keep a DOT_MR x NR tile of
+ * accumulators (in registers, ideally) while k runs, so every rhs load
+ * serves DOT_MR rows; leftover rows and columns accumulate straight into
+ * the output row with k outside and n inside. Either way every output
+ * element starts from 0 and adds its products for k = 0, 1, ... in order,
+ * so the two loops agree bit for bit. Integers accumulate in CT (at least
+ * 32-bit unsigned) and are truncated on store, which wraps identically. */
+#define DOT_FAST(NAME, T, CT, NR)                                                      \
+  static void NAME##_rows(const dot_params *dp, T *out, const T *lhs, const T *rhs,    \
+                          const dot_block *blk, uint32_t r0, size_t j0) {              \
+    const uint64_t N = dp->n.count, K = dp->kl.count;                                  \
+    const size_t w = blk->w - j0;                                                      \
+    const T *rblk = rhs + map_off(&dp->br, blk->b) + blk->n0 + j0;                     \
+    for (uint32_t i = r0; i < blk->rows; i++) {                                        \
+      const uint64_t m = blk->m0 + i;                                                  \
+      const T *lrow = lhs + map_off(&dp->bl, blk->b) + map_off(&dp->m, m);             \
+      T *restrict o = out + (blk->b * dp->m.count + m) * N + blk->n0 + j0;             \
+      for (size_t j = 0; j < w; j++) o[j] = 0;                                         \
+      for (uint64_t kk = 0; kk < K; kk++) {                                            \
+        const CT a = (CT)lrow[map_off(&dp->kl, kk)];                                   \
+        const T *restrict r = rblk + map_off(&dp->kr, kk);                             \
+        for (size_t j = 0; j < w; j++) o[j] = (T)(o[j] + a * (CT)r[j]);                \
+      }                                                                                \
+    }                                                                                  \
+  }                                                                                    \
+  static void NAME(const accy__kernel *k, void *const *bufs, uint64_t begin,          \
+                   uint64_t end) {                                                     \
+    const dot_params *dp = k->params;                                                  \
+    T *out = bufs[0];                                                                  \
+    const T *lhs = bufs[1];                                                            \
+    const T *rhs = bufs[2];                                                            \
+    const uint64_t N = dp->n.count, K = dp->kl.count;                                  \
+    for (uint64_t it = begin; it < end; it++) {                                        \
+      const dot_block blk = dot_item(dp, it);                                          \
+      if (blk.rows < DOT_MR) {                                                         \
+        NAME##_rows(dp, out, lhs, rhs, &blk, 0, 0);                                    \
+        continue;                                                                      \
+      }                                                                                \
+      const T *l[DOT_MR];                                                              \
+      T *o[DOT_MR];                                                                    \
+      for (uint32_t i = 0; i < DOT_MR; i++) {                                          \
+        l[i] = lhs + map_off(&dp->bl, blk.b) + map_off(&dp->m, blk.m0 + i);            \
+        o[i] = out + (blk.b * dp->m.count + blk.m0 + i) * N + blk.n0;                  \
+      }                                                                                \
+      const T *rblk = rhs + map_off(&dp->br, blk.b) + blk.n0;                          \
+      size_t j0 = 0;                                                                   \
+      for (; j0 + (NR) <= blk.w; j0 += (NR)) {                                         \
+        CT acc[DOT_MR][NR];                                                            \
+        memset(acc, 0, sizeof acc);                                                    \
+        for (uint64_t kk = 0; kk < K; kk++) {                                          \
+          const int64_t lo = map_off(&dp->kl, kk);                                     \
+          const T *r = rblk + map_off(&dp->kr, kk) + j0;                               \
+          _Pragma("GCC unroll 4") for (uint32_t i = 0; i < DOT_MR; i++) {              \
+            const CT a = (CT)l[i][lo];                                                 \
+            _Pragma("GCC unroll 8") for (uint32_t j = 0; j < (NR); j++)                \
+              acc[i][j] += a * (CT)r[j];                                               \
+          }                                                                            \
+        }                                                                              \
+        for (uint32_t i = 0; i < DOT_MR; i++)                                          \
+          for (uint32_t j = 0; j < (NR); j++) o[i][j0 + j] = (T)acc[i][j];             \
+      }                                                                                \
+      if (j0 < blk.w) NAME##_rows(dp, out, lhs, rhs, &blk, 0, j0);                     \
+    }                                                                                  \
+  }
+
+/* Generic path: any layout, any dtype. Works on chunks of DOT_CHUNK output
+ * columns with accumulators of type ACC on the stack (f16/bf16 accumulate in
+ * f32 and round once at the store). */
+#define DOT_GENERIC(NAME, T, ACC, LOAD, STORE)                                         \
+  static void NAME(const accy__kernel *k, void *const *bufs, uint64_t begin,          \
+                   uint64_t end) {                                                     \
+    const dot_params *dp = k->params;                                                  \
+    T *out = bufs[0];                                                                  \
+    const T *lhs = bufs[1];                                                            \
+    const T *rhs = bufs[2];                                                            \
+    const uint64_t N = dp->n.count, K = dp->kl.count;                                  \
+    int64_t rn[DOT_CHUNK];                                                             \
+    ACC acc[DOT_CHUNK];                                                                \
+    for (uint64_t it = begin; it < end; it++) {                                        \
+      const dot_block blk = dot_item(dp, it);                                          \
+      const T *rb = rhs + map_off(&dp->br, blk.b);                                     \
+      for (uint32_t i = 0; i < blk.rows; i++) {                                        \
+        const uint64_t m = blk.m0 + i;                                                 \
+        const T *lrow = lhs + map_off(&dp->bl, blk.b) + map_off(&dp->m, m);            \
+        T *o = out + (blk.b * dp->m.count + m) * N;                                    \
+        for (uint64_t c0 = blk.n0; c0 < blk.n0 + blk.w; c0 += DOT_CHUNK) {             \
+          const uint64_t left = blk.n0 + blk.w - c0;                                   \
+          const size_t w = (size_t)(left < DOT_CHUNK ? left : DOT_CHUNK);              \
+          for (size_t j = 0; j < w; j++) {                                             \
+            rn[j] = map_off(&dp->n, c0 + j);                                           \
+            acc[j] = 0;                                                                \
+          }                                                                            \
+          for (uint64_t kk = 0; kk < K; kk++) {                                        \
+            const ACC a = LOAD(lrow[map_off(&dp->kl, kk)]);                            \
+            const T *r = rb + map_off(&dp->kr, kk);                                    \
+            for (size_t j = 0; j < w; j++) acc[j] += a * LOAD(r[rn[j]]);               \
+          }                                                                            \
+          for (size_t j = 0; j < w; j++) o[c0 + j] = STORE(acc[j]);                    \
+        }                                                                              \
+      }                                                                                \
+    }                                                                                  \
+  }
+
+DOT_FAST(dot_fast_f32, float, float, 8)
+DOT_FAST(dot_fast_f64, double, double, 4)
+DOT_FAST(dot_fast_u8, uint8_t, uint32_t, 8)
+DOT_FAST(dot_fast_u16, uint16_t, uint32_t, 8)
+DOT_FAST(dot_fast_u32, uint32_t, uint32_t, 8)
+DOT_FAST(dot_fast_u64, uint64_t, uint64_t, 4)
+
+DOT_GENERIC(dot_gen_f32, float, float, LOAD_ID, STORE_F32)
+DOT_GENERIC(dot_gen_f64, double, double, LOAD_ID, STORE_F64)
+DOT_GENERIC(dot_gen_f16, uint16_t, float, accy__f16_to_f32, accy__f32_to_f16)
+DOT_GENERIC(dot_gen_bf16, uint16_t, float, accy__bf16_to_f32, accy__f32_to_bf16)
+DOT_GENERIC(dot_gen_u8, uint8_t, uint32_t, LOAD_U32, STORE_U8)
+DOT_GENERIC(dot_gen_u16, uint16_t, uint32_t, LOAD_U32, STORE_U16)
+DOT_GENERIC(dot_gen_u32, uint32_t, uint32_t, LOAD_U32, STORE_U32)
+DOT_GENERIC(dot_gen_u64, uint64_t, uint64_t, LOAD_U64, STORE_U64)
+
+static accy_status no_kernel(const accy__program *p, uint32_t node) {
+  const accy__node *nd = &p->nodes[node];
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for %s", node,
+                   accy__op_name(nd->op), accy__dtype_name(nd->type.dtype));
+}
+
+/* Tile functions for one dtype: [0] fast (NULL if none), [1] generic. */
+static bool dot_fns(int32_t dtype, accy__tile_fn fns[2]) {
+  switch (dtype) {
+    case ACCY_DTYPE_F32: fns[0] = dot_fast_f32; fns[1] = dot_gen_f32; return true;
+    case ACCY_DTYPE_F64: fns[0] = dot_fast_f64; fns[1] = dot_gen_f64; return true;
+    case ACCY_DTYPE_F16: fns[0] = NULL; fns[1] = dot_gen_f16; return true;
+    case ACCY_DTYPE_BF16: fns[0] = NULL; fns[1] = dot_gen_bf16; return true;
+    case ACCY_DTYPE_I8: case ACCY_DTYPE_U8:
+      fns[0] = dot_fast_u8; fns[1] = dot_gen_u8; return true;
+    case ACCY_DTYPE_I16: case ACCY_DTYPE_U16:
+      fns[0] = dot_fast_u16; fns[1] = dot_gen_u16; return true;
+    case ACCY_DTYPE_I32: case ACCY_DTYPE_U32:
+      fns[0] = dot_fast_u32; fns[1] = dot_gen_u32; return true;
+    case ACCY_DTYPE_I64: case ACCY_DTYPE_U64:
+      fns[0] = dot_fast_u64; fns[1] = dot_gen_u64; return true;
+    default: return false;
+  }
+}
+
+/* Checks that an operand's dtype matches the result's; the verifier ensures
+ * this, but a mismatch would make the kernel read the wrong element size. */
+static accy_status check_operands(const accy__program *p, uint32_t node) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->n_operands != 2)
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %u operands, expected 2", node,
+                     accy__op_name(nd->op), nd->n_operands);
+  for (uint32_t i = 0; i < 2; i++) {
+    const accy__type *t = &p->nodes[nd->operands[i]].type;
+    if (t->dtype != nd->type.dtype)
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                       "node %u (%s): operand %u is %s but the result is %s", node,
+                       accy__op_name(nd->op), i, accy__dtype_name(t->dtype),
+                       accy__dtype_name(nd->type.dtype));
+  }
+  return ACCY_STATUS_OK;
+}
+
+static accy_status prepare_dot(const accy__program *p, uint32_t node, accy__arena *arena,
+                               accy__kernel *k) {
+  const accy__node *nd = &p->nodes[node];
+  accy__tile_fn fns[2];
+  if (!dot_fns(nd->type.dtype, fns)) return no_kernel(p, node);
+  ACCY_TRY(check_operands(p, node));
+  const accy__type *lt = &p->nodes[nd->operands[0]].type;
+  const accy__type *rt = &p->nodes[nd->operands[1]].type;
+
+  /* The verifier guarantees a well-formed attribute list; these checks only
+   * keep an unverified program from indexing out of bounds. */
+  const int64_t *at = nd->attrs;
+  if (nd->n_attrs < 2 || at[0] < 0 || at[0] > ACCY_MAX_RANK ||
+      nd->n_attrs < 2 + 2 * (uint64_t)at[0])
+    goto bad_attrs;
+  const uint32_t nb = (uint32_t)at[0];
+  const int64_t *lb = at + 1, *rb = at + 1 + nb;
+  const int64_t ncv = at[1 + 2 * nb];
+  if (ncv < 0 || ncv > ACCY_MAX_RANK || nd->n_attrs != 2 + 2 * nb + 2 * (uint64_t)ncv)
+    goto bad_attrs;
+  const uint32_t nc = (uint32_t)ncv;
+  const int64_t *lc = at + 2 + 2 * nb, *rc = lc + nc;
+
+  /* Role of each axis: 0 free, 1 batch, 2 contracting. */
+  uint8_t lrole[ACCY_MAX_RANK] = {0}, rrole[ACCY_MAX_RANK] = {0};
+  for (uint32_t i = 0; i < nb + nc; i++) {
+    int64_t la = i < nb ? lb[i] : lc[i - nb];
+    int64_t ra = i < nb ? rb[i] : rc[i - nb];
+    if (la < 0 || la >= lt->rank || ra < 0 || ra >= rt->rank || lrole[la] || rrole[ra] ||
+        lt->dims[la] != rt->dims[ra])
+      goto bad_attrs;
+    lrole[la] = rrole[ra] = i < nb ? 1 : 2;
+  }
+
+  int64_t sl[ACCY_MAX_RANK], sr[ACCY_MAX_RANK];
+  accy__type_strides(lt, sl);
+  accy__type_strides(rt, sr);
+  int64_t bd[ACCY_MAX_RANK], bls[ACCY_MAX_RANK], brs[ACCY_MAX_RANK];
+  int64_t kd[ACCY_MAX_RANK], kls[ACCY_MAX_RANK], krs[ACCY_MAX_RANK];
+  for (uint32_t i = 0; i < nb; i++) {
+    bd[i] = lt->dims[lb[i]];
+    bls[i] = sl[lb[i]];
+    brs[i] = sr[rb[i]];
+  }
+  for (uint32_t i = 0; i < nc; i++) {
+    kd[i] = lt->dims[lc[i]];
+    kls[i] = sl[lc[i]];
+    krs[i] = sr[rc[i]];
+  }
+  /* Free axes in operand order; with the batch axes they give the result
+   * dims, which must be exactly the declared ones since tiles write the
+   * result densely as [B, M, N]. */
+  int64_t md[ACCY_MAX_RANK], ms[ACCY_MAX_RANK], ndims[ACCY_MAX_RANK], ns[ACCY_MAX_RANK];
+  uint32_t nm = 0, nn = 0;
+  for (uint32_t a = 0; a < lt->rank; a++)
+    if (!lrole[a]) { md[nm] = lt->dims[a]; ms[nm++] = sl[a]; }
+  for (uint32_t a = 0; a < rt->rank; a++)
+    if (!rrole[a]) { ndims[nn] = rt->dims[a]; ns[nn++] = sr[a]; }
+  if (nb + nm + nn != nd->type.rank) goto bad_result;
+  for (uint32_t i = 0; i < nd->type.rank; i++) {
+    int64_t want = i < nb ? bd[i] : i < nb + nm ? md[i - nb] : ndims[i - nb - nm];
+    if (nd->type.dims[i] != want) goto bad_result;
+  }
+
+  dot_params *dp = accy__arena_alloc(arena, sizeof *dp, 64);
+  if (dp == NULL)
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): kernel parameters", node);
+  ACCY_TRY(map_build(arena, node, "lhs batch", nb, bd, bls, &dp->bl));
+  ACCY_TRY(map_build(arena, node, "rhs batch", nb, bd, brs, &dp->br));
+  ACCY_TRY(map_build(arena, node, "lhs free", nm, md, ms, &dp->m));
+  ACCY_TRY(map_build(arena, node, "rhs free", nn, ndims, ns, &dp->n));
+  ACCY_TRY(map_build(arena, node, "lhs contracting", nc, kd, kls, &dp->kl));
+  ACCY_TRY(map_build(arena, node, "rhs contracting", nc, kd, krs, &dp->kr));
+
+  const uint64_t B = dp->bl.count, M = dp->m.count, N = dp->n.count, K = dp->kl.count;
+  dp->m_blocks = (M + DOT_MR - 1) / DOT_MR;
+  dp->n_blocks = (N + DOT_NB - 1) / DOT_NB;
+  bool contiguous_n = dp->n.tab == NULL && (dp->n.stride == 1 || N <= 1);
+  k->run = contiguous_n && fns[0] ? fns[0] : fns[1];
+  k->params = dp;
+  k->n_items = B * dp->m_blocks * dp->n_blocks; /* <= result elements */
+  /* Boundary: K == 0 still writes zeros, so an item is never free. */
+  uint64_t w = N < DOT_NB ? N : DOT_NB, h = M < DOT_MR ? M : DOT_MR;
+  k->item_cost = h * w * (K > 0 ? K : 1);
+  if (k->item_cost == 0) k->item_cost = 1;
+  return ACCY_STATUS_OK;
+
+bad_attrs:
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                   "node %u (dot_general): malformed batch/contracting attributes (%u attrs)",
+                   node, nd->n_attrs);
+bad_result:
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                   "node %u (dot_general): declared result rank %u does not match the operands",
+                   node, nd->type.rank);
+}
+
+/* ---- convolution --------------------------------------------------------- */
+
+/* The kernel taps of one spatial axis that read a real input element for
+ * one output coordinate: tap t (0 <= t < count) uses kernel position
+ * kfirst + t * kstep and input position xfirst + t * xstep. */
+typedef struct conv_range {
+  int64_t kfirst;
+  int64_t count;
+  int64_t xfirst;
+} conv_range;
+
+typedef struct conv_axis {
+  uint64_t out;            /* result extent */
+  int64_t kstep, xstep;    /* advance between consecutive valid taps */
+  int64_t lstride;         /* element stride of this axis in lhs */
+  int64_t rstride;         /* element stride of this axis in rhs */
+  const conv_range *r;     /* out entries; arena-owned */
+} conv_axis;
+
+typedef struct conv_params {
+  conv_axis ax[3];         /* canonical spatial axes; leading ones may be dummies */
+  uint64_t n_out_ch;       /* O */
+  uint64_t out_per_group;  /* O / G */
+  uint64_t in_per_group;   /* C / G */
+  int64_t l_n, l_c;        /* lhs strides of the batch and channel axes */
+  int64_t r_o, r_c;        /* rhs strides of the output and input channel axes */
+} conv_params;
+
+#define CONV_TILE(NAME, T, ACC, LOAD, STORE)                                           \
+  static void NAME(const accy__kernel *k, void *const *bufs, uint64_t begin,          \
+                   uint64_t end) {                                                     \
+    const conv_params *cp = k->params;                                                 \
+    T *out = bufs[0];                                                                  \
+    const T *lhs = bufs[1];                                                            \
+    const T *rhs = bufs[2];                                                            \
+    const conv_axis *a0 = &cp->ax[0], *a1 = &cp->ax[1], *a2 = &cp->ax[2];              \
+    const int64_t dl2 = a2->xstep * a2->lstride, dr2 = a2->kstep * a2->rstride;        \
+    for (uint64_t it = begin; it < end; it++) {                                        \
+      uint64_t rest = it;                                                              \
+      const uint64_t y1 = rest % a1->out;                                              \
+      rest /= a1->out;                                                                 \
+      const uint64_t y0 = rest % a0->out;                                              \
+      rest /= a0->out;                                                                 \
+      const uint64_t o = rest % cp->n_out_ch, n = rest / cp->n_out_ch;                 \
+      const uint64_t grp = o / cp->out_per_group;                                      \
+      const conv_range *r0 = &a0->r[y0], *r1 = &a1->r[y1];                             \
+      const T *lbase = lhs + (int64_t)n * cp->l_n +                                    \
+                       (int64_t)(grp * cp->in_per_group) * cp->l_c;                    \
+      const T *rbase = rhs + (int64_t)o * cp->r_o;                                     \
+      T *dst = out + it * a2->out;                                                     \
+      for (uint64_t y2 = 0; y2 < a2->out; y2++) {                                      \
+        const conv_range *r2 = &a2->r[y2];                                             \
+        ACC acc = 0;                                                                   \
+        for (uint64_t ci = 0; ci < cp->in_per_group; ci++) {                           \
+          const T *lch = lbase + (int64_t)ci * cp->l_c;                                \
+          const T *rch = rbase + (int64_t)ci * cp->r_c;                                \
+          for (int64_t t0 = 0; t0 < r0->count; t0++) {                                 \
+            const T *l0 = lch + (r0->xfirst + t0 * a0->xstep) * a0->lstride;           \
+            const T *w0 = rch + (r0->kfirst + t0 * a0->kstep) * a0->rstride;           \
+            for (int64_t t1 = 0; t1 < r1->count; t1++) {                               \
+              const T *lp = l0 + (r1->xfirst + t1 * a1->xstep) * a1->lstride +         \
+                            r2->xfirst * a2->lstride;                                  \
+              const T *wp = w0 + (r1->kfirst + t1 * a1->kstep) * a1->rstride +         \
+                            r2->kfirst * a2->rstride;                                  \
+              for (int64_t t2 = 0; t2 < r2->count; t2++)                               \
+                acc += LOAD(lp[t2 * dl2]) * LOAD(wp[t2 * dr2]);                        \
+            }                                                                          \
+          }                                                                            \
+        }                                                                              \
+        dst[y2] = STORE(acc);                                                          \
+      }                                                                                \
+    }                                                                                  \
+  }
+
+CONV_TILE(conv_f32, float, float, LOAD_ID, STORE_F32)
+CONV_TILE(conv_f64, double, double, LOAD_ID, STORE_F64)
+CONV_TILE(conv_f16, uint16_t, float, accy__f16_to_f32, accy__f32_to_f16)
+CONV_TILE(conv_bf16, uint16_t, float, accy__bf16_to_f32, accy__f32_to_bf16)
+CONV_TILE(conv_u8, uint8_t, uint32_t, LOAD_U32, STORE_U8)
+CONV_TILE(conv_u16, uint16_t, uint32_t, LOAD_U32, STORE_U16)
+CONV_TILE(conv_u32, uint32_t, uint32_t, LOAD_U32, STORE_U32)
+CONV_TILE(conv_u64, uint64_t, uint64_t, LOAD_U64, STORE_U64)
+
+static accy__tile_fn conv_fn(int32_t dtype) {
+  switch (dtype) {
+    case ACCY_DTYPE_F32: return conv_f32;
+    case ACCY_DTYPE_F64: return conv_f64;
+    case ACCY_DTYPE_F16: return conv_f16;
+    case ACCY_DTYPE_BF16: return conv_bf16;
+    case ACCY_DTYPE_I8: case ACCY_DTYPE_U8: return conv_u8;
+    case ACCY_DTYPE_I16: case ACCY_DTYPE_U16: return conv_u16;
+    case ACCY_DTYPE_I32: case ACCY_DTYPE_U32: return conv_u32;
+    case ACCY_DTYPE_I64: case ACCY_DTYPE_U64: return conv_u64;
+    default: return NULL;
+  }
+}
+
+static int64_t floor_mod(int64_t a, int64_t m) {
+  int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+static int64_t gcd_i64(int64_t a, int64_t b) {
+  while (b != 0) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* (a * b) mod m for 0 <= a, b < m <= INT64_MAX without 128-bit arithmetic. */
+static uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t m) {
+  uint64_t r = 0;
+  while (b != 0) {
+    if (b & 1) r = (r + a) % m;
+    a = (a * 2) % m;
+    b >>= 1;
+  }
+  return r;
+}
+
+/* Inverse of a modulo m (gcd(a, m) = 1, m >= 1); 0 when m is 1. */
+static int64_t inv_mod(int64_t a, int64_t m) {
+  int64_t t = 0, nt = 1, r = m, nr = floor_mod(a, m);
+  while (nr != 0) {
+    int64_t q = r / nr, tmp;
+    tmp = t - q * nt; t = nt; nt = tmp;
+    tmp = r - q * nr; r = nr; nr = tmp;
+  }
+  return m == 1 ? 0 : floor_mod(t, m);
+}
+
+/* One spatial axis as given by the attributes. */
+typedef struct conv_axis_attrs {
+  int64_t in;       /* lhs extent */
+  int64_t ksize;    /* rhs extent */
+  int64_t stride, pad_low, lhs_dil, rhs_dil;
+} conv_axis_attrs;
+
+/* Valid taps for output coordinate y. The tap at kernel position kp reads
+ * dilated-padded position p = y * stride - pad_low + kp * rhs_dil, which is
+ * a real element iff 0 <= p <= (in - 1) * lhs_dil and p % lhs_dil == 0.
+ * Since rhs_dil * kp must hit a fixed residue modulo lhs_dil, the valid kp
+ * form an arithmetic progression with step lhs_dil / gcd. Returns false on
+ * int64 overflow (only possible for attributes the verifier rejects). */
+static bool conv_range_for(const conv_axis_attrs *x, int64_t y, int64_t g, int64_t q,
+                           int64_t inv, conv_range *out) {
+  out->kfirst = out->count = out->xfirst = 0;
+  int64_t base, pmax, lo, hi;
+  if (__builtin_mul_overflow(y, x->stride, &base) ||
+      __builtin_sub_overflow(base, x->pad_low, &base))
+    return false;
+  if (x->in == 0 || x->ksize == 0) return true;
+  if (__builtin_mul_overflow(x->in - 1, x->lhs_dil, &pmax)) return false;
+  if (base > pmax) return true;
+  if (base >= 0) {
+    lo = 0;
+  } else {
+    int64_t neg;
+    if (__builtin_sub_overflow((int64_t)0, base, &neg)) return false;
+    lo = neg / x->rhs_dil + (neg % x->rhs_dil != 0);
+  }
+  if (__builtin_sub_overflow(pmax, base, &hi)) return false;
+  hi /= x->rhs_dil;
+  if (hi > x->ksize - 1) hi = x->ksize - 1;
+  if (lo > hi) return true;
+  /* Solve kp * rhs_dil == -base (mod lhs_dil). */
+  int64_t need = floor_mod(-floor_mod(base, x->lhs_dil), x->lhs_dil);
+  if (need % g != 0) return true;
+  int64_t c = (int64_t)mul_mod((uint64_t)(need / g), (uint64_t)inv, (uint64_t)q);
+  int64_t first = lo + floor_mod(c - lo % q, q);
+  if (first > hi) return true;
+  out->kfirst = first;
+  out->count = (hi - first) / q + 1;
+  out->xfirst = (base + first * x->rhs_dil) / x->lhs_dil; /* in [0, in) by construction */
+  return true;
+}
+
+static accy_status prepare_conv(const accy__program *p, uint32_t node, accy__arena *arena,
+                                accy__kernel *k) {
+  const accy__node *nd = &p->nodes[node];
+  accy__tile_fn fn = conv_fn(nd->type.dtype);
+  if (fn == NULL) return no_kernel(p, node);
+  ACCY_TRY(check_operands(p, node));
+  const accy__type *lt = &p->nodes[nd->operands[0]].type;
+  const accy__type *rt = &p->nodes[nd->operands[1]].type;
+  const accy__type *ot = &nd->type;
+
+  const int64_t *at = nd->attrs;
+  if (nd->n_attrs < 1 || at[0] < 1 || at[0] > 3 || nd->n_attrs != 2 + 5 * (uint64_t)at[0])
+    goto bad_attrs;
+  const uint32_t s = (uint32_t)at[0];
+  const int64_t groups = at[1 + 5 * s];
+  if (lt->rank != s + 2 || rt->rank != s + 2 || ot->rank != s + 2 || groups < 1)
+    goto bad_attrs;
+  const int64_t N = lt->dims[0], C = lt->dims[1], O = rt->dims[0], Cg = rt->dims[1];
+  if (C != Cg * groups || O % groups != 0 || ot->dims[0] != N || ot->dims[1] != O)
+    goto bad_attrs;
+
+  conv_params *cp = accy__arena_alloc(arena, sizeof *cp, 64);
+  if (cp == NULL)
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): kernel parameters",
+                     node);
+  int64_t sl[ACCY_MAX_RANK], sr[ACCY_MAX_RANK];
+  accy__type_strides(lt, sl);
+  accy__type_strides(rt, sr);
+  cp->n_out_ch = (uint64_t)O;
+  cp->out_per_group = (uint64_t)(O / groups);
+  cp->in_per_group = (uint64_t)Cg;
+  cp->l_n = sl[0];
+  cp->l_c = sl[1];
+  cp->r_o = sr[0];
+  cp->r_c = sr[1];
+
+  static const conv_range kSingleTap = {0, 1, 0};
+  uint64_t taps = (uint64_t)Cg; /* multiply-adds per output element, saturated below */
+  for (uint32_t c = 0; c < 3; c++) {
+    conv_axis *ax = &cp->ax[c];
+    if (c < 3 - s) { /* dummy leading axis: one output, one tap at offset 0 */
+      ax->out = 1;
+      ax->kstep = ax->xstep = 1;
+      ax->lstride = ax->rstride = 0;
+      ax->r = &kSingleTap;
+      continue;
+    }
+    const uint32_t i = c - (3 - s);
+    conv_axis_attrs x = {lt->dims[2 + i], rt->dims[2 + i], at[1 + i], at[1 + s + i],
+                         at[1 + 3 * s + i], at[1 + 4 * s + i]};
+    if (x.stride < 1 || x.lhs_dil < 1 || x.rhs_dil < 1) goto bad_attrs;
+    const int64_t g = gcd_i64(x.rhs_dil, x.lhs_dil);
+    const int64_t q = x.lhs_dil / g;
+    const int64_t inv = inv_mod(x.rhs_dil / g, q);
+    ax->out = (uint64_t)ot->dims[2 + i];
+    ax->kstep = q;
+    ax->xstep = x.rhs_dil / g;
+    ax->lstride = sl[2 + i];
+    ax->rstride = sr[2 + i];
+    if (ax->out > SIZE_MAX / sizeof(conv_range)) goto oom;
+    conv_range *r = accy__arena_alloc(arena, (size_t)ax->out * sizeof *r + 1, 8);
+    if (r == NULL) goto oom;
+    for (uint64_t y = 0; y < ax->out; y++)
+      if (!conv_range_for(&x, (int64_t)y, g, q, inv, &r[y]))
+        return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                         "node %u (convolution): spatial axis %u: position of output %llu "
+                         "overflows int64 (stride %lld, pad_low %lld)",
+                         node, i, (unsigned long long)y, (long long)x.stride,
+                         (long long)x.pad_low);
+    ax->r = r;
+    if (!accy__mul_u64(taps, (uint64_t)x.ksize, &taps)) taps = UINT64_MAX;
+  }
+
+  uint64_t elems;
+  if (!accy__type_elements(ot, &elems))
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (convolution): result too large",
+                     node);
+  k->run = fn;
+  k->params = cp;
+  /* Boundary: no result elements (any zero extent) means nothing to run. */
+  k->n_items = elems == 0 ? 0 : elems / cp->ax[2].out;
+  uint64_t cost;
+  if (!accy__mul_u64(cp->ax[2].out, taps, &cost) || cost > (UINT64_C(1) << 62))
+    cost = UINT64_C(1) << 62;
+  k->item_cost = cost > 0 ? cost : cp->ax[2].out > 0 ? cp->ax[2].out : 1;
+  return ACCY_STATUS_OK;
+
+bad_attrs:
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                   "node %u (convolution): attributes (%u) do not match operand ranks %u, %u",
+                   node, nd->n_attrs, lt->rank, rt->rank);
+oom:
+  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): tap tables", node);
+}
+
+/* ---- entry point --------------------------------------------------------- */
+
+accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
+                                        accy__arena *arena, accy__kernel *k) {
+  switch (p->nodes[node].op) {
+    case ACCY_OP_DOT_GENERAL: return prepare_dot(p, node, arena, k);
+    case ACCY_OP_CONVOLUTION: return prepare_conv(p, node, arena, k);
+    default:
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a linear-algebra op",
+                       node, accy__op_name(p->nodes[node].op));
+  }
 }
