@@ -98,6 +98,10 @@ typedef struct sched_launch {
   bool queued;
 } sched_launch;
 
+_Static_assert(sizeof(sched_task_state) == SCHED_LINE, "one cache line per task");
+_Static_assert(sizeof(sched_launch) % SCHED_LINE == 0, "task states start on a line");
+_Static_assert(ACCY_SCHED_MAX_THREADS <= CTL_CAP_MASK, "a cap must fit its field");
+
 /* ---- the pool ---------------------------------------------------------------- */
 
 typedef struct sched_slot {

@@ -383,7 +383,7 @@ START_TEST(test_random_graphs) {
   tu_rng rng;
   tu_rng_seed(&rng, 0x5c4ed + (uint64_t)_i);
   accy__pool *pool = pool_get(POOL_N);
-  for (int k = 0; k < 40; k++) {
+  for (int k = 0; k < 100; k++) {
     tgraph tg;
     tg_random(&tg, &rng, 40);
     ck_assert_int_eq(accy__sched_graph_check(&tg.g), ACCY_STATUS_OK);
@@ -582,11 +582,14 @@ static void *host_main(void *varg) {
   return NULL;
 }
 
+/* Loop 1 runs with spinning off: every idle moment goes through the futex
+ * paths. */
 START_TEST(test_many_host_threads) {
+  if (_i == 1) setenv("ACCY_SPIN_US", "0", 1);
   tu_rng rng;
-  tu_rng_seed(&rng, 0xc0ffee);
+  tu_rng_seed(&rng, 0xc0ffee + (uint64_t)_i);
   tgraph graphs[GRAPHS];
-  for (int k = 0; k < GRAPHS; k++) tg_random(&graphs[k], &rng, 24);
+  for (int k = 0; k < GRAPHS; k++) tg_random(&graphs[k], &rng, 32);
   uint32_t before = process_threads();
   accy__pool *pool = pool_get(POOL_N);
   uint32_t n = accy__pool_size(pool);
@@ -610,6 +613,7 @@ START_TEST(test_many_host_threads) {
                 max_seen, before + n + HOSTS + EXTRA_THREADS);
   accy__pool_release(pool);
   for (int k = 0; k < GRAPHS; k++) tg_free(&graphs[k]);
+  unsetenv("ACCY_SPIN_US");
 }
 END_TEST
 
@@ -921,7 +925,7 @@ static Suite *scheduler_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_caller_and_workers_share_a_launch, 0, 2);
   tcase_add_test(tc, test_max_workers_bounds_concurrency);
-  tcase_add_test(tc, test_many_host_threads);
+  tcase_add_loop_test(tc, test_many_host_threads, 0, 2);
   tcase_add_test(tc, test_more_launches_than_slots);
   suite_add_tcase(s, tc);
 

@@ -342,7 +342,7 @@ static accy_status plan_scratch(builder *b) {
 
   /* Greedy by size, best-fit gap among the time-overlapping buffers. */
   for (uint32_t k = 0; k < n_iv; k++) order[k] = &iv[k];
-  qsort(order, n_iv, sizeof *order, by_size_desc);
+  if (n_iv) qsort(order, n_iv, sizeof *order, by_size_desc);
   uint64_t peak = 0;
   for (uint32_t k = 0; k < n_iv; k++) {
     interval *y = order[k];
@@ -354,7 +354,7 @@ static accy_status plan_scratch(builder *b) {
       interval *x = order[d];
       if (x->placed && x->n_touch && x->bytes && overlaps_time(x, y)) live_set[m++] = x;
     }
-    qsort(live_set, m, sizeof *live_set, by_offset);
+    if (m) qsort(live_set, m, sizeof *live_set, by_offset);
     uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, cursor = 0;
     for (uint32_t d = 0; d <= m; d++) {
       uint64_t next = d < m ? live_set[d]->offset : UINT64_MAX;
@@ -410,7 +410,7 @@ static int edge_cmp(const void *a, const void *b) {
 
 static accy_status build_graph(builder *b) {
   accy__plan *plan = b->plan;
-  qsort(b->edges, b->n_edges, sizeof(edge), edge_cmp);
+  if (b->n_edges) qsort(b->edges, b->n_edges, sizeof(edge), edge_cmp);
   size_t m = 0;
   for (size_t i = 0; i < b->n_edges; i++)
     if (m == 0 || edge_cmp(&b->edges[m - 1], &b->edges[i]) != 0) b->edges[m++] = b->edges[i];
@@ -503,6 +503,9 @@ accy_status accy__compile(const accy__program *p, accy__plan *plan) {
   if ((s = make_tasks(&b)) != ACCY_STATUS_OK) goto done;
   if ((s = plan_scratch(&b)) != ACCY_STATUS_OK) goto done;
   if ((s = build_graph(&b)) != ACCY_STATUS_OK) goto done;
+  /* The scheduler trusts its graph (a wrong predecessor count would hang or
+   * rerun tiles): check once here, where it is cheap. */
+  if ((s = accy__sched_graph_check(&plan->graph)) != ACCY_STATUS_OK) goto done;
   if ((s = make_descriptors(&b)) != ACCY_STATUS_OK) goto done;
 
   uint64_t tiles = 0;

@@ -16,7 +16,9 @@ ACCY_NODISCARD accy_status accy__wire_decode(const void *bytes, size_t size, acc
 
 /* Encodes |p| as canonical wire v1 bytes in a buffer from accy__malloc
  * (free with accy__free / accy_free). encode(decode(b)) == b for canonical
- * b. Returns OK or OUT_OF_MEMORY. */
+ * b. Returns OK, OUT_OF_MEMORY, or INVALID_PROGRAM (with a cause) for IR the
+ * format cannot hold: a dtype above 255, rank above 8, a payload on a node
+ * that is not a constant, or a size overflow. Encode does not verify. */
 ACCY_NODISCARD accy_status accy__wire_encode(const accy__program *p, void **out_bytes,
                                              size_t *out_size);
 
