@@ -73,6 +73,21 @@ static inline float i64_to_f32_odd(int64_t x) {
 }
 
 /* ---- element functions: floats ------------------------------------------ */
+/* Round half to even without depending on the host's rounding mode (rint
+ * does) or on __builtin_roundeven (gcc 10+, not clang 14). |x| at or above
+ * 2^(mantissa bits) is already an integer; NaN and infinities pass through;
+ * the sign of zero is kept. */
+#define EW_ROUNDEVEN(sfx, T, M, BIG)                                   \
+  static inline T roundeven_##sfx(T x) {                               \
+    if (!(fabs##M(x) < (T)(BIG))) return x;                            \
+    T r = floor##M(x);                                                 \
+    T diff = x - r;                                                    \
+    if (diff > (T)0.5 || (diff == (T)0.5 && fmod##M(r, (T)2) != 0)) r += 1; \
+    return copysign##M(r, x);                                          \
+  }
+EW_ROUNDEVEN(f32, float, f, 8388608.0f)
+EW_ROUNDEVEN(f64, double, , 4503599627370496.0)
+
 /* M is the libm suffix: f for float, empty for double. */
 #define EW_FLOAT_SCALARS(sfx, T, M)                                                           \
   static inline T abs_##sfx(T x) { return fabs##M(x); }                                       \
@@ -80,7 +95,7 @@ static inline float i64_to_f32_odd(int64_t x) {
   static inline T sign_##sfx(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; }               \
   static inline T floor_##sfx(T x) { return floor##M(x); }                                    \
   static inline T ceil_##sfx(T x) { return ceil##M(x); }                                      \
-  static inline T round_nearest_even_##sfx(T x) { return __builtin_roundeven##M(x); }         \
+  static inline T round_nearest_even_##sfx(T x) { return roundeven_##sfx(x); }                \
   static inline T sqrt_##sfx(T x) { return sqrt##M(x); }                                      \
   static inline T rsqrt_##sfx(T x) { return (T)1 / sqrt##M(x); }                              \
   static inline T exp_##sfx(T x) { return exp##M(x); }                                        \
