@@ -95,39 +95,39 @@ static uint32_t dense(accy_builder *b, uint32_t x, int64_t m, int64_t k, int64_t
   return r;
 }
 
-/* Weights regenerated identically for the peer. */
-static void peer_dense(const float *x, float *y, int64_t m, int64_t k, int64_t n, unsigned seed,
-                       int relu) {
-  static float *w, *bias;
-  static int64_t wk, wn;
-  static unsigned wseed;
-  if (!w || wk != k || wn != n || wseed != seed) {
-    free(w);
-    free(bias);
-    w = random_floats((size_t)(k * n), seed);
-    bias = random_floats((size_t)n, seed + 1);
-    wk = k;
-    wn = n;
-    wseed = seed;
-  }
+/* The peer's weights: generated once with the same seeds as the program's
+ * constants, read-only afterwards so concurrent peer calls may share them. */
+typedef struct peer_layer {
+  float *w, *bias;
+} peer_layer;
+static peer_layer peer_layers[3];
+
+static void peer_layer_init(peer_layer *l, int64_t k, int64_t n, unsigned seed) {
+  l->w = random_floats((size_t)(k * n), seed);
+  l->bias = random_floats((size_t)n, seed + 1);
+}
+
+static void peer_dense(const peer_layer *l, const float *x, float *y, int64_t m, int64_t k,
+                       int64_t n, int relu) {
   for (int64_t i = 0; i < m; i++) {
     float *yr = y + i * n;
     for (int64_t j = 0; j < n; j++) yr[j] = 0;
     for (int64_t q = 0; q < k; q++) {
       float a = x[i * k + q];
-      const float *wr = w + q * n;
+      const float *wr = l->w + q * n;
       for (int64_t j = 0; j < n; j++) yr[j] += a * wr[j];
     }
     for (int64_t j = 0; j < n; j++) {
-      float v = yr[j] + bias[j];
+      float v = yr[j] + l->bias[j];
       yr[j] = relu && v < 0 ? 0 : v;
     }
   }
 }
 
 static void mlp_peer(workload *w) {
-  static float *h1, *h2;
-  static int64_t cap;
+  /* Per-thread hidden buffers: concurrent peer callers must not share them. */
+  static _Thread_local float *h1, *h2;
+  static _Thread_local int64_t cap;
   if (cap < w->m * w->h) {
     free(h1);
     free(h2);
@@ -135,9 +135,9 @@ static void mlp_peer(workload *w) {
     h1 = malloc((size_t)cap * 4);
     h2 = malloc((size_t)cap * 4);
   }
-  peer_dense(w->in[0], h1, w->m, w->k, w->h, 11, 1);
-  peer_dense(h1, h2, w->m, w->h, w->h, 21, 1);
-  peer_dense(h2, w->peer_out, w->m, w->h, w->n, 31, 0);
+  peer_dense(&peer_layers[0], w->in[0], h1, w->m, w->k, w->h, 1);
+  peer_dense(&peer_layers[1], h1, h2, w->m, w->h, w->h, 1);
+  peer_dense(&peer_layers[2], h2, w->peer_out, w->m, w->h, w->n, 0);
 }
 
 static void make_mlp(workload *w, const char *name, int64_t batch) {
@@ -166,6 +166,11 @@ static void make_mlp(workload *w, const char *name, int64_t batch) {
   w->out[0] = malloc(w->out_bytes[0]);
   w->peer_out = malloc(w->out_bytes[0]);
   w->peer = mlp_peer;
+  if (!peer_layers[0].w) {
+    peer_layer_init(&peer_layers[0], 784, 1024, 11);
+    peer_layer_init(&peer_layers[1], 1024, 1024, 21);
+    peer_layer_init(&peer_layers[2], 1024, 10, 31);
+  }
 }
 
 static void chain_peer(workload *w) {
