@@ -278,6 +278,20 @@ static bool overlaps_time(const interval *a, const interval *b) {
   return !(a->end < b->start || b->end < a->start);
 }
 
+static bool overlaps_memory(const interval *a, const interval *b) {
+  return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
+static int by_end_desc(const void *a, const void *b) {
+  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
+  return x->end != y->end ? (x->end > y->end ? -1 : 1) : 0;
+}
+
+static int by_start_asc(const void *a, const void *b) {
+  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
+  return x->start != y->start ? (x->start < y->start ? -1 : 1) : 0;
+}
+
 static accy_status plan_scratch(builder *b) {
   const accy__program *p = b->p;
   accy__plan *plan = b->plan;
@@ -288,8 +302,11 @@ static accy_status plan_scratch(builder *b) {
   interval *iv = accy__calloc(n, sizeof(interval));
   interval **order = accy__malloc(n * sizeof(interval *));
   interval **live_set = accy__malloc(n * sizeof(interval *));
+  interval **before = accy__malloc(n * sizeof(interval *));
+  interval **after = accy__malloc(n * sizeof(interval *));
+  interval **chosen = accy__malloc(n * sizeof(interval *));
   uint32_t *touch = NULL;
-  if (!slot || !iv || !order || !live_set) {
+  if (!slot || !iv || !order || !live_set || !before || !after || !chosen) {
     s = oom("scratch plan");
     goto done;
   }
@@ -374,15 +391,50 @@ static accy_status plan_scratch(builder *b) {
                     (unsigned long long)peak, (unsigned long long)ACCY_MAX_SCRATCH_BYTES);
       goto done;
     }
-    /* Memory shared with a time-disjoint buffer: order every task touching
-     * the earlier one before the first task of the later one. */
+    /* Memory shared with time-disjoint buffers: every task touching the
+     * earlier buffer must precede the first task of the later one. Edges
+     * to or from every such buffer would be quadratic (a chain of n ops
+     * reusing two slots gives n^2 / 2 edges), so take them nearest in time
+     * first and skip a buffer already ordered through a chosen one: placed
+     * buffers that share bytes and are disjoint in time are always joined
+     * by a path (by induction over placement order), so
+     * x -> chosen -> y is a path when x shares bytes with chosen and ends
+     * before it starts. */
+    uint32_t n_before = 0, n_after = 0;
     for (uint32_t d = 0; d < k; d++) {
       interval *x = order[d];
-      if (!x->placed || x->n_touch == 0 || overlaps_time(x, y)) continue;
-      if (!(x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes)) continue;
-      interval *first = x->end < y->start ? x : y, *second = first == x ? y : x;
-      for (uint32_t q = 0; q < first->n_touch; q++)
-        if (!add_edge(b, touch[first->touch_begin + q], second->start)) {
+      if (!x->placed || x->n_touch == 0 || overlaps_time(x, y) || !overlaps_memory(x, y)) continue;
+      if (x->end < y->start)
+        before[n_before++] = x;
+      else
+        after[n_after++] = x;
+    }
+    if (n_before) qsort(before, n_before, sizeof *before, by_end_desc);
+    if (n_after) qsort(after, n_after, sizeof *after, by_start_asc);
+    uint32_t n_chosen = 0;
+    for (uint32_t d = 0; d < n_before; d++) {
+      interval *x = before[d];
+      bool ordered = false;
+      for (uint32_t c = 0; c < n_chosen && !ordered; c++)
+        ordered = overlaps_memory(x, chosen[c]) && x->end < chosen[c]->start;
+      if (ordered) continue;
+      chosen[n_chosen++] = x;
+      for (uint32_t q = 0; q < x->n_touch; q++)
+        if (!add_edge(b, touch[x->touch_begin + q], y->start)) {
+          s = oom("edges");
+          goto done;
+        }
+    }
+    n_chosen = 0;
+    for (uint32_t d = 0; d < n_after; d++) {
+      interval *x = after[d];
+      bool ordered = false;
+      for (uint32_t c = 0; c < n_chosen && !ordered; c++)
+        ordered = overlaps_memory(x, chosen[c]) && chosen[c]->end < x->start;
+      if (ordered) continue;
+      chosen[n_chosen++] = x;
+      for (uint32_t q = 0; q < y->n_touch; q++)
+        if (!add_edge(b, touch[y->touch_begin + q], x->start)) {
           s = oom("edges");
           goto done;
         }
@@ -395,6 +447,9 @@ done:
   accy__free(iv);
   accy__free(order);
   accy__free(live_set);
+  accy__free(before);
+  accy__free(after);
+  accy__free(chosen);
   accy__free(touch);
   return s;
 }
@@ -541,6 +596,16 @@ void accy__plan_free(accy__plan *plan) {
   memset(plan, 0, sizeof *plan);
 }
 
+/* What a task gets for a buffer that is NULL: a zero-byte caller buffer (the
+ * contract allows NULL there), an empty constant's payload, or a node with no
+ * location. Kernels form pointers like in + 0 even when they touch nothing,
+ * and C leaves arithmetic on NULL undefined (UBSan: "applying zero offset to
+ * null pointer"). Nothing is read through it, and it is read-only memory, so
+ * a write to an empty output would still fault. */
+static const _Alignas(64) char empty_buffer[64];
+
+static void *nonnull(const void *data) { return (void *)(data ? data : empty_buffer); }
+
 void accy__plan_run(const accy__plan *plan, const accy__program *p, accy__pool *pool,
                     uint32_t max_workers, void *block, const accy_input *inputs,
                     const accy_output *outputs) {
@@ -564,9 +629,9 @@ void accy__plan_run(const accy__plan *plan, const accy__program *p, accy__pool *
     uint32_t ref = plan->refs[r];
     uint32_t idx = ACCY__REF_INDEX(ref);
     switch (ACCY__REF_TAG(ref)) {
-      case ACCY__REF_CALLER_IN: ptrs[r] = (void *)inputs[idx].data; break;
-      case ACCY__REF_CALLER_OUT: ptrs[r] = outputs[idx].data; break;
-      default: ptrs[r] = vals[idx]; break;
+      case ACCY__REF_CALLER_IN: ptrs[r] = nonnull(inputs[idx].data); break;
+      case ACCY__REF_CALLER_OUT: ptrs[r] = nonnull(outputs[idx].data); break;
+      default: ptrs[r] = nonnull(vals[idx]); break;
     }
   }
   bool inline_run = plan->sequential || max_workers <= 1;
