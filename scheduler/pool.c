@@ -618,19 +618,31 @@ accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out) {
     p->inline_only = true;
     p->n_threads = 1;
   } else {
-    /* The team must not take signals meant for the application's threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&p->thread, NULL, team_main, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* Starting the team allocates outside accy (thread stacks, the OpenMP
+     * runtime's team): a zero-byte probe lets the allocation-failure hook
+     * reach this path too. */
+    void *probe = accy__malloc(0);
+    int rc = probe ? 0 : ENOMEM;
+    accy__free(probe);
+    if (rc == 0) {
+      /* The team must not take signals meant for the application's threads. */
+      sigset_t all, old;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &old);
+      rc = pthread_create(&p->thread, NULL, team_main, p);
+      pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     if (rc != 0) {
       pthread_mutex_destroy(&p->qlock);
       accy__free_aligned(p);
       pthread_mutex_unlock(&g_lock);
-      return ACCY_FAIL(ACCY_STATUS_LAUNCH_FAILED,
-                       "worker pool: cannot start the team thread for %u workers (error %d)", n,
-                       rc);
+      /* EAGAIN/ENOMEM: no memory or thread resources left (session create
+       * documents OUT_OF_MEMORY for this). */
+      return ACCY_FAIL(rc == EAGAIN || rc == ENOMEM ? ACCY_STATUS_OUT_OF_MEMORY
+                                                    : ACCY_STATUS_LAUNCH_FAILED,
+                       "worker pool: out of memory or threads starting the team thread for %u "
+                       "workers (error %d)",
+                       n, rc);
     }
     p->has_thread = true;
     g_team_ever = true;

@@ -18,20 +18,36 @@ static _Atomic uint64_t backend_allocs;
 uint64_t accy__scratch_backend_allocs(void) { return atomic_load(&backend_allocs); }
 
 #ifdef ACCY_HAVE_JEMALLOC
-static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+/* accy's own arena, created on first use. A failed creation (out of memory,
+ * or the allocation-failure hook) is retried by the next acquire rather than
+ * remembered, so one failure does not disable scratch for the process. */
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool arena_ok;
 static unsigned arena_index;
-static bool arena_ok;
 
-static void arena_create(void) {
-  size_t sz = sizeof arena_index;
-  arena_ok = mallctl("arenas.create", &arena_index, &sz, NULL, 0) == 0;
+static bool arena_ready(void) {
+  if (atomic_load(&arena_ok)) return true;
+  pthread_mutex_lock(&arena_lock);
+  if (!atomic_load(&arena_ok)) {
+    void *probe = accy__malloc(0); /* the hook covers arena creation too */
+    if (probe) {
+      unsigned index;
+      size_t sz = sizeof index;
+      if (mallctl("arenas.create", &index, &sz, NULL, 0) == 0) {
+        arena_index = index;
+        atomic_store(&arena_ok, true); /* publishes arena_index */
+      }
+      accy__free(probe);
+    }
+  }
+  pthread_mutex_unlock(&arena_lock);
+  return atomic_load(&arena_ok);
 }
 
 const char *accy__scratch_backend(void) { return "jemalloc"; }
 
 static void *backend_alloc(uint64_t bytes) {
-  pthread_once(&arena_once, arena_create);
-  if (!arena_ok) return NULL;
+  if (!arena_ready()) return NULL;
   return mallocx((size_t)bytes, MALLOCX_ARENA(arena_index) | MALLOCX_TCACHE_NONE | MALLOCX_ALIGN(64));
 }
 

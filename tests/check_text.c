@@ -82,7 +82,8 @@ static void payload_of(const void *bytes, size_t size, uint32_t node, void *dst,
 
 /* ---- round trips ---------------------------------------------------------- */
 
-static const char *const kExamples[] = {"mlp.accy", "softmax.accy", "conv.accy", "tour.accy"};
+static const char *const kExamples[] = {"mlp.accy", "softmax.accy", "conv.accy", "tour.accy",
+                                         "topk.accy"};
 
 START_TEST(test_examples_round_trip) {
   char path[4200];

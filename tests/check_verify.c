@@ -399,6 +399,56 @@ static const icase kCases[] = {
     BADV(ARGMAX, "f32[2,3]", "1", "i32[3]", "i32[2]", "declared i32[3] but operands give i32[2]"),
     BAD(ARGMAX, "f32[2,3]", "", "i32[2]", "expects 1 attribute [axis], got 0"),
 
+    /* scatter (wire 1.1): (data, indices [b..., k], updates [b..., d[k:]]), [mode] */
+    OK(SCATTER, "f32[5,3] i32[2,1] f32[2,3]", "0", NULL, "f32[5,3]"),
+    OK(SCATTER, "f32[5,3] i64[4,2] f32[4]", "1", NULL, "f32[5,3]"),
+    OK(SCATTER, "f32[5,3] u8[2,7,2] f32[2,7]", "4", NULL, "f32[5,3]"),
+    OK(SCATTER, "i8[5,3] i32[0] i8[5,3]", "2", NULL, "i8[5,3]"),   /* k = 0: whole data */
+    OK(SCATTER, "bool[4] i16[3,1] bool[3]", "1", NULL, "bool[4]"),
+    OK(SCATTER, "bool[4] i16[3,1] bool[3]", "3", NULL, "bool[4]"),
+    OK(SCATTER, "f32[0,3] i32[2,1] f32[2,3]", "0", NULL, "f32[0,3]"),
+    OK(SCATTER, "f32[] i32[6,0] f32[6]", "1", NULL, "f32[]"),
+    OK(SCATTER, "f16[2,2] i32[0,2] f16[0]", "3", NULL, "f16[2,2]"),
+    BAD(SCATTER, "f32[5,3] i32[2,1] f32[2,3]", "5", NULL, "mode = 5 is not a scatter mode (0..4)"),
+    BAD(SCATTER, "f32[5,3] i32[2,1] f32[2,3]", "-1", NULL, "mode = -1 is not a scatter mode"),
+    BAD(SCATTER, "f32[5,3] i32[2,1] f32[2,3]", "", NULL, "expects 1 attribute [mode], got 0"),
+    BAD(SCATTER, "f32[5,3] f32[2,1] f32[2,3]", "0", NULL,
+        "operand 1 (indices) has dtype f32, expected an integer dtype"),
+    BAD(SCATTER, "f32[5,3] bool[2,1] f32[2,3]", "0", NULL, "operand 1 (indices) has dtype bool"),
+    BAD(SCATTER, "f32[5,3] i32[2,1] f64[2,3]", "0", NULL,
+        "operand 2 (updates) has dtype f64, expected f32"),
+    BAD(SCATTER, "f32[5,3] i32[] f32[3]", "0", NULL,
+        "operand 1 (indices) must have rank >= 1"),
+    BAD(SCATTER, "f32[5,3] i32[2,3] f32[2]", "0", NULL,
+        "index vectors have 3 entries (the last dimension of operand 1), more than data's rank 2"),
+    BAD(SCATTER, "f32[5,3] i32[2,1] f32[2,4]", "0", NULL,
+        "operand 2 (updates) has dims [2,4], expected the batch dims of indices [2,1] followed by "
+        "data dims 1.. of [5,3]"),
+    BAD(SCATTER, "f32[5,3] i32[2,1] f32[3,3]", "0", NULL, "operand 2 (updates) has dims [3,3]"),
+    BAD(SCATTER, "f32[5,3] i32[2,1] f32[2]", "0", NULL, "operand 2 (updates) has dims [2]"),
+    BAD(SCATTER, "bool[4] i32[3,1] bool[3]", "0", "f32[4]", "declared f32[4] but operands give bool[4]"),
+    BAD(SCATTER, "f32[5,3] i32[2,1]", "0", NULL, "expects 3 operands, got 2"),
+
+    /* sort, argsort (wire 1.1): [axis, descending] */
+    OK(SORT, "f32[2,3]", "1 0", NULL, "f32[2,3]"),
+    OK(SORT, "bool[4]", "0 1", NULL, "bool[4]"),
+    OK(SORT, "u64[0,3]", "0 1", NULL, "u64[0,3]"),
+    OK(ARGSORT, "f32[2,3]", "0 1", "i64[2,3]", "i64[2,3]"),
+    OK(ARGSORT, "bf16[5]", "0 0", "i32[5]", "i32[5]"),
+    OK(ARGSORT, "i8[" P40 ",0]", "0 0", "i64[" P40 ",0]", "i64[" P40 ",0]"),
+    BAD(SORT, "f32[2,3]", "2 0", NULL, "axis = 2 is not an axis of a rank-2 tensor"),
+    BAD(SORT, "f32[]", "0 0", NULL, "axis = 0 is not an axis of a rank-0 tensor"),
+    BAD(SORT, "f32[2,3]", "1 2", NULL, "descending = 2 is not 0 or 1"),
+    BAD(SORT, "f32[2,3]", "1", NULL, "expects 2 attributes [axis, descending], got 1"),
+    BAD(SORT, "f32[2,3]", "1 0", "f32[3,2]", "declared f32[3,2] but operands give f32[2,3]"),
+    BAD(ARGSORT, "f32[2,3]", "1 -1", "i64[2,3]", "descending = -1 is not 0 or 1"),
+    BAD(ARGSORT, "f32[2,3]", "1 0", "u8[2,3]", "declared dtype u8, expected i32 or i64"),
+    BAD(ARGSORT, "f32[2,3]", "1 0", "f32[2,3]", "declared dtype f32, expected an integer dtype"),
+    BAD(ARGSORT, "f32[2,3]", "1 0", NULL, "argsort needs a result type"),
+    BAD(ARGSORT, "u8[2147483649]", "0 0", "i32[2147483649]",
+        "indices 0..2147483648 of axis 0 do not fit in i32"),
+    BADV(ARGSORT, "f32[2,3]", "1 0", "i64[3,2]", "i64[2,3]", "declared i64[3,2] but operands give i64[2,3]"),
+
     /* reduce_window: [kind, window, stride, pad_low, pad_high, base_dil, window_dil] */
     OK(REDUCE_WINDOW, "f32[4,6]", "0  2 3  2 3  0 0  0 0  1 1  1 1", NULL, "f32[2,2]"),
     OK(REDUCE_WINDOW, "f32[5]", "2  3 1 1 1 2 1", NULL, "f32[9]"),
@@ -516,7 +566,8 @@ static bool needs_declared(uint16_t op) {
     case ACCY_OP_BROADCAST_IN_DIM:
     case ACCY_OP_CONVERT:
     case ACCY_OP_ARGMAX:
-    case ACCY_OP_ARGMIN: return true;
+    case ACCY_OP_ARGMIN:
+    case ACCY_OP_ARGSORT: return true;
     default: return false;
   }
 }

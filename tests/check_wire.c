@@ -207,6 +207,17 @@ static void assert_same_program(const accy__program *a, const accy__program *b) 
   }
 }
 
+/* The minor the encoder must write for |p|: the declared one, raised to the
+ * highest minor among its (known) ops. */
+static uint16_t expected_minor(const accy__program *p) {
+  uint16_t m = p->wire_minor;
+  for (uint32_t i = 0; i < p->n_nodes; i++) {
+    uint16_t o = accy__wire_op_minor(p->nodes[i].op);
+    if (o != UINT16_MAX && o > m) m = o;
+  }
+  return m;
+}
+
 /* Encode, decode, compare, and re-encode byte-identically. */
 static void assert_roundtrip(const accy__program *p) {
   void *enc = NULL;
@@ -216,7 +227,8 @@ static void assert_roundtrip(const accy__program *p) {
   accy__program q;
   st = decode_copy(enc, size, &q);
   REQUIRE(st == ACCY_STATUS_OK, "decode of encoded program failed: %s", accy__cause());
-  REQUIRE(q.wire_minor == ACCY_WIRE_VERSION_MINOR, "wire_minor %u", q.wire_minor);
+  REQUIRE(q.wire_minor == expected_minor(p), "wire_minor %u, expected %u", q.wire_minor,
+          expected_minor(p));
   assert_same_program(p, &q);
   assert_encodes_to(&q, enc, size);
   accy__program_free(&q);
@@ -400,14 +412,52 @@ static void build_ops(accy__program *p) {
   output(p, red, "y2");
 }
 
+/* ops_v1_1.accy (wire 1.1): the ops 1.1 adds, with their attributes: a
+ * scatter-add of rows, a scatter-max of elements (k = rank) with u8 indices,
+ * a replace with k = 0 (one update: the whole tensor), sort descending,
+ * argsort into i64 and i32. */
+static void build_ops_v1_1(accy__program *p) {
+  static const int64_t d23[] = {2, 3}, d21[] = {2, 1}, d42[] = {4, 2}, d4[] = {4}, d0[] = {0};
+  const int32_t F = ACCY_DTYPE_F32;
+  accy__program_init(p);
+  uint32_t x = add(p, ACCY_OP_PARAMETER, mktype(F, 2, d23), NULL, 0, NULL, 0, "x", NULL, 0);
+  uint32_t i = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_I32, 2, d21), NULL, 0, NULL, 0, "i",
+                   NULL, 0);
+  uint32_t e = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_U8, 2, d42), NULL, 0, NULL, 0, "e",
+                   NULL, 0);
+  uint32_t v = add(p, ACCY_OP_PARAMETER, mktype(F, 1, d4), NULL, 0, NULL, 0, "v", NULL, 0);
+  uint32_t z = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_I64, 1, d0), NULL, 0, NULL, 0, "z",
+                   NULL, 0);
+  static const int64_t m_add[] = {ACCY_SCATTER_ADD}, m_max[] = {ACCY_SCATTER_MAX},
+                       m_rep[] = {ACCY_SCATTER_REPLACE};
+  uint32_t rows_ops[] = {x, i, x}, elem_ops[] = {x, e, v}, all_ops[] = {x, z, x};
+  uint32_t sa = add(p, ACCY_OP_SCATTER, mktype(F, 2, d23), rows_ops, 3, m_add, 1, NULL, NULL, 0);
+  uint32_t sm = add(p, ACCY_OP_SCATTER, mktype(F, 2, d23), elem_ops, 3, m_max, 1, NULL, NULL, 0);
+  uint32_t sr = add(p, ACCY_OP_SCATTER, mktype(F, 2, d23), all_ops, 3, m_rep, 1, NULL, NULL, 0);
+  static const int64_t desc1[] = {1, 1}, asc0[] = {0, 0};
+  uint32_t so = add(p, ACCY_OP_SORT, mktype(F, 2, d23), &x, 1, desc1, 2, NULL, NULL, 0);
+  uint32_t a64 = add(p, ACCY_OP_ARGSORT, mktype(ACCY_DTYPE_I64, 2, d23), &x, 1, asc0, 2, NULL,
+                     NULL, 0);
+  uint32_t a32 = add(p, ACCY_OP_ARGSORT, mktype(ACCY_DTYPE_I32, 2, d23), &sm, 1, desc1, 2, NULL,
+                     NULL, 0);
+  output(p, sa, "scatter_add");
+  output(p, sm, "scatter_max");
+  output(p, sr, "scatter_replace");
+  output(p, so, "sorted");
+  output(p, a64, "order");
+  output(p, a32, "order32");
+}
+
 typedef void (*builder_fn)(accy__program *);
 static const struct golden {
   const char *path;
   builder_fn build;
+  uint16_t minor; /* the version the file declares */
 } kGolden[] = {
-    {"tests/data/wire/v1.0/tiny.accy", build_tiny},
-    {"tests/data/wire/v1.0/dtypes.accy", build_dtypes},
-    {"tests/data/wire/v1.0/ops.accy", build_ops},
+    {"tests/data/wire/v1.0/tiny.accy", build_tiny, 0},
+    {"tests/data/wire/v1.0/dtypes.accy", build_dtypes, 0},
+    {"tests/data/wire/v1.0/ops.accy", build_ops, 0},
+    {"tests/data/wire/v1.1/ops_v1_1.accy", build_ops_v1_1, 1},
 };
 
 /* Every op code the format defines, for random programs. */
@@ -576,7 +626,9 @@ END_TEST
 
 /* Golden files of every wire version must decode in every later release (and
  * are never deleted). Each decodes to the program its builder makes, and
- * re-encodes to the same bytes apart from the header's minor version. */
+ * re-encodes to the same bytes, minor version included: the encoder keeps
+ * the declared minor, and a built program gets the lowest minor that holds
+ * its ops (so the 1.0 files are what a 1.1 encoder writes, too). */
 START_TEST(test_golden_file_decodes_and_reencodes) {
   const struct golden *g = &kGolden[_i];
   size_t size = 0;
@@ -585,12 +637,11 @@ START_TEST(test_golden_file_decodes_and_reencodes) {
   accy__program got, want;
   accy_status st = decode_copy(bytes, size, &got);
   ck_assert_msg(st == ACCY_STATUS_OK, "%s: %s", g->path, accy__cause());
-  ck_assert_uint_eq(got.wire_minor, 0);
+  ck_assert_uint_eq(got.wire_minor, g->minor);
+  ck_assert_uint_eq(bytes[6] | bytes[7] << 8, g->minor);
   g->build(&want);
   assert_same_program(&want, &got);
-  /* The encoder writes the current minor; v1.0 files say 0. */
-  bytes[6] = (uint8_t)ACCY_WIRE_VERSION_MINOR;
-  bytes[7] = (uint8_t)(ACCY_WIRE_VERSION_MINOR >> 8);
+  ck_assert_uint_eq(expected_minor(&want), g->minor);
   assert_encodes_to(&got, bytes, size);
   assert_encodes_to(&want, bytes, size);
   accy__program_free(&want);
@@ -780,14 +831,14 @@ START_TEST(test_unsupported_versions) {
     uint16_t major, minor;
     const char *cause;
   } kCases[] = {
-      {1, ACCY_WIRE_VERSION_MINOR + 1, "wire 1.1, this build reads 1.0-1.0"},
-      {2, 0, "wire 2.0, this build reads 1.0-1.0"},
-      {0, 9, "wire 0.9, this build reads 1.0-1.0"},
+      {1, ACCY_WIRE_VERSION_MINOR + 1, "wire 1.2, this build reads 1.0-1.1"},
+      {2, 0, "wire 2.0, this build reads 1.0-1.1"},
+      {0, 9, "wire 0.9, this build reads 1.0-1.1"},
       {0xffff, 0xffff, "wire 65535.65535, this build reads"},
   };
-  /* The expected text assumes this build reads 1.0 only; when the minor
+  /* The expected text assumes this build reads 1.0 and 1.1; when the minor
    * moves, these strings move with it. */
-  ck_assert_int_eq(ACCY_WIRE_VERSION_MINOR, 0);
+  ck_assert_int_eq(ACCY_WIRE_VERSION_MINOR, 1);
   blob b = {0};
   size_t at = b_begin_nodes(&b, 0);
   b_finish(&b, at, true);
@@ -797,6 +848,103 @@ START_TEST(test_unsupported_versions) {
   b.data[7] = (uint8_t)(kCases[_i].minor >> 8);
   expect_fail(&b, ACCY_STATUS_UNSUPPORTED_VERSION, kCases[_i].cause);
   b_free(&b);
+}
+END_TEST
+
+/* Ops that wire 1.1 adds are not ops of 1.0: bytes that declare 1.0 and use
+ * one are refused with a cause naming the op and both versions; the same
+ * bytes declaring 1.1 decode. */
+START_TEST(test_new_ops_need_their_minor) {
+  static const struct {
+    uint16_t op;
+    const char *name;
+  } kNew[] = {{ACCY_OP_SCATTER, "scatter"}, {ACCY_OP_SORT, "sort"}, {ACCY_OP_ARGSORT, "argsort"}};
+  ck_assert_uint_eq(accy__wire_op_minor(kNew[_i].op), 1);
+  for (uint16_t minor = 0; minor <= 1; minor++) {
+    blob b = {0};
+    b_header(&b, 1, minor);
+    size_t at = b_section_begin(&b, ACCY_WIRE_SECTION_NODES);
+    b_u32(&b, 2);
+    b_node(&b, ACCY_OP_PARAMETER, ACCY_DTYPE_F32, 2, kDims23, 0, NULL, 0, NULL, "x");
+    static const uint32_t op0[] = {0};
+    b_node(&b, kNew[_i].op, ACCY_DTYPE_F32, 2, kDims23, 1, op0, 0, NULL, NULL);
+    b_finish(&b, at, false);
+    if (minor == 0) {
+      char want[160];
+      snprintf(want, sizeof want,
+               "node 1: op code %u (%s) needs wire 1.1, but the program declares wire 1.0 at "
+               "offset 57",
+               kNew[_i].op, kNew[_i].name);
+      expect_fail(&b, ACCY_STATUS_INVALID_PROGRAM, want);
+    } else {
+      /* Structure only: the missing attributes are the verifier's business. */
+      accy__program p;
+      expect_ok(&b, &p);
+      ck_assert_uint_eq(p.wire_minor, 1);
+      ck_assert_uint_eq(p.nodes[1].op, kNew[_i].op);
+      assert_encodes_to(&p, b.data, b.len);
+      accy__program_free(&p);
+    }
+    b_free(&b);
+  }
+}
+END_TEST
+
+/* Every other op code is an op of 1.0, and codes no version defines stay
+ * unknown whatever the declared minor. */
+START_TEST(test_op_minor_table) {
+  int v11 = 0;
+  for (uint32_t op = 0; op <= UINT16_MAX; op++) {
+    uint16_t m = accy__wire_op_minor(op);
+    if (!accy__op_name(op)) {
+      REQUIRE(m == UINT16_MAX, "unknown op %u has minor %u", op, m);
+      continue;
+    }
+    REQUIRE(m <= ACCY_WIRE_VERSION_MINOR, "op %u has minor %u", op, m);
+    v11 += m == 1;
+  }
+  ck_assert_int_eq(v11, 3);
+  blob b = {0};
+  b_header(&b, 1, 1);
+  size_t at = b_section_begin(&b, ACCY_WIRE_SECTION_NODES);
+  b_u32(&b, 1);
+  b_node(&b, 95, ACCY_DTYPE_F32, 0, NULL, 0, NULL, 0, NULL, NULL);
+  b_finish(&b, at, false);
+  expect_fail(&b, ACCY_STATUS_INVALID_PROGRAM, "node 0: unknown op code 95 at offset 24");
+  b_free(&b);
+}
+END_TEST
+
+/* The encoder writes the lowest minor that holds a built program (1.0
+ * readers can read it), and keeps a decoded program's declared minor. */
+START_TEST(test_encoder_writes_the_lowest_minor) {
+  accy__program p;
+  build_ops(&p);
+  void *enc = NULL;
+  size_t size = 0;
+  ck_assert_int_eq(accy__wire_encode(&p, &enc, &size), ACCY_STATUS_OK);
+  ck_assert_uint_eq(((uint8_t *)enc)[6], 0);
+  /* The same program read from bytes that declare 1.1 stays 1.1. */
+  ((uint8_t *)enc)[6] = 1;
+  accy__program q;
+  ck_assert_int_eq(decode_copy(enc, size, &q), ACCY_STATUS_OK);
+  ck_assert_uint_eq(q.wire_minor, 1);
+  assert_encodes_to(&q, enc, size);
+  accy__program_free(&q);
+  accy__free(enc);
+  accy__program_free(&p);
+
+  build_ops_v1_1(&p);
+  ck_assert_int_eq(accy__wire_encode(&p, &enc, &size), ACCY_STATUS_OK);
+  ck_assert_uint_eq(((uint8_t *)enc)[6], 1);
+  accy__free(enc);
+  /* An IR claiming a minor this build does not know cannot be encoded. */
+  p.wire_minor = ACCY_WIRE_VERSION_MINOR + 1;
+  enc = (void *)1;
+  ck_assert_int_eq(accy__wire_encode(&p, &enc, &size), ACCY_STATUS_INVALID_PROGRAM);
+  ck_assert_ptr_null(enc);
+  ck_assert_cause_has("program declares wire 1.2, newer than this build's 1.1");
+  accy__program_free(&p);
 }
 END_TEST
 
@@ -1333,6 +1481,9 @@ static Suite *wire_suite(void) {
   tcase_add_test(tc, test_wrong_magic);
   tcase_add_test(tc, test_too_short);
   tcase_add_loop_test(tc, test_unsupported_versions, 0, 4);
+  tcase_add_loop_test(tc, test_new_ops_need_their_minor, 0, 3);
+  tcase_add_test(tc, test_op_minor_table);
+  tcase_add_test(tc, test_encoder_writes_the_lowest_minor);
   tcase_add_test(tc, test_unknown_or_misordered_sections);
   tcase_add_test(tc, test_trailing_bytes);
   tcase_add_test(tc, test_program_bytes_limit);

@@ -61,7 +61,7 @@ expect_rc 2 "run with a bad --input" -- "$ACCY" run "$EX/mlp.accy" --input x
 expect_rc 2 "describe without a file" -- "$ACCY" describe
 
 # ---- asm / dis round trip on every example ------------------------------------
-for f in mlp softmax conv tour; do
+for f in mlp softmax conv tour topk; do
   expect_rc 0 "asm $f" -- "$ACCY" asm "$EX/$f.accy" -o "$TMP/$f.bin"
   expect_rc 0 "dis $f" -- "$ACCY" dis "$TMP/$f.bin" -o "$TMP/$f.txt"
   expect_rc 0 "asm dis $f" -- "$ACCY" asm "$TMP/$f.txt" -o "$TMP/$f.again.bin"
@@ -103,7 +103,7 @@ expect_rc 0 "run with --input" -- "$ACCY" run "$EX/mlp.accy" --input "x=$TMP/zer
 grep '^output' "$TMP/out" >"$TMP/run4"
 [ -s "$TMP/run4" ] || fail "run with --input: no output line"
 cmp -s "$TMP/run1" "$TMP/run4" && fail "run with --input: same results as generated inputs"
-for f in softmax conv tour; do
+for f in softmax conv topk tour; do
   expect_rc 0 "run $f" -- "$ACCY" run "$EX/$f.accy"
 done
 expect_grep "$TMP/out" "^output mask bool\[3\] .* first=\[1, 0, 1\]" "run tour mask"

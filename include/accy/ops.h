@@ -13,7 +13,9 @@ extern "C" {
 #endif
 
 /* (NAME, code, text name, minimum operands, maximum operands; -1 = no fixed
- * maximum, see docs/ops.md). */
+ * maximum, see docs/ops.md). Wire 1.0 defines every op here except scatter
+ * (81), sort (93) and argsort (94), which wire 1.1 adds: bytes that declare
+ * 1.0 may not use them (docs/wire-format.md). */
 #define ACCY_OP_MAP(XX)                                           \
   XX(PARAMETER, 1, "parameter", 0, 0)                             \
   XX(CONSTANT, 2, "constant", 0, 0)                               \
@@ -67,9 +69,12 @@ extern "C" {
   XX(GATHER, 78, "gather", 2, 2)                                  \
   XX(DYNAMIC_SLICE, 79, "dynamic_slice", 1, -1)                   \
   XX(DYNAMIC_UPDATE_SLICE, 80, "dynamic_update_slice", 2, -1)     \
+  XX(SCATTER, 81, "scatter", 3, 3)                                \
   XX(REDUCE, 90, "reduce", 1, 1)                                  \
   XX(ARGMAX, 91, "argmax", 1, 1)                                  \
   XX(ARGMIN, 92, "argmin", 1, 1)                                  \
+  XX(SORT, 93, "sort", 1, 1)                                      \
+  XX(ARGSORT, 94, "argsort", 1, 1)                                \
   XX(DOT_GENERAL, 100, "dot_general", 2, 2)                       \
   XX(CONVOLUTION, 101, "convolution", 2, 2)                       \
   XX(REDUCE_WINDOW, 102, "reduce_window", 1, 1)
@@ -99,6 +104,16 @@ typedef enum accy_reduce_kind {
   ACCY_REDUCE_AND = 4,
   ACCY_REDUCE_OR = 5
 } accy_reduce_kind;
+
+/* scatter: attrs[0], how an update combines with the element it lands on
+ * (wire 1.1). */
+typedef enum accy_scatter_mode {
+  ACCY_SCATTER_REPLACE = 0,
+  ACCY_SCATTER_ADD = 1,
+  ACCY_SCATTER_MULTIPLY = 2,
+  ACCY_SCATTER_MAX = 3,
+  ACCY_SCATTER_MIN = 4
+} accy_scatter_mode;
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,10 @@
  * 3. Symbol-version nodes (ACCY_0.1, ...) in src/libaccy.map.
  * 4. Wire format version (ACCY_WIRE_VERSION_*): the byte format of programs.
  *    This build reads major ACCY_WIRE_VERSION_MAJOR with any minor up to
- *    ACCY_WIRE_VERSION_MINOR and writes exactly this version. */
+ *    ACCY_WIRE_VERSION_MINOR. It writes the lowest minor that holds the
+ *    program (1.0 unless a 1.1 op is used), or the minor the bytes declared
+ *    when the program was decoded, if that is higher. History: 1.0 the
+ *    first format; 1.1 adds the ops scatter, sort and argsort. */
 #ifndef ACCY_VERSION_H
 #define ACCY_VERSION_H
 
@@ -25,7 +28,7 @@ extern "C" {
   ((ACCY_VERSION_MAJOR << 16) | (ACCY_VERSION_MINOR << 8) | ACCY_VERSION_PATCH)
 
 #define ACCY_WIRE_VERSION_MAJOR 1
-#define ACCY_WIRE_VERSION_MINOR 0
+#define ACCY_WIRE_VERSION_MINOR 1
 
 /* The package version string of the library actually linked, e.g. "0.1.0". */
 ACCY_API const char *accy_version(void);

@@ -21,8 +21,11 @@
  *   gather             [axis]                      operands (data, indices)
  *   dynamic_slice      [slice_sizes x r]           operands (x, r scalar starts)
  *   dynamic_update_slice []                        operands (x, update, r scalar starts)
+ *   scatter            [mode]                      accy_scatter_mode; operands
+ *                                                  (data, indices, updates); wire 1.1
  *   reduce             [kind, dims...]             accy_reduce_kind, distinct axes
  *   argmax, argmin     [axis]
+ *   sort, argsort      [axis, descending]          descending 0 or 1; wire 1.1
  *   dot_general        [nb, lhs_batch x nb, rhs_batch x nb,
  *                       nc, lhs_contract x nc, rhs_contract x nc]
  *   convolution        [s, stride x s, pad_low x s, pad_high x s,

@@ -513,6 +513,54 @@ static accy_status infer_gather(const infer_ctx *c, accy__type *r) {
   return ACCY_STATUS_OK;
 }
 
+/* scatter (wire 1.1): operands (data: T[d], indices: I[b..., k],
+ * updates: T[b..., d[k:]]), attrs [mode]. */
+static accy_status infer_scatter(const infer_ctx *c, accy__type *r) {
+  static const char *const kModes[] = {"replace", "add", "multiply", "max", "min"};
+  ACCY_TRY(want_attrs(c, 1, "[mode]"));
+  const accy__type *x = opnd(c, 0), *ix = opnd(c, 1), *u = opnd(c, 2);
+  int64_t mode = c->attrs[0];
+  if (mode < ACCY_SCATTER_REPLACE || mode > ACCY_SCATTER_MIN)
+    return ACCY_FAIL(INVALID, "mode = %" PRId64 " is not a scatter mode (0..4)", mode);
+  /* Adding or multiplying bools is or / and, as for add and multiply. */
+  dclass cls = mode == ACCY_SCATTER_REPLACE ? DC_ANY : DC_NUMERIC_BOOL;
+  if (!in_class(x->dtype, cls))
+    return ACCY_FAIL(INVALID, "operand 0 (data) has dtype %s, expected %s for mode %s",
+                     accy__dtype_name(x->dtype), class_text(cls), kModes[mode]);
+  ACCY_TRY(want_class(c, 1, " (indices)", DC_INT));
+  ACCY_TRY(want_dtype(c, 2, " (updates)", x->dtype));
+  if (ix->rank < 1)
+    return ACCY_FAIL(INVALID,
+                     "operand 1 (indices) must have rank >= 1 (its last dimension is the index "
+                     "vector), got a scalar");
+  int64_t k = ix->dims[ix->rank - 1];
+  if (k > (int64_t)x->rank)
+    return ACCY_FAIL(INVALID,
+                     "index vectors have %" PRId64 " entries (the last dimension of operand 1), "
+                     "more than data's rank %u",
+                     k, x->rank);
+  /* updates: the batch dims of indices, then the data dims the index
+   * vectors do not address. */
+  accy__type want;
+  memset(&want, 0, sizeof want);
+  want.dtype = x->dtype;
+  uint32_t rank = ix->rank - 1 + x->rank - (uint32_t)k;
+  bool ok = rank <= ACCY_MAX_RANK && u->rank == rank;
+  for (uint32_t i = 0; ok && i + 1 < ix->rank; i++) ok = u->dims[i] == ix->dims[i];
+  for (uint32_t i = (uint32_t)k; ok && i < x->rank; i++)
+    ok = u->dims[ix->rank - 1 + i - (uint32_t)k] == x->dims[i];
+  if (!ok) {
+    char a[128], b[128], d[128];
+    return ACCY_FAIL(INVALID,
+                     "operand 2 (updates) has dims %s, expected the batch dims of indices %s "
+                     "followed by data dims %" PRId64 ".. of %s",
+                     fmt_dims(u, a, sizeof a), fmt_dims(ix, b, sizeof b), k,
+                     fmt_dims(x, d, sizeof d));
+  }
+  *r = *x;
+  return ACCY_STATUS_OK;
+}
+
 /* Operands first..first+rank-1 are scalar integer starts. */
 static accy_status want_starts(const infer_ctx *c, uint32_t first, uint32_t rank) {
   for (uint32_t i = 0; i < rank; i++) {
@@ -621,6 +669,39 @@ static accy_status infer_arg(const infer_ctx *c, accy__type *r) {
   r->dtype = d;
   for (uint32_t i = 0; i < x->rank; i++)
     if ((int64_t)i != axis) r->dims[r->rank++] = x->dims[i];
+  return ACCY_STATUS_OK;
+}
+
+/* sort and argsort (wire 1.1): attrs [axis, descending]. */
+static accy_status sort_attrs(const infer_ctx *c) {
+  ACCY_TRY(want_attrs(c, 2, "[axis, descending]"));
+  const accy__type *x = opnd(c, 0);
+  ACCY_TRY(want_axis("axis", c->attrs[0], x->rank));
+  if (c->attrs[1] != 0 && c->attrs[1] != 1)
+    return ACCY_FAIL(INVALID, "descending = %" PRId64 " is not 0 or 1", c->attrs[1]);
+  return want_class(c, 0, "", DC_NUMERIC_BOOL);
+}
+
+static accy_status infer_sort(const infer_ctx *c, accy__type *r) {
+  ACCY_TRY(sort_attrs(c));
+  *r = *opnd(c, 0);
+  return ACCY_STATUS_OK;
+}
+
+/* argsort: the declared dtype is i32 or i64 and must hold every position. */
+static accy_status infer_argsort(const infer_ctx *c, accy__type *r) {
+  ACCY_TRY(sort_attrs(c));
+  const accy__type *x = opnd(c, 0);
+  int64_t axis = c->attrs[0];
+  int32_t d;
+  ACCY_TRY(declared_dtype(c, DC_INT, &d));
+  if (d != ACCY_DTYPE_I32 && d != ACCY_DTYPE_I64)
+    return ACCY_FAIL(INVALID, "declared dtype %s, expected i32 or i64", accy__dtype_name(d));
+  if (x->dims[axis] - 1 > int_max(d))
+    return ACCY_FAIL(INVALID, "indices 0..%" PRId64 " of axis %" PRId64 " do not fit in %s",
+                     x->dims[axis] - 1, axis, accy__dtype_name(d));
+  *r = *x;
+  r->dtype = d;
   return ACCY_STATUS_OK;
 }
 
@@ -830,7 +911,8 @@ static bool fully_inferred(uint16_t op) {
     case ACCY_OP_BROADCAST_IN_DIM:
     case ACCY_OP_CONVERT:
     case ACCY_OP_ARGMAX:
-    case ACCY_OP_ARGMIN: return false;
+    case ACCY_OP_ARGMIN:
+    case ACCY_OP_ARGSORT: return false;
     default: return true;
   }
 }
@@ -889,9 +971,12 @@ static accy_status dispatch(const infer_ctx *c, accy__type *r) {
     case ACCY_OP_GATHER: return infer_gather(c, r);
     case ACCY_OP_DYNAMIC_SLICE: return infer_dynamic_slice(c, r);
     case ACCY_OP_DYNAMIC_UPDATE_SLICE: return infer_dynamic_update_slice(c, r);
+    case ACCY_OP_SCATTER: return infer_scatter(c, r);
     case ACCY_OP_REDUCE: return infer_reduce(c, r);
     case ACCY_OP_ARGMAX:
     case ACCY_OP_ARGMIN: return infer_arg(c, r);
+    case ACCY_OP_SORT: return infer_sort(c, r);
+    case ACCY_OP_ARGSORT: return infer_argsort(c, r);
     case ACCY_OP_DOT_GENERAL: return infer_dot_general(c, r);
     case ACCY_OP_CONVOLUTION: return infer_convolution(c, r);
     case ACCY_OP_REDUCE_WINDOW: return infer_reduce_window(c, r);

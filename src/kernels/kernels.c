@@ -47,6 +47,8 @@ accy_status accy__kernel_prepare(const accy__program *p, uint32_t node, accy__ar
       return accy__kernel_prepare_data(p, node, arena, k);
     case ACCY_OP_REDUCE: case ACCY_OP_ARGMAX: case ACCY_OP_ARGMIN: case ACCY_OP_REDUCE_WINDOW:
       return accy__kernel_prepare_reduce(p, node, arena, k);
+    case ACCY_OP_SCATTER: case ACCY_OP_SORT: case ACCY_OP_ARGSORT:
+      return accy__kernel_prepare_scatter_sort(p, node, arena, k);
     case ACCY_OP_DOT_GENERAL: case ACCY_OP_CONVOLUTION:
       return accy__kernel_prepare_linalg(p, node, arena, k);
   }

@@ -63,6 +63,10 @@ ACCY_NODISCARD accy_status accy__kernel_prepare_data(const accy__program *p, uin
 /* reduce, argmax, argmin, reduce_window (src/kernels/reduce.c) */
 ACCY_NODISCARD accy_status accy__kernel_prepare_reduce(const accy__program *p, uint32_t node,
                                                        accy__arena *arena, accy__kernel *k);
+/* scatter, sort, argsort (src/kernels/scatter_sort.c; wire 1.1) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_scatter_sort(const accy__program *p,
+                                                             uint32_t node, accy__arena *arena,
+                                                             accy__kernel *k);
 /* dot_general, convolution (src/kernels/linalg.c) */
 ACCY_NODISCARD accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
                                                        accy__arena *arena, accy__kernel *k);

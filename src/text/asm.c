@@ -859,9 +859,11 @@ static accy_status parse_leaf(asm_state *st, const token *def, uint16_t op) {
 
 static const char *const kDirections[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 static const char *const kReduceKinds[] = {"sum", "product", "max", "min", "and", "or"};
+static const char *const kScatterModes[] = {"replace", "add", "multiply", "max", "min"};
 
 static bool op_has_keyword(uint16_t op) {
-  return op == ACCY_OP_COMPARE || op == ACCY_OP_REDUCE || op == ACCY_OP_REDUCE_WINDOW;
+  return op == ACCY_OP_COMPARE || op == ACCY_OP_REDUCE || op == ACCY_OP_REDUCE_WINDOW ||
+         op == ACCY_OP_SCATTER;
 }
 
 static int keyword_index(const token *t, const char *const *names, int count) {
@@ -986,6 +988,8 @@ static const char *allowed_attrs(uint16_t op) {
     case ACCY_OP_GATHER:
     case ACCY_OP_ARGMAX:
     case ACCY_OP_ARGMIN: return "axis";
+    case ACCY_OP_SORT:
+    case ACCY_OP_ARGSORT: return "axis descending";
     case ACCY_OP_BROADCAST_IN_DIM:
     case ACCY_OP_REVERSE:
     case ACCY_OP_REDUCE: return "dims";
@@ -1044,6 +1048,11 @@ static accy_status build_attrs(asm_state *st, uint16_t op, const char *op_name,
   }
   if (op_has_keyword(op)) {
     if (a->keyword < 0) {
+      if (op == ACCY_OP_SCATTER)
+        return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
+                         "line %u: scatter needs a mode (replace add multiply max min) before "
+                         "the operands",
+                         line);
       if (op == ACCY_OP_COMPARE)
         return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                          "line %u: compare needs a direction (EQ NE LT LE GT GE) before the "
@@ -1066,6 +1075,11 @@ static accy_status build_attrs(asm_state *st, uint16_t op, const char *op_name,
     case ACCY_OP_ARGMAX:
     case ACCY_OP_ARGMIN:
       ACCY_TRY(take_scalar(a, &o, "axis", true, 0));
+      break;
+    case ACCY_OP_SORT:
+    case ACCY_OP_ARGSORT:
+      ACCY_TRY(take_scalar(a, &o, "axis", true, 0));
+      ACCY_TRY(take_scalar(a, &o, "descending", false, 0));
       break;
     case ACCY_OP_BROADCAST_IN_DIM:
     case ACCY_OP_REVERSE:
@@ -1172,9 +1186,15 @@ static accy_status parse_op(asm_state *st, const token *def, const token *op_tok
     ACCY_TRY(lex_peek(lx, &t));
     if (t.kind == TOK_IDENT && !tok_is(&t, TOK_IDENT, "attrs")) {
       (void)lex_next(lx, &t);
-      int k = op == ACCY_OP_COMPARE ? keyword_index(&t, kDirections, 6)
-                                    : keyword_index(&t, kReduceKinds, 6);
+      int k = op == ACCY_OP_COMPARE   ? keyword_index(&t, kDirections, 6)
+              : op == ACCY_OP_SCATTER ? keyword_index(&t, kScatterModes, 5)
+                                      : keyword_index(&t, kReduceKinds, 6);
       if (k < 0) {
+        if (op == ACCY_OP_SCATTER)
+          return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
+                           "line %u: bad attribute: unknown scatter mode %s (replace add "
+                           "multiply max min)",
+                           t.line, tok_describe(&t, d, sizeof d));
         if (op == ACCY_OP_COMPARE)
           return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                            "line %u: bad attribute: unknown compare direction %s (EQ NE LT LE "
@@ -1230,10 +1250,11 @@ static accy_status parse_op(asm_state *st, const token *def, const token *op_tok
   ACCY_TRY(build_attrs(st, op, op_name, n_operands, op_tok->line, &n_attrs));
   if (has_type && !has_dims) {
     /* A bare dtype: the dims follow from the operand. */
-    if (op != ACCY_OP_CONVERT && op != ACCY_OP_ARGMAX && op != ACCY_OP_ARGMIN)
+    if (op != ACCY_OP_CONVERT && op != ACCY_OP_ARGMAX && op != ACCY_OP_ARGMIN &&
+        op != ACCY_OP_ARGSORT)
       return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                        "line %u: bad type: %s needs a full type like %s[2,3]; a bare dtype is "
-                       "only for convert, argmax and argmin",
+                       "only for convert, argmax, argmin and argsort",
                        op_tok->line, op_name, accy__dtype_name(declared.dtype));
     int32_t dtype = declared.dtype;
     const accy__type *x = &p->nodes[st->operands[0]].type;

@@ -265,6 +265,7 @@ static void print_ref(sbuf *b, const namer *nm, uint32_t i) {
 
 static const char *const kDirections[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 static const char *const kReduceKinds[] = {"sum", "product", "max", "min", "and", "or"};
+static const char *const kScatterModes[] = {"replace", "add", "multiply", "max", "min"};
 
 /* Prints the named attributes of |n| into |out| and the keyword (compare
  * direction, reduce kind) into *keyword. Returns false when the attrs do not
@@ -301,6 +302,16 @@ static bool format_attrs(const accy__program *p, const accy__node *n, sbuf *out,
       return true;
     case ACCY_OP_DYNAMIC_SLICE:
       print_list(out, "sizes", a, na);
+      return true;
+    case ACCY_OP_SCATTER:
+      if (na != 1 || a[0] < 0 || a[0] > 4) return false;
+      *keyword = kScatterModes[a[0]];
+      return true;
+    case ACCY_OP_SORT:
+    case ACCY_OP_ARGSORT:
+      if (na != 2) return false;
+      sb_printf(out, " axis=%lld", (long long)a[0]);
+      if (a[1] != 0) sb_printf(out, " descending=%lld", (long long)a[1]);
       return true;
     case ACCY_OP_REDUCE:
       if (na < 1 || a[0] < 0 || a[0] > 5) return false;

@@ -12,9 +12,20 @@
  * to see a consistent counter value. */
 static _Atomic long fail_after = -1;
 static _Atomic uint64_t n_allocs = 0;
+/* Blocks handed out and not yet freed (leak checks in tests). */
+static _Atomic int64_t n_live = 0;
 
 void accy__alloc_fail_after(long n) { atomic_store(&fail_after, n); }
 uint64_t accy__alloc_count(void) { return atomic_load_explicit(&n_allocs, memory_order_relaxed); }
+int64_t accy__alloc_live(void) { return atomic_load(&n_live); }
+
+static void *counted(void *p) {
+  if (p) atomic_fetch_add_explicit(&n_live, 1, memory_order_relaxed);
+  return p;
+}
+static void uncounted(void *p) {
+  if (p) atomic_fetch_sub_explicit(&n_live, 1, memory_order_relaxed);
+}
 
 static bool should_fail(void) {
   long v = atomic_load_explicit(&fail_after, memory_order_relaxed);
@@ -28,21 +39,25 @@ static bool should_fail(void) {
 
 void *accy__malloc(size_t size) {
   if (should_fail()) return NULL;
-  return malloc(size ? size : 1);
+  return counted(malloc(size ? size : 1));
 }
 
 void *accy__calloc(size_t count, size_t size) {
   if (should_fail()) return NULL;
   if (count == 0 || size == 0) count = size = 1;
-  return calloc(count, size);
+  return counted(calloc(count, size));
 }
 
 void *accy__realloc(void *p, size_t size) {
   if (should_fail()) return NULL;
-  return realloc(p, size ? size : 1);
+  void *q = realloc(p, size ? size : 1);
+  return p ? q : counted(q);
 }
 
-void accy__free(void *p) { free(p); }
+void accy__free(void *p) {
+  uncounted(p);
+  free(p);
+}
 
 void *accy__aligned_alloc(size_t size, size_t align) {
   if (should_fail()) return NULL;
@@ -50,10 +65,13 @@ void *accy__aligned_alloc(size_t size, size_t align) {
   void *p = NULL;
   if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
   memset(p, 0, size ? size : 1);
-  return p;
+  return counted(p);
 }
 
-void accy__free_aligned(void *p) { free(p); }
+void accy__free_aligned(void *p) {
+  uncounted(p);
+  free(p);
+}
 
 char *accy__strndup(const char *s, size_t n) {
   char *d = accy__malloc(n + 1);

@@ -27,6 +27,9 @@ char *accy__strndup(const char *s, size_t n);
 void accy__alloc_fail_after(long n);
 /* Number of allocations made through this module so far (process-wide). */
 uint64_t accy__alloc_count(void);
+/* Blocks allocated through this module and not yet freed (process-wide):
+ * tests compare it before and after to prove that nothing leaked. */
+int64_t accy__alloc_live(void);
 
 /* A bump arena: memory for one object's lifetime, freed all at once.
  * Thread-compatible. Allocations are zero-filled. */

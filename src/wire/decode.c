@@ -64,6 +64,17 @@ static accy_status read_name(accy__reader *r, const char *what, uint32_t index,
   return ACCY_STATUS_OK;
 }
 
+/* ---- op versions ----------------------------------------------------------- */
+
+uint16_t accy__wire_op_minor(uint32_t op) {
+  switch (op) {
+    case ACCY_OP_SCATTER:
+    case ACCY_OP_SORT:
+    case ACCY_OP_ARGSORT: return 1;
+  }
+  return accy__op_name(op) ? 0 : UINT16_MAX;
+}
+
 /* ---- nodes section ------------------------------------------------------- */
 
 static accy_status read_type(accy__reader *r, uint32_t i, accy__type *t, uint64_t *out_elems) {
@@ -121,9 +132,18 @@ static accy_status read_node(accy__reader *r, uint32_t i, decode_scratch *s,
   if (!accy__op_name(op))
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "node %u: unknown op code %u at offset %zu", i,
                      op, at);
+  /* An op a later minor added is not an op of the version the bytes declare
+   * (a 1.0 reader would call it unknown). */
+  uint16_t op_minor = accy__wire_op_minor(op);
+  if (op_minor > out->wire_minor)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
+                     "node %u: op code %u (%s) needs wire %d.%u, but the program declares wire "
+                     "%d.%u at offset %zu",
+                     i, op, accy__op_name(op), ACCY_WIRE_VERSION_MAJOR, op_minor,
+                     ACCY_WIRE_VERSION_MAJOR, out->wire_minor, at);
 
   accy__type type;
-  uint64_t elems;
+  uint64_t elems = 0;
   ACCY_TRY(read_type(r, i, &type, &elems));
 
   uint32_t n_operands;
@@ -268,8 +288,8 @@ static accy_status open_section(accy__reader *r, uint32_t want, accy__reader *su
   READ(accy__reader_u32le(r, &id), "%s section header: id: ", section_name(want));
   if (id != want)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
-                     "section id %u (%s) at offset %zu, expected %u (%s): wire 1.0 has exactly "
-                     "the nodes section then the outputs section",
+                     "section id %u (%s) at offset %zu, expected %u (%s): wire 1.0 and 1.1 "
+                     "have exactly the nodes section then the outputs section",
                      id, section_name(id), at, want, section_name(want));
   READ(accy__reader_u64le(r, &len), "%s section header: length: ", section_name(want));
   READ(accy__reader_sub(r, len, sub), "%s section: ", section_name(want));

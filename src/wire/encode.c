@@ -82,6 +82,25 @@ static accy_status program_bytes(const accy__program *p, uint64_t *out_nodes_bod
   return ACCY_STATUS_OK;
 }
 
+/* The minor version to write: at least what decoded bytes declared (so that
+ * decode then encode reproduces them), and at least the minor that added each
+ * op the program uses. Unknown ops count as 0 here: the encoder writes them
+ * as they are and decoding reports them. */
+static accy_status program_minor(const accy__program *p, uint16_t *out) {
+  if (p->wire_minor > ACCY_WIRE_VERSION_MINOR)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
+                     "program declares wire %d.%u, newer than this build's %d.%d",
+                     ACCY_WIRE_VERSION_MAJOR, p->wire_minor, ACCY_WIRE_VERSION_MAJOR,
+                     ACCY_WIRE_VERSION_MINOR);
+  uint16_t minor = p->wire_minor;
+  for (uint32_t i = 0; i < p->n_nodes; i++) {
+    uint16_t m = accy__wire_op_minor(p->nodes[i].op);
+    if (m != UINT16_MAX && m > minor) minor = m;
+  }
+  *out = minor;
+  return ACCY_STATUS_OK;
+}
+
 /* ---- writing ------------------------------------------------------------- */
 
 /* The buffer was sized exactly beforehand, so the writers need no checks;
@@ -141,6 +160,8 @@ accy_status accy__wire_encode(const accy__program *p, void **out_bytes, size_t *
   *out_size = 0;
   uint64_t nodes_body = 0, outputs_body = 0, total = 0;
   ACCY_TRY(program_bytes(p, &nodes_body, &outputs_body, &total));
+  uint16_t minor = 0;
+  ACCY_TRY(program_minor(p, &minor));
   uint8_t *buf = accy__malloc((size_t)total);
   if (!buf)
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for %llu bytes of wire program",
@@ -148,7 +169,7 @@ accy_status accy__wire_encode(const accy__program *p, void **out_bytes, size_t *
 
   uint8_t *w = put_bytes(buf, ACCY_WIRE_MAGIC, ACCY_WIRE_MAGIC_BYTES);
   w = put_u16(w, ACCY_WIRE_VERSION_MAJOR);
-  w = put_u16(w, ACCY_WIRE_VERSION_MINOR);
+  w = put_u16(w, minor);
 
   w = put_u32(w, ACCY_WIRE_SECTION_NODES);
   w = put_u64(w, nodes_body);

@@ -24,7 +24,8 @@ static accy_status take(accy__reader *r, uint64_t n, const char *what, const uin
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "truncated: %s needs %llu bytes at offset %zu, %zu remain", what,
                      (unsigned long long)n, accy__reader_position(r), left);
-  *out = r->data + r->offset;
+  /* A reader over NULL (length 0) hands out NULL: NULL + 0 is undefined. */
+  *out = r->data ? r->data + r->offset : NULL;
   r->offset += (size_t)n;
   return ACCY_STATUS_OK;
 }

@@ -1,0 +1,224 @@
+"""Session and Program: compile wire bytes, describe and invoke programs.
+
+Inputs and outputs cross with zero copies: the library reads and writes the
+numpy arrays' own buffers. An array is accepted only when its dtype, shape,
+C-contiguity and alignment already match the descriptor (outputs must also be
+writeable); otherwise the call raises before reaching the library. Passing
+copy=True lets program(...) / invoke(...) convert *inputs* that do not match
+(a C-ordered copy with the descriptor's dtype); outputs are never copied.
+"""
+
+import ctypes
+import os
+
+import numpy as np
+
+from . import _lib, dtypes, errors
+
+_L = _lib.lib
+
+
+class TensorInfo:
+    """One input or output of a compiled program (accy_descriptor)."""
+
+    __slots__ = ("name", "accy_dtype", "dtype", "shape", "byte_size", "alignment", "flags")
+
+    def __init__(self, d):
+        self.name = d.name.decode("utf-8", "replace")
+        self.accy_dtype = dtypes.NAMES.get(d.dtype, "?")
+        self.dtype = dtypes.to_numpy(d.dtype)
+        self.shape = tuple(int(d.dims[i]) for i in range(d.rank))
+        self.byte_size = int(d.byte_size)
+        self.alignment = int(d.alignment)
+        self.flags = int(d.flags)
+
+    @property
+    def is_bf16(self):
+        """True when the tensor is bf16, carried as uint16 bits."""
+        return self.accy_dtype == "bf16"
+
+    @property
+    def copied_input(self):
+        return bool(self.flags & 0x1)
+
+    @property
+    def copied_output(self):
+        return bool(self.flags & 0x2)
+
+    def __repr__(self):
+        return "TensorInfo(%r, %s%s)" % (self.name, self.accy_dtype, list(self.shape))
+
+
+class Session:
+    """An accy session: a table of up to 64 compiled programs.
+
+    threads: most threads working on one invoke (None: ACCY_NUM_THREADS,
+    OMP_NUM_THREADS, else the CPUs in the affinity mask). Use as a context
+    manager, or call close(). Programs must not be used after close()."""
+
+    def __init__(self, threads=None):
+        opts = _lib.SessionOptions(ctypes.sizeof(_lib.SessionOptions), 0)
+        if threads is not None:
+            if int(threads) < 1:
+                raise ValueError("accy: threads must be at least 1, got %r" % (threads,))
+            opts.num_threads = int(threads)
+        ptr = ctypes.c_void_p()
+        errors.check(_L.accy_session_create(ctypes.byref(opts), ctypes.byref(ptr)),
+                     "accy_session_create")
+        self._ptr = ptr
+
+    def _require(self):
+        if self._ptr is None:
+            raise errors.make(3, "the session is closed", "accy_session")
+        return self._ptr
+
+    def compile(self, program):
+        """Compiles wire bytes (bytes-like) or the wire file at a path (str or
+        os.PathLike) and returns a Program."""
+        if isinstance(program, (str, os.PathLike)):
+            with open(program, "rb") as f:
+                program = f.read()
+        data = bytes(program)
+        ptr = self._require()
+        h = _lib.Handle()
+        st = _L.accy_session_compile(ptr, data, len(data), ctypes.byref(h))
+        errors.check(st, "accy_session_compile", ptr)
+        return Program(self, h)
+
+    def close(self):
+        """Releases every program and frees the session. Idempotent."""
+        if self._ptr is not None:
+            _L.accy_session_destroy(self._ptr)
+            self._ptr = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def _describe(sess, handle, fn, call):
+    arr = ctypes.POINTER(_lib.Descriptor)()
+    n = ctypes.c_size_t()
+    errors.check(fn(sess, handle, ctypes.byref(arr), ctypes.byref(n)), call, sess)
+    return [TensorInfo(arr[i]) for i in range(n.value)]
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+class Program:
+    """A compiled program. Call it with input arrays to get new output arrays,
+    or use invoke() to write into arrays you own. Thread-safe: many threads
+    may call one program at once (ctypes releases the GIL during the call)."""
+
+    def __init__(self, session, handle):
+        self._session = session
+        self._handle = handle
+        ptr = session._ptr
+        self.inputs = _describe(ptr, handle, _L.accy_session_inputs, "accy_session_inputs")
+        self.outputs = _describe(ptr, handle, _L.accy_session_outputs, "accy_session_outputs")
+        self._released = False
+
+    @property
+    def handle(self):
+        """(index, generation) of the library handle."""
+        return (self._handle.index, self._handle.generation)
+
+    def _check(self, arr, info, i, kind, copy):
+        what = "%s %d '%s'" % (kind, i, info.name)
+        if not isinstance(arr, np.ndarray):
+            if kind == "input" and copy:
+                arr = np.asarray(arr, dtype=info.dtype)
+            else:
+                raise errors.make(4, "%s: expected a numpy.ndarray, got %s"
+                                  % (what, type(arr).__name__), "invoke")
+        if kind == "input" and copy:
+            if arr.dtype != info.dtype or not arr.flags.c_contiguous or \
+                    _address(arr) % info.alignment:
+                arr = np.array(arr, dtype=info.dtype, order="C", copy=True)
+        if arr.dtype != info.dtype:
+            raise errors.make(4, "%s: dtype %s, expected %s (%s)%s"
+                              % (what, arr.dtype, info.dtype, info.accy_dtype,
+                                 "; pass copy=True to convert" if kind == "input" else ""),
+                              "invoke")
+        if arr.shape != info.shape:
+            raise errors.make(4, "%s: shape %s, expected %s"
+                              % (what, arr.shape, info.shape), "invoke")
+        if not arr.flags.c_contiguous:
+            raise errors.make(4, "%s: array is not C-contiguous%s"
+                              % (what, "; pass copy=True to copy it" if kind == "input" else ""),
+                              "invoke")
+        if arr.size and _address(arr) % info.alignment:
+            raise errors.make(4, "%s: address 0x%x is not aligned to %d bytes"
+                              % (what, _address(arr), info.alignment), "invoke")
+        if kind == "output" and not arr.flags.writeable:
+            raise errors.make(4, "%s: array is read-only" % what, "invoke")
+        return arr
+
+    def invoke(self, inputs, outputs, copy=False):
+        """Runs the program reading |inputs| and writing |outputs| in place
+        (sequences of numpy arrays in descriptor order). Returns |outputs|."""
+        inputs = list(inputs)
+        outputs = list(outputs)
+        if len(inputs) != len(self.inputs):
+            raise errors.make(4, "%d inputs given, the program takes %d"
+                              % (len(inputs), len(self.inputs)), "invoke")
+        if len(outputs) != len(self.outputs):
+            raise errors.make(4, "%d outputs given, the program has %d"
+                              % (len(outputs), len(self.outputs)), "invoke")
+        ins = [self._check(a, d, i, "input", copy) for i, (a, d) in
+               enumerate(zip(inputs, self.inputs))]
+        outs = [self._check(a, d, i, "output", False) for i, (a, d) in
+                enumerate(zip(outputs, self.outputs))]
+        c_in = (_lib.Input * max(len(ins), 1))()
+        for i, a in enumerate(ins):
+            c_in[i].data = _address(a) if a.nbytes else None
+            c_in[i].size = a.nbytes
+        c_out = (_lib.Output * max(len(outs), 1))()
+        for i, a in enumerate(outs):
+            c_out[i].data = _address(a) if a.nbytes else None
+            c_out[i].size = a.nbytes
+        sess = self._session._require()
+        st = _L.accy_session_invoke(sess, self._handle, c_in, len(ins), c_out, len(outs))
+        errors.check(st, "accy_session_invoke", sess)
+        return outputs
+
+    def new_outputs(self):
+        """Fresh, suitably aligned output arrays for invoke()."""
+        return [np.empty(d.shape, dtype=d.dtype) for d in self.outputs]
+
+    def __call__(self, *arrays, copy=False):
+        """Runs the program on |arrays| and returns a list of new output arrays."""
+        outs = self.new_outputs()
+        self.invoke(arrays, outs, copy=copy)
+        return outs
+
+    def release(self):
+        """Releases the program in the library; releasing again raises
+        InvalidHandle (the library refuses the stale handle)."""
+        sess = self._session._require()
+        self._released = True
+        errors.check(_L.accy_session_release(sess, self._handle), "accy_session_release", sess)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if not self._released and self._session._ptr is not None:
+            self.release()
+
+    def __del__(self):
+        try:
+            if not self._released and self._session._ptr is not None:
+                _L.accy_session_release(self._session._ptr, self._handle)
+        except Exception:  # interpreter shutdown
+            pass
