@@ -53,6 +53,13 @@ static inline void fuzz_clear_cause(void) { accy__set_cause(""); }
     return "allocator_may_return_null=1:max_allocation_size_mb=256";            \
   }
 
+/* True when ACCY_FUZZ_VERBOSE is set and not empty: the replay program then
+ * names each file and fuzz_invoke counts the programs it ran. */
+static inline bool fuzz_verbose(void) {
+  const char *v = getenv("ACCY_FUZZ_VERBOSE");
+  return v && v[0];
+}
+
 /* Little-endian u32 at |p|. */
 static inline uint32_t fuzz_le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

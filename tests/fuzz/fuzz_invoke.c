@@ -40,7 +40,7 @@ static accy_session *g_sessions[2]; /* 1 thread, 2 threads */
 static unsigned long g_ran, g_skipped;
 
 static void destroy_sessions(void) {
-  if (getenv("ACCY_FUZZ_VERBOSE"))
+  if (fuzz_verbose())
     fprintf(stderr, "fuzz_invoke: %lu programs ran, %lu skipped\n", g_ran, g_skipped);
   for (int i = 0; i < 2; i++) {
     accy_session_destroy(g_sessions[i]);

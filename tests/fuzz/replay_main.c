@@ -67,7 +67,7 @@ static bool replay_file(const char *path) {
   }
   if (n) memcpy(exact, buf, n);
   free(buf);
-  if (getenv("ACCY_FUZZ_VERBOSE")) fprintf(stderr, "replaying %s (%zu bytes)\n", path, n);
+  if (fuzz_verbose()) fprintf(stderr, "replaying %s (%zu bytes)\n", path, n);
   LLVMFuzzerTestOneInput(exact, n);
   free(exact);
   g_files++;
