@@ -115,41 +115,6 @@ static void tc_op(tcase *t, uint16_t op, int32_t dtype, uint32_t rank, const int
 
 /* ---- running kernels ------------------------------------------------------ */
 
-static void shuffle_u64(tu_rng *r, uint64_t *a, uint64_t n) {
-  for (uint64_t i = n; i > 1; i--) {
-    uint64_t j = tu_rng_next(r) % i, x = a[i - 1];
-    a[i - 1] = a[j];
-    a[j] = x;
-  }
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Runs [0, n_items) as tiles in shuffled order: each item alone (mode 0,
- * small spaces) or a random cut into up to 16 tiles, some possibly empty. */
-static void run_split(const accy__kernel *k, void *const *bufs, tu_rng *r, int mode) {
-  uint64_t n = k->n_items;
-  if (mode == 0 && n <= 4096) {
-    uint64_t *order = malloc((n + 1) * sizeof *order);
-    for (uint64_t i = 0; i < n; i++) order[i] = i;
-    shuffle_u64(r, order, n);
-    for (uint64_t i = 0; i < n; i++) k->run(k, bufs, order[i], order[i] + 1);
-    free(order);
-    return;
-  }
-  uint64_t m = 1 + tu_rng_next(r) % 16;
-  uint64_t cuts[18], tiles[17];
-  cuts[0] = 0;
-  cuts[m] = n;
-  for (uint64_t i = 1; i < m; i++) cuts[i] = n ? tu_rng_next(r) % (n + 1) : 0;
-  qsort(cuts + 1, m - 1, sizeof cuts[0], cmp_u64);
-  for (uint64_t i = 0; i < m; i++) tiles[i] = i;
-  shuffle_u64(r, tiles, m);
-  for (uint64_t i = 0; i < m; i++) k->run(k, bufs, cuts[tiles[i]], cuts[tiles[i] + 1]);
-}
 
 static void expect_bytes(const tcase *t, const void *got, const void *want, const char *what) {
   const accy__type *ty = &op_node(t)->type;
@@ -197,7 +162,7 @@ static void tc_check(tcase *t, const void *expect, tu_rng *r, bool in_place) {
   for (int mode = 0; mode < 3; mode++) {
     memset(part, 0xA0 + mode, nb);
     t->bufs[0] = part;
-    run_split(&k, t->bufs, r, mode);
+    tu_run_kernel_split(&k, t->bufs, r, mode);
     expect_bytes(t, part, expect, mode == 0 ? "one item per tile" : "random tiles");
   }
   if (in_place) {
@@ -206,7 +171,7 @@ static void tc_check(tcase *t, const void *expect, tu_rng *r, bool in_place) {
     for (int mode = 0; mode < 2; mode++) {
       memcpy(part, t->bufs[1], bytes);
       b2[0] = b2[1] = part;
-      run_split(&k, b2, r, mode + 1);
+      tu_run_kernel_split(&k, b2, r, mode + 1);
       expect_bytes(t, part, expect, "in place");
     }
     free(b2);
@@ -943,7 +908,7 @@ START_TEST(test_dus_in_place_window_only) {
   int16_t buf[120];
   for (int i = 0; i < 120; i++) buf[i] = 0x7777;
   void *b2[6] = {buf, buf, t.bufs[2], t.bufs[3], t.bufs[4], t.bufs[5]};
-  run_split(&k, b2, &r, 1);
+  tu_run_kernel_split(&k, b2, &r, 1);
   const int16_t *u = t.bufs[2];
   for (int i = 0; i < 4; i++)
     for (int j = 0; j < 5; j++)
@@ -984,7 +949,7 @@ START_TEST(test_dus_in_place_pages) {
   ck_assert_int_eq(mprotect(buf, (size_t)page, PROT_READ), 0);
   ck_assert_int_eq(mprotect(buf + 2 * page, (size_t)page, PROT_READ), 0);
   void *b2[5] = {buf, buf, t.bufs[2], t.bufs[3], t.bufs[4]};
-  run_split(&k, b2, &r, 1);
+  tu_run_kernel_split(&k, b2, &r, 1);
   const unsigned char *x = t.bufs[1], *u = t.bufs[2];
   ck_assert_int_eq(memcmp(buf, x, (size_t)page + 5), 0);
   ck_assert_int_eq(memcmp(buf + page + 5, u, (size_t)page - 5), 0);

@@ -105,41 +105,6 @@ static void tc_op(tcase *t, uint16_t op, const accy__type *ty, const int64_t *at
 
 static const accy__node *op_node(const tcase *t) { return &t->p.nodes[t->node]; }
 
-static void shuffle_u64(tu_rng *r, uint64_t *a, uint64_t n) {
-  for (uint64_t i = n; i > 1; i--) {
-    uint64_t j = tu_rng_next(r) % i, x = a[i - 1];
-    a[i - 1] = a[j];
-    a[j] = x;
-  }
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Runs [0, n_items) as tiles in shuffled order: each item alone (mode 0,
- * small spaces) or a random cut into up to 16 tiles, some possibly empty. */
-static void run_split(const accy__kernel *k, void *const *bufs, tu_rng *r, int mode) {
-  uint64_t n = k->n_items;
-  if (mode == 0 && n <= 4096) {
-    uint64_t *order = malloc((n + 1) * sizeof *order);
-    for (uint64_t i = 0; i < n; i++) order[i] = i;
-    shuffle_u64(r, order, n);
-    for (uint64_t i = 0; i < n; i++) k->run(k, bufs, order[i], order[i] + 1);
-    free(order);
-    return;
-  }
-  uint64_t m = 1 + tu_rng_next(r) % 16;
-  uint64_t cuts[18], tiles[17];
-  cuts[0] = 0;
-  cuts[m] = n;
-  for (uint64_t i = 1; i < m; i++) cuts[i] = n ? tu_rng_next(r) % (n + 1) : 0;
-  qsort(cuts + 1, m - 1, sizeof cuts[0], cmp_u64);
-  for (uint64_t i = 0; i < m; i++) tiles[i] = i;
-  shuffle_u64(r, tiles, m);
-  for (uint64_t i = 0; i < m; i++) k->run(k, bufs, cuts[tiles[i]], cuts[tiles[i] + 1]);
-}
 
 /* Compares the result with |want|: bytewise, or with any two NaNs equal. */
 static void expect_result(const tcase *t, const void *got, const void *want, bool nan_equal,
@@ -191,7 +156,7 @@ static uint64_t tc_check(tcase *t, const void *expect, bool nan_equal, tu_rng *r
   ck_assert_uint_eq(buf[bytes], 0xCD); /* nothing written past the end */
   for (int mode = 0; mode < 3; mode++) {
     memset(buf, 0xA0 + mode, nb);
-    run_split(&k, t->bufs, r, mode);
+    tu_run_kernel_split(&k, t->bufs, r, mode);
     expect_result(t, buf, expect, nan_equal, mode == 0 ? "one item per tile" : "random tiles");
   }
   t->bufs[0] = NULL;

@@ -42,6 +42,13 @@ void tu_set_i64(int32_t dtype, void *buf, size_t i, int64_t v);
  * Returns the index of the first difference or SIZE_MAX when equal. */
 size_t tu_first_difference(int32_t dtype, const void *a, const void *b, size_t n);
 
+/* Runs a kernel's items [0, n_items) as tiles in shuffled order: each item
+ * alone (mode 0, spaces of at most 4096 items) or a random cut into up to 16
+ * tiles, some possibly empty. For the kernel suites: any split must give the
+ * same bytes. */
+struct accy__kernel;
+void tu_run_kernel_split(const struct accy__kernel *k, void *const *bufs, tu_rng *r, int mode);
+
 /* Path of a file under the source tree: $ACCY_TEST_SRCDIR/rel (or "./rel").
  * Returns a static buffer. */
 const char *tu_srcdir_path(const char *rel);
