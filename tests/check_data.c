@@ -44,21 +44,6 @@ typedef struct tcase {
   void **bufs;    /* [0] result, [1 + i] operand i */
 } tcase;
 
-static accy__type mk_type(int32_t dtype, uint32_t rank, const int64_t *dims) {
-  accy__type t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dtype;
-  t.rank = rank;
-  for (uint32_t i = 0; i < rank; i++) t.dims[i] = dims[i];
-  return t;
-}
-
-static uint64_t n_elems(const accy__type *t) {
-  uint64_t n = 1;
-  for (uint32_t i = 0; i < t->rank; i++) n *= (uint64_t)t->dims[i];
-  return n;
-}
-
 static void tc_init(tcase *t) {
   accy__program_init(&t->p);
   t->node = UINT32_MAX;
@@ -79,7 +64,7 @@ static const accy__node *op_node(const tcase *t) { return &t->p.nodes[t->node]; 
 /* Adds a parameter with a buffer of random data (edge values included). */
 static uint32_t tc_param(tcase *t, tu_rng *r, int32_t dtype, uint32_t rank, const int64_t *dims) {
   ck_assert_uint_lt(t->n_ops, MAX_OPS);
-  accy__type ty = mk_type(dtype, rank, dims);
+  accy__type ty = tu_type(dtype, rank, dims);
   char name[16];
   snprintf(name, sizeof name, "p%u", t->n_ops);
   uint32_t idx;
@@ -87,7 +72,7 @@ static uint32_t tc_param(tcase *t, tu_rng *r, int32_t dtype, uint32_t rank, cons
                                           strlen(name), NULL, 0, &idx),
                    ACCY_STATUS_OK);
   ck_assert_uint_eq(idx, t->n_ops);
-  uint64_t n = n_elems(&ty);
+  uint64_t n = tu_elems(&ty);
   void *b = malloc(n * accy_dtype_size(dtype) + 1);
   ck_assert_ptr_nonnull(b);
   tu_fill_random(r, dtype, b, n, true, 0);
@@ -105,7 +90,7 @@ static uint32_t tc_scalar(tcase *t, tu_rng *r, int32_t dtype, int64_t v) {
 /* Adds the op under test; its operands are all parameters, in order. */
 static void tc_op(tcase *t, uint16_t op, int32_t dtype, uint32_t rank, const int64_t *dims,
                   const int64_t *attrs, uint32_t n_attrs) {
-  accy__type ty = mk_type(dtype, rank, dims);
+  accy__type ty = tu_type(dtype, rank, dims);
   uint32_t ops[MAX_OPS];
   for (uint32_t i = 0; i < t->n_ops; i++) ops[i] = i;
   ck_assert_int_eq(accy__program_add_node(&t->p, op, &ty, ops, t->n_ops, attrs, n_attrs, NULL, 0,
@@ -119,7 +104,7 @@ static void tc_op(tcase *t, uint16_t op, int32_t dtype, uint32_t rank, const int
 static void expect_bytes(const tcase *t, const void *got, const void *want, const char *what) {
   const accy__type *ty = &op_node(t)->type;
   size_t es = accy_dtype_size(ty->dtype);
-  uint64_t n = n_elems(ty);
+  uint64_t n = tu_elems(ty);
   for (uint64_t i = 0; i < n; i++) {
     const unsigned char *g = (const unsigned char *)got + i * es;
     const unsigned char *w = (const unsigned char *)want + i * es;
@@ -229,7 +214,7 @@ typedef src_ref (*map_fn)(const tcase *t, const int64_t *o);
 static void *ref_map(const tcase *t, map_fn fn) {
   const accy__type *ty = &op_node(t)->type;
   size_t es = accy_dtype_size(ty->dtype);
-  uint64_t n = n_elems(ty);
+  uint64_t n = tu_elems(ty);
   unsigned char *out = malloc(n * es + 1);
   int64_t o[ACCY_MAX_RANK];
   for (uint64_t f = 0; f < n; f++) {
@@ -345,7 +330,7 @@ static src_ref map_dus(const tcase *t, const int64_t *o) {
 static void *ref_iota(const tcase *t) {
   const accy__type *ty = &op_node(t)->type;
   const uint32_t axis = (uint32_t)op_node(t)->attrs[0];
-  uint64_t n = n_elems(ty);
+  uint64_t n = tu_elems(ty);
   void *out = malloc(n * accy_dtype_size(ty->dtype) + 1);
   int64_t o[ACCY_MAX_RANK];
   for (uint64_t f = 0; f < n; f++) {
@@ -780,8 +765,8 @@ static void gather_case(tu_rng *r, int32_t dt, int32_t it, uint32_t dr, const in
   tc_init(&t);
   tc_param(&t, r, dt, dr, dd);
   uint32_t ii = tc_param(&t, r, it, ir, id);
-  accy__type ity = mk_type(it, ir, id);
-  for (uint64_t j = 0; j < n_elems(&ity); j++)
+  accy__type ity = tu_type(it, ir, id);
+  for (uint64_t j = 0; j < tu_elems(&ity); j++)
     tu_set_i64(it, t.bufs[1 + ii], j, rand_index(r, dd[axis]));
   tc_op(&t, ACCY_OP_GATHER, dt, rr, rd, &axis, 1);
   check_map(&t, map_gather, r);

@@ -35,21 +35,6 @@ static const int32_t kNumeric[] = {
 
 /* ---- IR and kernel harness ------------------------------------------------ */
 
-static accy__type mk_type(int32_t dtype, uint32_t rank, const int64_t *dims) {
-  accy__type t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dtype;
-  t.rank = rank;
-  for (uint32_t i = 0; i < rank; i++) t.dims[i] = dims[i];
-  return t;
-}
-
-static uint64_t n_elems(const accy__type *t) {
-  uint64_t n = 1;
-  for (uint32_t i = 0; i < t->rank; i++) n *= (uint64_t)t->dims[i];
-  return n;
-}
-
 static void row_major_strides(const accy__type *t, int64_t *s) {
   int64_t acc = 1;
   for (uint32_t i = t->rank; i-- > 0;) {
@@ -89,8 +74,8 @@ static accy_status case_build(lin_case *c, uint16_t op, const accy__type *lt,
                    ACCY_STATUS_OK);
   ck_assert_uint_eq(node, 2);
   size_t es = accy__dtype_size(lt->dtype);
-  c->lhs = calloc(n_elems(lt) + 1, es);
-  c->rhs = calloc(n_elems(rt) + 1, es);
+  c->lhs = calloc(tu_elems(lt) + 1, es);
+  c->rhs = calloc(tu_elems(rt) + 1, es);
   ck_assert(c->lhs != NULL && c->rhs != NULL);
   return accy__kernel_prepare(&c->p, node, &c->arena, &c->k);
 }
@@ -113,7 +98,7 @@ static void run_range(const lin_case *c, void *out, uint64_t begin, uint64_t end
 static void check_runs(const lin_case *c, const void *ref, tu_rng *rng) {
   const int32_t dt = c->ot.dtype;
   const size_t es = accy__dtype_size(dt);
-  const uint64_t no = n_elems(&c->ot);
+  const uint64_t no = tu_elems(&c->ot);
   const size_t ob = (size_t)no * es;
   ck_assert(c->k.item_cost >= 1);
   unsigned char *full = malloc(ob + 16), *part = malloc(ob + 16);
@@ -158,8 +143,8 @@ static void check_runs(const lin_case *c, const void *ref, tu_rng *rng) {
 }
 
 static void fill(tu_rng *rng, lin_case *c, bool edges) {
-  tu_fill_random(rng, c->lt.dtype, c->lhs, (size_t)n_elems(&c->lt), edges, 0);
-  tu_fill_random(rng, c->rt.dtype, c->rhs, (size_t)n_elems(&c->rt), edges, 0);
+  tu_fill_random(rng, c->lt.dtype, c->lhs, (size_t)tu_elems(&c->lt), edges, 0);
+  tu_fill_random(rng, c->rt.dtype, c->rhs, (size_t)tu_elems(&c->rt), edges, 0);
 }
 
 /* ---- reference arithmetic ----------------------------------------------- */
@@ -214,7 +199,7 @@ static accy__type dot_result_type(const accy__type *lt, const accy__type *rt,
   for (uint32_t a = 0; a < rt->rank; a++)
     if (!rused[a]) dims[r++] = rt->dims[a];
   ck_assert_uint_le(r, ACCY_MAX_RANK);
-  return mk_type(lt->dtype, r, dims);
+  return tu_type(lt->dtype, r, dims);
 }
 
 static void ref_dot(const lin_case *c, const int64_t *attrs, void *out) {
@@ -237,7 +222,7 @@ static void ref_dot(const lin_case *c, const int64_t *attrs, void *out) {
   uint64_t K = 1;
   for (int64_t j = 0; j < nc; j++) K *= (uint64_t)c->lt.dims[lc[j]];
 
-  const uint64_t no = n_elems(&c->ot);
+  const uint64_t no = tu_elems(&c->ot);
   for (uint64_t e = 0; e < no; e++) {
     int64_t ri[ACCY_MAX_RANK], li[ACCY_MAX_RANK] = {0}, rx[ACCY_MAX_RANK] = {0};
     uint64_t rest = e;
@@ -274,7 +259,7 @@ static void dot_case(tu_rng *rng, const accy__type *lt, const accy__type *rt,
                     ACCY_STATUS_OK,
                 "prepare: %s", accy__cause());
   fill(rng, &c, edges);
-  void *ref = calloc(n_elems(&ot) + 1, accy__dtype_size(ot.dtype));
+  void *ref = calloc(tu_elems(&ot) + 1, accy__dtype_size(ot.dtype));
   ref_dot(&c, attrs, ref);
   check_runs(&c, ref, rng);
   free(ref);
@@ -289,13 +274,13 @@ START_TEST(test_dot_matmul_matches_reference_for_every_dtype) {
   tu_rng_seed(&rng, 100 + (uint64_t)_i);
   /* [M, K] x [K, N] (contiguous rhs rows: fast path where one exists). */
   int64_t ld[] = {5, 7}, rd[] = {7, 9};
-  accy__type lt = mk_type(dt, 2, ld), rt = mk_type(dt, 2, rd);
+  accy__type lt = tu_type(dt, 2, ld), rt = tu_type(dt, 2, rd);
   int64_t attrs[] = {0, 1, 1, 0};
   dot_case(&rng, &lt, &rt, attrs, 4, true);
   dot_case(&rng, &lt, &rt, attrs, 4, false);
   /* [M, K] x [N, K] (rhs transposed: strided generic path). */
   int64_t rd2[] = {9, 7};
-  accy__type rt2 = mk_type(dt, 2, rd2);
+  accy__type rt2 = tu_type(dt, 2, rd2);
   int64_t attrs2[] = {0, 1, 1, 1};
   dot_case(&rng, &lt, &rt2, attrs2, 4, true);
   dot_case(&rng, &lt, &rt2, attrs2, 4, false);
@@ -309,13 +294,13 @@ START_TEST(test_dot_batched_with_odd_axis_placement) {
   /* lhs [K=4, B=3, M=2], rhs [N=5, K=4, B=3]: batch and contracting axes
    * anywhere, in any order. */
   int64_t ld[] = {4, 3, 2}, rd[] = {5, 4, 3};
-  accy__type lt = mk_type(dt, 3, ld), rt = mk_type(dt, 3, rd);
+  accy__type lt = tu_type(dt, 3, ld), rt = tu_type(dt, 3, rd);
   int64_t attrs[] = {1, 1, 2, 1, 0, 1};
   dot_case(&rng, &lt, &rt, attrs, 6, true);
   /* Two batch axes listed in reverse order and two contracting axes listed
    * out of order: lhs [B0=2, K0=3, M=2, B1=3, K1=2], rhs [K1, B1, N=4, K0, B0]. */
   int64_t ld2[] = {2, 3, 2, 3, 2}, rd2[] = {2, 3, 4, 3, 2};
-  accy__type lt2 = mk_type(dt, 5, ld2), rt2 = mk_type(dt, 5, rd2);
+  accy__type lt2 = tu_type(dt, 5, ld2), rt2 = tu_type(dt, 5, rd2);
   int64_t attrs2[] = {2, 3, 0, 1, 4, 2, 4, 1, 0, 3};
   dot_case(&rng, &lt2, &rt2, attrs2, 10, false);
   dot_case(&rng, &lt2, &rt2, attrs2, 10, true);
@@ -366,7 +351,7 @@ START_TEST(test_dot_random_layouts_match_reference) {
     for (int i = 0; i < nc; i++) attrs[na++] = lperm[nb + i];
     for (int i = 0; i < nc; i++) attrs[na++] = rperm[nb + i];
     for (int i = 0; i < nb + nc; i++) rdims[rperm[i]] = ldims[lperm[i]];
-    accy__type lt = mk_type(dt, (uint32_t)lrank, ldims), rt = mk_type(dt, (uint32_t)rrank, rdims);
+    accy__type lt = tu_type(dt, (uint32_t)lrank, ldims), rt = tu_type(dt, (uint32_t)rrank, rdims);
     dot_case(&rng, &lt, &rt, attrs, na, rep % 2 == 0);
   }
 }
@@ -378,7 +363,7 @@ START_TEST(test_dot_rank8_operands) {
   tu_rng_seed(&rng, 400 + (uint64_t)_i);
   /* lhs rank 8: 3 batch, 3 contracting, 2 free; result rank 7. */
   int64_t ld[] = {2, 3, 2, 1, 2, 2, 3, 2}, rd[] = {3, 2, 2, 2, 2, 2, 3, 1};
-  accy__type lt = mk_type(dt, 8, ld), rt = mk_type(dt, 8, rd);
+  accy__type lt = tu_type(dt, 8, ld), rt = tu_type(dt, 8, rd);
   /* Batch lhs (1, 4, 7) with rhs (0, 2, 4), extents 3, 2, 2; contracting
    * lhs (0, 5, 6) with rhs (1, 5, 6), extents 2, 2, 3; free lhs 2, 3 and
    * rhs 3, 7. */
@@ -395,12 +380,12 @@ START_TEST(test_dot_wide_rows_are_split_into_column_blocks) {
   tu_rng_seed(&rng, 500 + (uint64_t)_i);
   /* N = 1100 spans three 512-column blocks, the last one partial; batch 2. */
   int64_t ld[] = {2, 3, 5}, rd[] = {2, 5, 1100};
-  accy__type lt = mk_type(dt, 3, ld), rt = mk_type(dt, 3, rd);
+  accy__type lt = tu_type(dt, 3, ld), rt = tu_type(dt, 3, rd);
   int64_t attrs[] = {1, 0, 0, 1, 2, 1};
   dot_case(&rng, &lt, &rt, attrs, 6, false);
   /* Same with the rhs free axis strided ([B, N, K]). */
   int64_t rd2[] = {2, 1100, 5};
-  accy__type rt2 = mk_type(dt, 3, rd2);
+  accy__type rt2 = tu_type(dt, 3, rd2);
   int64_t attrs2[] = {1, 0, 0, 1, 2, 2};
   dot_case(&rng, &lt, &rt2, attrs2, 6, false);
 }
@@ -411,10 +396,10 @@ START_TEST(test_dot_rank0_operands) {
   tu_rng rng;
   tu_rng_seed(&rng, 600 + (uint64_t)_i);
   int64_t attrs[] = {0, 0};
-  accy__type s = mk_type(dt, 0, NULL);
+  accy__type s = tu_type(dt, 0, NULL);
   dot_case(&rng, &s, &s, attrs, 2, false); /* scalar * scalar */
   int64_t rd[] = {3, 4};
-  accy__type m = mk_type(dt, 2, rd);
+  accy__type m = tu_type(dt, 2, rd);
   dot_case(&rng, &s, &m, attrs, 2, true); /* scalar * matrix (outer product) */
   dot_case(&rng, &m, &s, attrs, 2, true);
 }
@@ -423,10 +408,10 @@ END_TEST
 START_TEST(test_dot_empty_contraction_gives_positive_zero) {
   const int32_t dt = kNumeric[_i];
   int64_t ld[] = {3, 0}, rd[] = {0, 4};
-  accy__type lt = mk_type(dt, 2, ld), rt = mk_type(dt, 2, rd);
+  accy__type lt = tu_type(dt, 2, ld), rt = tu_type(dt, 2, rd);
   int64_t attrs[] = {0, 1, 1, 0};
   int64_t od[] = {3, 4};
-  accy__type ot = mk_type(dt, 2, od);
+  accy__type ot = tu_type(dt, 2, od);
   lin_case c;
   ck_assert_int_eq(case_build(&c, ACCY_OP_DOT_GENERAL, &lt, &rt, &ot, attrs, 4),
                    ACCY_STATUS_OK);
@@ -444,16 +429,16 @@ START_TEST(test_dot_empty_result_has_no_items) {
   int64_t l1[] = {0, 3}, r1[] = {3, 4};
   int64_t l2[] = {2, 3}, r2[] = {3, 0};
   int64_t l3[] = {0, 2, 3}, r3[] = {0, 3, 4};
-  accy__type lts[] = {mk_type(ACCY_DTYPE_F32, 2, l1), mk_type(ACCY_DTYPE_F32, 2, l2),
-                      mk_type(ACCY_DTYPE_F32, 3, l3)};
-  accy__type rts[] = {mk_type(ACCY_DTYPE_F32, 2, r1), mk_type(ACCY_DTYPE_F32, 2, r2),
-                      mk_type(ACCY_DTYPE_F32, 3, r3)};
+  accy__type lts[] = {tu_type(ACCY_DTYPE_F32, 2, l1), tu_type(ACCY_DTYPE_F32, 2, l2),
+                      tu_type(ACCY_DTYPE_F32, 3, l3)};
+  accy__type rts[] = {tu_type(ACCY_DTYPE_F32, 2, r1), tu_type(ACCY_DTYPE_F32, 2, r2),
+                      tu_type(ACCY_DTYPE_F32, 3, r3)};
   int64_t a2[] = {0, 1, 1, 0}, a3[] = {1, 0, 0, 1, 2, 1};
   const int64_t *attrs[] = {a2, a2, a3};
   uint32_t na[] = {4, 4, 6};
   for (int i = 0; i < 3; i++) {
     accy__type ot = dot_result_type(&lts[i], &rts[i], attrs[i]);
-    ck_assert_uint_eq(n_elems(&ot), 0);
+    ck_assert_uint_eq(tu_elems(&ot), 0);
     lin_case c;
     ck_assert_int_eq(case_build(&c, ACCY_OP_DOT_GENERAL, &lts[i], &rts[i], &ot, attrs[i], na[i]),
                      ACCY_STATUS_OK);
@@ -471,10 +456,10 @@ static void dot_explicit(int32_t dt, const accy__type *lt, const accy__type *rt,
   accy__type ot = dot_result_type(lt, rt, attrs);
   lin_case c;
   ck_assert_int_eq(case_build(&c, ACCY_OP_DOT_GENERAL, lt, rt, &ot, attrs, na), ACCY_STATUS_OK);
-  for (uint64_t i = 0; i < n_elems(lt); i++) tu_set_f64(dt, c.lhs, (size_t)i, lv[i]);
-  for (uint64_t i = 0; i < n_elems(rt); i++) tu_set_f64(dt, c.rhs, (size_t)i, rv[i]);
-  void *ref = calloc(n_elems(&ot) + 1, 8);
-  for (uint64_t i = 0; i < n_elems(&ot); i++) tu_set_f64(dt, ref, (size_t)i, want[i]);
+  for (uint64_t i = 0; i < tu_elems(lt); i++) tu_set_f64(dt, c.lhs, (size_t)i, lv[i]);
+  for (uint64_t i = 0; i < tu_elems(rt); i++) tu_set_f64(dt, c.rhs, (size_t)i, rv[i]);
+  void *ref = calloc(tu_elems(&ot) + 1, 8);
+  for (uint64_t i = 0; i < tu_elems(&ot); i++) tu_set_f64(dt, ref, (size_t)i, want[i]);
   tu_rng rng;
   tu_rng_seed(&rng, 7);
   check_runs(&c, ref, &rng);
@@ -486,7 +471,7 @@ START_TEST(test_dot_sums_in_ascending_contracting_order) {
   /* Row 0 is (1e8 + 1) - 1e8 = 0 in f32; row 1 is (1e8 - 1e8) + 1 = 1. Any
    * other order or a wider accumulator changes one of them. */
   int64_t ld[] = {2, 3}, rd[] = {3, 1};
-  accy__type lt = mk_type(ACCY_DTYPE_F32, 2, ld), rt = mk_type(ACCY_DTYPE_F32, 2, rd);
+  accy__type lt = tu_type(ACCY_DTYPE_F32, 2, ld), rt = tu_type(ACCY_DTYPE_F32, 2, rd);
   int64_t attrs[] = {0, 1, 1, 0};
   const double lv[] = {1e8, 1, -1e8, 1e8, -1e8, 1}, rv[] = {1, 1, 1}, want[] = {0, 1};
   dot_explicit(ACCY_DTYPE_F32, &lt, &rt, attrs, 4, lv, rv, want);
@@ -495,7 +480,7 @@ START_TEST(test_dot_sums_in_ascending_contracting_order) {
    * first (outer), so the order is L[0][0], L[1][0], L[0][1], L[1][1] =
    * 1e8, -1e8, 1, 0, giving 1 (axis-0-major order would give 0). */
   int64_t sq[] = {2, 2};
-  accy__type l2 = mk_type(ACCY_DTYPE_F32, 2, sq);
+  accy__type l2 = tu_type(ACCY_DTYPE_F32, 2, sq);
   int64_t attrs2[] = {0, 2, 1, 0, 1, 0};
   const double lv2[] = {1e8, 1, -1e8, 0}, rv2[] = {1, 1, 1, 1}, want2[] = {1};
   dot_explicit(ACCY_DTYPE_F32, &l2, &l2, attrs2, 6, lv2, rv2, want2);
@@ -508,10 +493,10 @@ START_TEST(test_dot_half_types_accumulate_in_f32) {
   int64_t ld[] = {3}, rd[] = {3};
   int64_t attrs[] = {0, 1, 0, 0};
   const double ones[] = {1, 1, 1};
-  accy__type lt = mk_type(ACCY_DTYPE_F16, 1, ld), rt = mk_type(ACCY_DTYPE_F16, 1, rd);
+  accy__type lt = tu_type(ACCY_DTYPE_F16, 1, ld), rt = tu_type(ACCY_DTYPE_F16, 1, rd);
   const double lv[] = {2048, 1, 1}, want[] = {2050};
   dot_explicit(ACCY_DTYPE_F16, &lt, &rt, attrs, 4, lv, ones, want);
-  accy__type lb = mk_type(ACCY_DTYPE_BF16, 1, ld), rb = mk_type(ACCY_DTYPE_BF16, 1, rd);
+  accy__type lb = tu_type(ACCY_DTYPE_BF16, 1, ld), rb = tu_type(ACCY_DTYPE_BF16, 1, rd);
   const double lv2[] = {256, 1, 1}, want2[] = {258};
   dot_explicit(ACCY_DTYPE_BF16, &lb, &rb, attrs, 4, lv2, ones, want2);
 }
@@ -520,18 +505,18 @@ END_TEST
 START_TEST(test_dot_negative_zero_products_sum_to_positive_zero) {
   /* The sum starts from +0, and +0 + -0 = +0. */
   int64_t d[] = {2};
-  accy__type t = mk_type(ACCY_DTYPE_F32, 1, d);
+  accy__type t = tu_type(ACCY_DTYPE_F32, 1, d);
   int64_t attrs[] = {0, 1, 0, 0};
   const double lv[] = {1, -1}, rv[] = {-0.0, 0.0}, want[] = {0.0};
   dot_explicit(ACCY_DTYPE_F32, &t, &t, attrs, 4, lv, rv, want);
-  accy__type t64 = mk_type(ACCY_DTYPE_F64, 1, d);
+  accy__type t64 = tu_type(ACCY_DTYPE_F64, 1, d);
   dot_explicit(ACCY_DTYPE_F64, &t64, &t64, attrs, 4, lv, rv, want);
 }
 END_TEST
 
 START_TEST(test_dot_nan_and_inf_propagate) {
   int64_t ld[] = {3, 2}, rd[] = {2, 1};
-  accy__type lt = mk_type(ACCY_DTYPE_F32, 2, ld), rt = mk_type(ACCY_DTYPE_F32, 2, rd);
+  accy__type lt = tu_type(ACCY_DTYPE_F32, 2, ld), rt = tu_type(ACCY_DTYPE_F32, 2, rd);
   int64_t attrs[] = {0, 1, 1, 0};
   /* Rows: Inf * 1 + 1 * 1 = Inf; Inf - Inf = NaN; NaN * 0 = NaN. */
   const double lv[] = {INFINITY, 1, INFINITY, -INFINITY, NAN, 0}, rv[] = {1, 1},
@@ -544,9 +529,9 @@ END_TEST
 static void dot_int_explicit(int32_t dt, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
                              int64_t want) {
   int64_t d[] = {2};
-  accy__type t = mk_type(dt, 1, d);
+  accy__type t = tu_type(dt, 1, d);
   int64_t attrs[] = {0, 1, 0, 0};
-  accy__type ot = mk_type(dt, 0, NULL);
+  accy__type ot = tu_type(dt, 0, NULL);
   lin_case c;
   ck_assert_int_eq(case_build(&c, ACCY_OP_DOT_GENERAL, &t, &t, &ot, attrs, 4), ACCY_STATUS_OK);
   tu_set_i64(dt, c.lhs, 0, a0);
@@ -576,7 +561,7 @@ END_TEST
 
 START_TEST(test_dot_rejects_bool) {
   int64_t d[] = {2, 2};
-  accy__type t = mk_type(ACCY_DTYPE_BOOL, 2, d);
+  accy__type t = tu_type(ACCY_DTYPE_BOOL, 2, d);
   int64_t attrs[] = {0, 1, 1, 0};
   lin_case c;
   ck_assert_int_eq(case_build(&c, ACCY_OP_DOT_GENERAL, &t, &t, &t, attrs, 4),
@@ -622,9 +607,9 @@ static void conv_types(int32_t dt, const conv_cfg *g, accy__type *lt, accy__type
     rd[2 + i] = g->k[i];
     od[2 + i] = conv_out_dim(g, i);
   }
-  *lt = mk_type(dt, g->s + 2, ld);
-  *rt = mk_type(dt, g->s + 2, rd);
-  *ot = mk_type(dt, g->s + 2, od);
+  *lt = tu_type(dt, g->s + 2, ld);
+  *rt = tu_type(dt, g->s + 2, rd);
+  *ot = tu_type(dt, g->s + 2, od);
 }
 
 /* Direct definition: for each output element, input channels of its group,
@@ -639,7 +624,7 @@ static void ref_conv(const lin_case *c, const conv_cfg *g, void *out) {
   row_major_strides(&c->rt, sr);
   int64_t kprod = 1;
   for (uint32_t i = 0; i < s; i++) kprod *= g->k[i];
-  const uint64_t no = n_elems(&c->ot);
+  const uint64_t no = tu_elems(&c->ot);
   for (uint64_t e = 0; e < no; e++) {
     int64_t idx[5];
     uint64_t rest = e;
@@ -683,14 +668,14 @@ static void conv_case(tu_rng *rng, int32_t dt, const conv_cfg *g, bool edges, co
   ck_assert_msg(case_build(&c, ACCY_OP_CONVOLUTION, &lt, &rt, &ot, attrs, na) == ACCY_STATUS_OK,
                 "prepare: %s", accy__cause());
   if (lv) {
-    for (uint64_t i = 0; i < n_elems(&lt); i++) tu_set_f64(dt, c.lhs, (size_t)i, lv[i]);
-    for (uint64_t i = 0; i < n_elems(&rt); i++) tu_set_f64(dt, c.rhs, (size_t)i, rv[i]);
+    for (uint64_t i = 0; i < tu_elems(&lt); i++) tu_set_f64(dt, c.lhs, (size_t)i, lv[i]);
+    for (uint64_t i = 0; i < tu_elems(&rt); i++) tu_set_f64(dt, c.rhs, (size_t)i, rv[i]);
   } else {
     fill(rng, &c, edges);
   }
-  void *ref = calloc(n_elems(&ot) + 1, accy__dtype_size(dt));
+  void *ref = calloc(tu_elems(&ot) + 1, accy__dtype_size(dt));
   if (want) {
-    for (uint64_t i = 0; i < n_elems(&ot); i++) tu_set_f64(dt, ref, (size_t)i, want[i]);
+    for (uint64_t i = 0; i < tu_elems(&ot); i++) tu_set_f64(dt, ref, (size_t)i, want[i]);
   } else {
     ref_conv(&c, g, ref);
   }

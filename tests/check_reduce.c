@@ -50,15 +50,6 @@ typedef struct built {
   uint32_t node;
 } built;
 
-static accy__type mk_type(int32_t dt, uint32_t rank, const int64_t *dims) {
-  accy__type t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dt;
-  t.rank = rank;
-  for (uint32_t i = 0; dims && i < rank; i++) t.dims[i] = dims[i];
-  return t;
-}
-
 /* Builds parameter x: |xt| and one |op| node with |attrs| and declared
  * |result|, then prepares its kernel. Returns prepare's status. */
 static accy_status build(built *b, const accy__type *xt, uint16_t op, const int64_t *attrs,
@@ -337,7 +328,7 @@ static void ref_reduce(const reduce_case *c, int kind, int32_t dt, const void *i
 static accy__type reduce_result(const reduce_case *c, int32_t dt) {
   bool red[ACCY_MAX_RANK] = {false};
   for (uint32_t i = 0; i < c->n_axes; i++) red[c->axes[i]] = true;
-  accy__type t = mk_type(dt, 0, NULL);
+  accy__type t = tu_type(dt, 0, NULL);
   for (uint32_t a = 0; a < c->rank; a++)
     if (!red[a]) t.dims[t.rank++] = c->dims[a];
   return t;
@@ -345,7 +336,7 @@ static accy__type reduce_result(const reduce_case *c, int32_t dt) {
 
 static void check_reduce_case(const reduce_case *c, int kind, int32_t dt, tu_rng *rng,
                               bool edges) {
-  accy__type xt = mk_type(dt, c->rank, c->dims), rt = reduce_result(c, dt);
+  accy__type xt = tu_type(dt, c->rank, c->dims), rt = reduce_result(c, dt);
   int64_t attrs[1 + ACCY_MAX_RANK];
   attrs[0] = kind;
   for (uint32_t i = 0; i < c->n_axes; i++) attrs[1 + i] = c->axes[i];
@@ -389,7 +380,7 @@ END_TEST
  * returns the scalar result bytes in |out|. */
 static void reduce_literal(int32_t dt, int kind, const double *vals, size_t n, void *out) {
   int64_t dims[1] = {(int64_t)n};
-  accy__type xt = mk_type(dt, 1, dims), rt = mk_type(dt, 0, NULL);
+  accy__type xt = tu_type(dt, 1, dims), rt = tu_type(dt, 0, NULL);
   int64_t attrs[2] = {kind, 0};
   built b;
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE, attrs, 2, &rt), ACCY_STATUS_OK);
@@ -404,7 +395,7 @@ static void reduce_literal(int32_t dt, int kind, const double *vals, size_t n, v
 
 static void reduce_literal_i(int32_t dt, int kind, const int64_t *vals, size_t n, void *out) {
   int64_t dims[1] = {(int64_t)n};
-  accy__type xt = mk_type(dt, 1, dims), rt = mk_type(dt, 0, NULL);
+  accy__type xt = tu_type(dt, 1, dims), rt = tu_type(dt, 0, NULL);
   int64_t attrs[2] = {kind, 0};
   built b;
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE, attrs, 2, &rt), ACCY_STATUS_OK);
@@ -556,9 +547,9 @@ END_TEST
 /* The outer (row-of-accumulators) path keeps each column's sequential order. */
 START_TEST(test_outer_axis_reduction_keeps_sequential_order) {
   int64_t dims[2] = {3, 300};
-  accy__type xt = mk_type(ACCY_DTYPE_F32, 2, dims);
+  accy__type xt = tu_type(ACCY_DTYPE_F32, 2, dims);
   int64_t odims[1] = {300};
-  accy__type rt = mk_type(ACCY_DTYPE_F32, 1, odims);
+  accy__type rt = tu_type(ACCY_DTYPE_F32, 1, odims);
   int64_t attrs[2] = {ACCY_REDUCE_SUM, 0};
   built b;
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE, attrs, 2, &rt), ACCY_STATUS_OK);
@@ -588,7 +579,7 @@ START_TEST(test_reduce_rejects_disallowed_dtypes) {
               {ACCY_DTYPE_F64, ACCY_REDUCE_AND},  {ACCY_DTYPE_BF16, ACCY_REDUCE_OR}};
   for (size_t i = 0; i < ACCY_ARRAY_SIZE(kBad); i++) {
     int64_t dims[2] = {2, 3};
-    accy__type xt = mk_type(kBad[i].dt, 2, dims), rt = mk_type(kBad[i].dt, 1, dims);
+    accy__type xt = tu_type(kBad[i].dt, 2, dims), rt = tu_type(kBad[i].dt, 1, dims);
     int64_t attrs[2] = {kBad[i].kind, 1};
     built b;
     ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE, attrs, 2, &rt), ACCY_STATUS_COMPILE_FAILED);
@@ -602,7 +593,7 @@ END_TEST
 
 START_TEST(test_reduce_rejects_bad_attrs_without_crashing) {
   int64_t dims[2] = {2, 3};
-  accy__type xt = mk_type(ACCY_DTYPE_F32, 2, dims), rt = mk_type(ACCY_DTYPE_F32, 1, dims);
+  accy__type xt = tu_type(ACCY_DTYPE_F32, 2, dims), rt = tu_type(ACCY_DTYPE_F32, 1, dims);
   built b;
   int64_t bad_axis[2] = {ACCY_REDUCE_SUM, 2};
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE, bad_axis, 2, &rt), ACCY_STATUS_COMPILE_FAILED);
@@ -613,7 +604,7 @@ START_TEST(test_reduce_rejects_bad_attrs_without_crashing) {
   ck_assert_ptr_nonnull(strstr(accy__cause(), "unknown kind 9"));
   unbuild(&b);
   int64_t ok[2] = {ACCY_REDUCE_SUM, 1}; /* result should be f32[2], declared f32[2,3]'s [2] ok */
-  accy__type wrong = mk_type(ACCY_DTYPE_F32, 1, (const int64_t[]){3});
+  accy__type wrong = tu_type(ACCY_DTYPE_F32, 1, (const int64_t[]){3});
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE, ok, 2, &wrong), ACCY_STATUS_COMPILE_FAILED);
   ck_assert_ptr_nonnull(strstr(accy__cause(), "result type f32[3], expected f32[2]"));
   unbuild(&b);
@@ -657,7 +648,7 @@ static bool ref_arg_beats(int32_t dt, const void *in, size_t a, size_t b, bool m
 
 static void check_arg_case(const arg_case *c, bool max, int32_t dt, int32_t out_dt, tu_rng *rng,
                            bool ties) {
-  accy__type xt = mk_type(dt, c->rank, c->dims), rt = mk_type(out_dt, 0, NULL);
+  accy__type xt = tu_type(dt, c->rank, c->dims), rt = tu_type(out_dt, 0, NULL);
   int64_t outer = 1, inner = 1, len = c->dims[c->axis];
   for (uint32_t a = 0; a < c->rank; a++) {
     if ((int64_t)a == c->axis) continue;
@@ -714,7 +705,7 @@ END_TEST
 
 static int64_t arg_literal(bool max, int32_t dt, const double *vals, size_t n) {
   int64_t dims[1] = {(int64_t)n};
-  accy__type xt = mk_type(dt, 1, dims), rt = mk_type(ACCY_DTYPE_I64, 0, NULL);
+  accy__type xt = tu_type(dt, 1, dims), rt = tu_type(ACCY_DTYPE_I64, 0, NULL);
   int64_t attrs[1] = {0};
   built b;
   ck_assert_int_eq(build(&b, &xt, max ? ACCY_OP_ARGMAX : ACCY_OP_ARGMIN, attrs, 1, &rt),
@@ -746,7 +737,7 @@ START_TEST(test_argmax_first_index_and_nan_rules) {
   ck_assert_int_eq(arg_literal(true, ACCY_DTYPE_F32, (const double[]){5}, 1), 0);
   /* u64 compares unsigned: the all-ones value is the largest. */
   int64_t dims[1] = {3};
-  accy__type xt = mk_type(ACCY_DTYPE_U64, 1, dims), rt = mk_type(ACCY_DTYPE_I32, 0, NULL);
+  accy__type xt = tu_type(ACCY_DTYPE_U64, 1, dims), rt = tu_type(ACCY_DTYPE_I32, 0, NULL);
   int64_t attrs[1] = {0};
   built b;
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_ARGMAX, attrs, 1, &rt), ACCY_STATUS_OK);
@@ -761,7 +752,7 @@ END_TEST
 
 START_TEST(test_argmax_empty_axis_gives_zero) {
   int64_t dims[2] = {3, 0};
-  accy__type xt = mk_type(ACCY_DTYPE_F32, 2, dims), rt = mk_type(ACCY_DTYPE_I32, 1, dims);
+  accy__type xt = tu_type(ACCY_DTYPE_F32, 2, dims), rt = tu_type(ACCY_DTYPE_I32, 1, dims);
   int64_t attrs[1] = {1};
   built b;
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_ARGMIN, attrs, 1, &rt), ACCY_STATUS_OK);
@@ -778,7 +769,7 @@ START_TEST(test_argmax_rejects_non_int_result) {
   static const int32_t kBad[] = {ACCY_DTYPE_F32, ACCY_DTYPE_BOOL, ACCY_DTYPE_F16};
   for (size_t i = 0; i < ACCY_ARRAY_SIZE(kBad); i++) {
     int64_t dims[2] = {2, 3};
-    accy__type xt = mk_type(ACCY_DTYPE_F32, 2, dims), rt = mk_type(kBad[i], 1, dims);
+    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, dims), rt = tu_type(kBad[i], 1, dims);
     int64_t attrs[1] = {1};
     built b;
     ck_assert_int_eq(build(&b, &xt, ACCY_OP_ARGMAX, attrs, 1, &rt), ACCY_STATUS_COMPILE_FAILED);
@@ -890,7 +881,7 @@ static void window_attrs(const window_case *c, int kind, int64_t *attrs) {
 }
 
 static accy__type window_result(const window_case *c, int32_t dt) {
-  accy__type t = mk_type(dt, c->rank, NULL);
+  accy__type t = tu_type(dt, c->rank, NULL);
   for (uint32_t i = 0; i < c->rank; i++)
     t.dims[i] = window_out_dim(c->dims[i], c->win[i], c->stride[i], c->pl[i], c->ph[i], c->bd[i],
                                c->wd[i]);
@@ -899,7 +890,7 @@ static accy__type window_result(const window_case *c, int32_t dt) {
 
 static void check_window_case(const window_case *c, int kind, int32_t dt, tu_rng *rng,
                               bool edges) {
-  accy__type xt = mk_type(dt, c->rank, c->dims), rt = window_result(c, dt);
+  accy__type xt = tu_type(dt, c->rank, c->dims), rt = window_result(c, dt);
   int64_t attrs[1 + 6 * ACCY_MAX_RANK];
   window_attrs(c, kind, attrs);
   built b;
@@ -936,8 +927,8 @@ END_TEST
 START_TEST(test_reduce_window_known_values) {
   /* [1..5], window 2, stride 2, one low pad: [pad,1],[2,3],[4,5]. */
   int64_t dims[1] = {5};
-  accy__type xt = mk_type(ACCY_DTYPE_I32, 1, dims);
-  accy__type rt = mk_type(ACCY_DTYPE_I32, 1, (const int64_t[]){3});
+  accy__type xt = tu_type(ACCY_DTYPE_I32, 1, dims);
+  accy__type rt = tu_type(ACCY_DTYPE_I32, 1, (const int64_t[]){3});
   int64_t attrs[7] = {ACCY_REDUCE_SUM, 2, 2, 1, 0, 1, 1};
   built b;
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE_WINDOW, attrs, 7, &rt), ACCY_STATUS_OK);
@@ -950,8 +941,8 @@ START_TEST(test_reduce_window_known_values) {
   unbuild(&b);
   /* Base dilation 2 on [1,2,3] gives [1,_,2,_,3]; max over windows of 2
    * (holes are -Inf): [1, 2, 2, 3]. */
-  accy__type xf = mk_type(ACCY_DTYPE_F32, 1, (const int64_t[]){3});
-  accy__type rf = mk_type(ACCY_DTYPE_F32, 1, (const int64_t[]){4});
+  accy__type xf = tu_type(ACCY_DTYPE_F32, 1, (const int64_t[]){3});
+  accy__type rf = tu_type(ACCY_DTYPE_F32, 1, (const int64_t[]){4});
   int64_t attrs2[7] = {ACCY_REDUCE_MAX, 2, 1, 0, 0, 2, 1};
   ck_assert_int_eq(build(&b, &xf, ACCY_OP_REDUCE_WINDOW, attrs2, 7, &rf), ACCY_STATUS_OK);
   float fin[3] = {1, 2, 3}, fout[4] = {0};
@@ -964,7 +955,7 @@ START_TEST(test_reduce_window_known_values) {
   ck_assert_float_eq(fout[3], 3);
   unbuild(&b);
   /* A window entirely in padding gives the identity: min over [pad, pad]. */
-  accy__type rp = mk_type(ACCY_DTYPE_F32, 1, (const int64_t[]){3});
+  accy__type rp = tu_type(ACCY_DTYPE_F32, 1, (const int64_t[]){3});
   int64_t attrs3[7] = {ACCY_REDUCE_MIN, 2, 2, 2, 0, 1, 1}; /* P = 5, out 2 */
   rp.dims[0] = 2;
   ck_assert_int_eq(build(&b, &xf, ACCY_OP_REDUCE_WINDOW, attrs3, 7, &rp), ACCY_STATUS_OK);
@@ -978,7 +969,7 @@ END_TEST
 
 START_TEST(test_reduce_window_rejects_bad_input) {
   int64_t dims[1] = {4};
-  accy__type xt = mk_type(ACCY_DTYPE_BOOL, 1, dims), rt = mk_type(ACCY_DTYPE_BOOL, 1, dims);
+  accy__type xt = tu_type(ACCY_DTYPE_BOOL, 1, dims), rt = tu_type(ACCY_DTYPE_BOOL, 1, dims);
   int64_t attrs[7] = {ACCY_REDUCE_SUM, 1, 1, 0, 0, 1, 1};
   built b;
   ck_assert_int_eq(build(&b, &xt, ACCY_OP_REDUCE_WINDOW, attrs, 7, &rt),

@@ -49,21 +49,6 @@ typedef struct tcase {
   void *bufs[8];  /* [0] result, [1 + i] operand i */
 } tcase;
 
-static accy__type mk_type(int32_t dtype, uint32_t rank, const int64_t *dims) {
-  accy__type t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dtype;
-  t.rank = rank;
-  for (uint32_t i = 0; i < rank; i++) t.dims[i] = dims[i];
-  return t;
-}
-
-static uint64_t n_elems(const accy__type *t) {
-  uint64_t n = 1;
-  for (uint32_t i = 0; i < t->rank; i++) n *= (uint64_t)t->dims[i];
-  return n;
-}
-
 static void tc_init(tcase *t) {
   memset(t, 0, sizeof *t);
   accy__program_init(&t->p);
@@ -78,14 +63,14 @@ static void tc_free(tcase *t) {
 /* Adds a parameter with a buffer of random data (edge values included). */
 static uint32_t tc_param(tcase *t, tu_rng *r, int32_t dtype, uint32_t rank, const int64_t *dims) {
   ck_assert_uint_lt(t->n_ops, 7);
-  accy__type ty = mk_type(dtype, rank, dims);
+  accy__type ty = tu_type(dtype, rank, dims);
   char name[16];
   snprintf(name, sizeof name, "p%u", t->n_ops);
   uint32_t idx;
   ck_assert_int_eq(accy__program_add_node(&t->p, ACCY_OP_PARAMETER, &ty, NULL, 0, NULL, 0, name,
                                           strlen(name), NULL, 0, &idx),
                    ACCY_STATUS_OK);
-  uint64_t n = n_elems(&ty);
+  uint64_t n = tu_elems(&ty);
   void *b = malloc(n * accy_dtype_size(dtype) + 1);
   ck_assert_ptr_nonnull(b);
   tu_fill_random(r, dtype, b, n, true, 0);
@@ -111,7 +96,7 @@ static void expect_result(const tcase *t, const void *got, const void *want, boo
                           const char *what) {
   const accy__type *ty = &op_node(t)->type;
   size_t es = accy_dtype_size(ty->dtype);
-  uint64_t n = n_elems(ty);
+  uint64_t n = tu_elems(ty);
   size_t bad = SIZE_MAX;
   if (nan_equal) {
     bad = tu_first_difference(ty->dtype, got, want, (size_t)n);
@@ -226,7 +211,7 @@ static void *ref_scatter(const tcase *t) {
   const accy__type *xt = &t->p.nodes[0].type, *it = &t->p.nodes[1].type;
   int32_t dt = xt->dtype;
   size_t es = accy_dtype_size(dt);
-  uint64_t e = n_elems(xt);
+  uint64_t e = tu_elems(xt);
   char *want = malloc(e * es + 1);
   memcpy(want, t->bufs[1], e * es);
   uint32_t k = (uint32_t)it->dims[it->rank - 1];
@@ -294,7 +279,7 @@ static void *ref_sort(const tcase *t, bool values, int32_t rdt) {
   const accy__node *nd = op_node(t);
   uint32_t axis = (uint32_t)nd->attrs[0];
   size_t es = accy_dtype_size(xt->dtype), rs = accy_dtype_size(rdt);
-  uint64_t e = n_elems(xt), n = (uint64_t)xt->dims[axis], inner = 1;
+  uint64_t e = tu_elems(xt), n = (uint64_t)xt->dims[axis], inner = 1;
   for (uint32_t a = axis + 1; a < xt->rank; a++) inner *= (uint64_t)xt->dims[a];
   char *want = malloc(e * (values ? es : rs) + 1);
   if (e == 0) return want;
@@ -340,7 +325,7 @@ static void random_scatter(tu_rng *r, int32_t dt, int mode, uint64_t *out_items)
   tc_param(&t, r, dt, ur, udims);
   /* Index values: in range, wrapped negatives, just outside, or raw. */
   accy__type it = t.p.nodes[ip].type;
-  uint64_t ni = n_elems(&it);
+  uint64_t ni = tu_elems(&it);
   for (uint64_t i = 0; i < ni; i++) {
     int64_t ext = d[i % (k ? k : 1)];
     int64_t v;
@@ -354,7 +339,7 @@ static void random_scatter(tu_rng *r, int32_t dt, int mode, uint64_t *out_items)
     tu_set_i64(idt, t.bufs[2], i, v);
   }
   int64_t attrs[] = {mode};
-  accy__type rt = mk_type(dt, rank, d);
+  accy__type rt = tu_type(dt, rank, d);
   tc_op(&t, ACCY_OP_SCATTER, &rt, attrs, 1);
   void *want = ref_scatter(&t);
   *out_items = tc_check(&t, want, true, r);
@@ -388,7 +373,7 @@ static void scatter_1d(tcase *t, tu_rng *r, int mode, const float *data, int64_t
   memcpy(t->bufs[2], idx, (size_t)m * 8);
   memcpy(t->bufs[3], upd, (size_t)m * 4);
   int64_t attrs[] = {mode};
-  accy__type rt = mk_type(ACCY_DTYPE_F32, 1, &n);
+  accy__type rt = tu_type(ACCY_DTYPE_F32, 1, &n);
   tc_op(t, ACCY_OP_SCATTER, &rt, attrs, 1);
 }
 
@@ -440,7 +425,7 @@ START_TEST(test_scatter_out_of_range_is_dropped) {
   memcpy(t.bufs[2], iu, sizeof iu);
   memcpy(t.bufs[3], u32, sizeof u32);
   int64_t attrs[] = {ACCY_SCATTER_ADD};
-  accy__type rt = mk_type(ACCY_DTYPE_I32, 1, &n);
+  accy__type rt = tu_type(ACCY_DTYPE_I32, 1, &n);
   tc_op(&t, ACCY_OP_SCATTER, &rt, attrs, 1);
   tc_check(&t, w32, false, &r);
   tc_free(&t);
@@ -482,7 +467,7 @@ START_TEST(test_scatter_mode_edges) {
     memcpy(t.bufs[2], add ? i_add : i_mul, 2);
     memcpy(t.bufs[3], add ? u_add : u_mul, 2);
     int64_t attrs[] = {mode};
-    accy__type rt = mk_type(ACCY_DTYPE_I8, 1, &n);
+    accy__type rt = tu_type(ACCY_DTYPE_I8, 1, &n);
     tc_op(&t, ACCY_OP_SCATTER, &rt, attrs, 1);
     tc_check(&t, add ? w_add : w_mul, false, &r);
     tc_free(&t);
@@ -508,7 +493,7 @@ START_TEST(test_scatter_parts) {
     for (int64_t i = 0; i < m; i++)
       ((int32_t *)t.bufs[2])[i] = (int32_t)tu_rng_range(&r, -d[0], d[0] - 1);
     int64_t attrs[] = {c % 2 ? ACCY_SCATTER_ADD : ACCY_SCATTER_REPLACE};
-    accy__type rt = mk_type(ACCY_DTYPE_F32, 2, d);
+    accy__type rt = tu_type(ACCY_DTYPE_F32, 2, d);
     tc_op(&t, ACCY_OP_SCATTER, &rt, attrs, 1);
     void *want = ref_scatter(&t);
     uint64_t items = tc_check(&t, want, true, &r);
@@ -544,9 +529,9 @@ static void random_sort(tu_rng *r, int32_t dt, uint16_t op, int32_t rdt) {
   uint32_t axis = (uint32_t)tu_rng_range(r, 0, rank - 1);
   d[axis] = tu_rng_range(r, 0, 9) ? tu_rng_range(r, 1, 70) : tu_rng_range(r, 0, 1);
   tc_param(&t, r, dt, rank, d);
-  add_ties(r, dt, t.bufs[1], n_elems(&t.p.nodes[0].type));
+  add_ties(r, dt, t.bufs[1], tu_elems(&t.p.nodes[0].type));
   int64_t attrs[] = {axis, tu_rng_range(r, 0, 1)};
-  accy__type rt = mk_type(op == ACCY_OP_SORT ? dt : rdt, rank, d);
+  accy__type rt = tu_type(op == ACCY_OP_SORT ? dt : rdt, rank, d);
   tc_op(&t, op, &rt, attrs, 2);
   void *want = ref_sort(&t, op == ACCY_OP_SORT, rt.dtype);
   tc_check(&t, want, false, r);
@@ -599,7 +584,7 @@ START_TEST(test_sort_zeros_and_nans_are_stable) {
       tc_param(&t, &r, ACCY_DTYPE_F32, 1, &n);
       memcpy(t.bufs[1], in, sizeof in);
       int64_t attrs[] = {0, descending};
-      accy__type rt = mk_type(arg ? ACCY_DTYPE_I64 : ACCY_DTYPE_F32, 1, &n);
+      accy__type rt = tu_type(arg ? ACCY_DTYPE_I64 : ACCY_DTYPE_F32, 1, &n);
       tc_op(&t, arg ? ACCY_OP_ARGSORT : ACCY_OP_SORT, &rt, attrs, 2);
       const void *want = arg ? (const void *)(descending ? pos_desc : pos_asc)
                              : (const void *)(descending ? desc : asc);
@@ -643,7 +628,7 @@ START_TEST(test_sort_long_lines) {
         x[2 * i + 1] = -v;
       }
       int64_t attrs[] = {0, pattern % 2};
-      accy__type rt = mk_type(arg ? ACCY_DTYPE_I64 : ACCY_DTYPE_I32, 2, d);
+      accy__type rt = tu_type(arg ? ACCY_DTYPE_I64 : ACCY_DTYPE_I32, 2, d);
       tc_op(&t, arg ? ACCY_OP_ARGSORT : ACCY_OP_SORT, &rt, attrs, 2);
       void *want = ref_sort(&t, !arg, rt.dtype);
       tc_check(&t, want, false, &r);
@@ -668,7 +653,7 @@ START_TEST(test_argsort_ties_keep_input_order) {
     tc_param(&t, &r, ACCY_DTYPE_I16, 1, &n);
     memcpy(t.bufs[1], in, sizeof in);
     int64_t attrs[] = {0, descending};
-    accy__type rt = mk_type(ACCY_DTYPE_I32, 1, &n);
+    accy__type rt = tu_type(ACCY_DTYPE_I32, 1, &n);
     tc_op(&t, ACCY_OP_ARGSORT, &rt, attrs, 2);
     tc_check(&t, descending ? desc : asc, false, &r);
     tc_free(&t);
@@ -686,7 +671,7 @@ START_TEST(test_prepare_refuses_unverified_ir) {
   int64_t n = 4;
   tc_param(&t, &r, ACCY_DTYPE_F32, 1, &n);
   int64_t attrs[] = {0, 0};
-  accy__type rt = mk_type(ACCY_DTYPE_U8, 1, &n);
+  accy__type rt = tu_type(ACCY_DTYPE_U8, 1, &n);
   tc_op(&t, ACCY_OP_ARGSORT, &rt, attrs, 2);
   accy__arena arena;
   accy__arena_init(&arena);
@@ -707,8 +692,8 @@ START_TEST(test_session_runs_wire_1_1_ops) {
   accy__program p;
   accy__program_init(&p);
   int64_t d23[2] = {2, 3}, d21[2] = {2, 1};
-  accy__type tx = mk_type(ACCY_DTYPE_F32, 2, d23), ti = mk_type(ACCY_DTYPE_I64, 2, d21),
-             tp = mk_type(ACCY_DTYPE_I64, 2, d23);
+  accy__type tx = tu_type(ACCY_DTYPE_F32, 2, d23), ti = tu_type(ACCY_DTYPE_I64, 2, d21),
+             tp = tu_type(ACCY_DTYPE_I64, 2, d23);
   uint32_t x, ix, s, a, sc;
   ck_assert_int_eq(accy__program_add_node(&p, ACCY_OP_PARAMETER, &tx, NULL, 0, NULL, 0, "x", 1,
                                           NULL, 0, &x), ACCY_STATUS_OK);

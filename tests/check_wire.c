@@ -237,15 +237,6 @@ static void assert_roundtrip(const accy__program *p) {
 
 /* ---- program builders (also the source of the golden files) -------------- */
 
-static accy__type mktype(int32_t dtype, uint32_t rank, const int64_t *dims) {
-  accy__type t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dtype;
-  t.rank = rank;
-  for (uint32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
-  return t;
-}
-
 static uint32_t add(accy__program *p, uint16_t op, accy__type t, const uint32_t *ops,
                     uint32_t n_ops, const int64_t *attrs, uint32_t n_attrs, const char *name,
                     const void *payload, uint64_t payload_bytes) {
@@ -267,12 +258,12 @@ static void build_tiny(accy__program *p) {
   static const int64_t d2[] = {2};
   static const uint8_t c[] = {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x3f};
   accy__program_init(p);
-  uint32_t x = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_F32, 1, d2), NULL, 0, NULL, 0, "x",
+  uint32_t x = add(p, ACCY_OP_PARAMETER, tu_type(ACCY_DTYPE_F32, 1, d2), NULL, 0, NULL, 0, "x",
                    NULL, 0);
-  uint32_t k = add(p, ACCY_OP_CONSTANT, mktype(ACCY_DTYPE_F32, 1, d2), NULL, 0, NULL, 0, "c", c,
+  uint32_t k = add(p, ACCY_OP_CONSTANT, tu_type(ACCY_DTYPE_F32, 1, d2), NULL, 0, NULL, 0, "c", c,
                    sizeof c);
   uint32_t ops[] = {x, k};
-  uint32_t s = add(p, ACCY_OP_ADD, mktype(ACCY_DTYPE_F32, 1, d2), ops, 2, NULL, 0, NULL, NULL, 0);
+  uint32_t s = add(p, ACCY_OP_ADD, tu_type(ACCY_DTYPE_F32, 1, d2), ops, 2, NULL, 0, NULL, NULL, 0);
   output(p, s, "sum");
 }
 
@@ -333,11 +324,11 @@ static void build_dtypes(accy__program *p) {
     size_t bytes = 0;
     edge_payload(dt, payload, &bytes);
     snprintf(name, sizeof name, "p_%s", accy__dtype_name(dt));
-    uint32_t a = add(p, ACCY_OP_PARAMETER, mktype(dt, 2, kDims23), NULL, 0, NULL, 0, name, NULL, 0);
+    uint32_t a = add(p, ACCY_OP_PARAMETER, tu_type(dt, 2, kDims23), NULL, 0, NULL, 0, name, NULL, 0);
     snprintf(name, sizeof name, "c_%s", accy__dtype_name(dt));
-    uint32_t c = add(p, ACCY_OP_CONSTANT, mktype(dt, 1, d4), NULL, 0, NULL, 0, name, payload, bytes);
+    uint32_t c = add(p, ACCY_OP_CONSTANT, tu_type(dt, 1, d4), NULL, 0, NULL, 0, name, payload, bytes);
     snprintf(name, sizeof name, "s_%s", accy__dtype_name(dt));
-    uint32_t s = add(p, ACCY_OP_CONSTANT, mktype(dt, 0, NULL), NULL, 0, NULL, 0, name,
+    uint32_t s = add(p, ACCY_OP_CONSTANT, tu_type(dt, 0, NULL), NULL, 0, NULL, 0, name,
                      payload + accy__dtype_size(dt), accy__dtype_size(dt));
     snprintf(name, sizeof name, "out_p_%s", accy__dtype_name(dt));
     output(p, a, name);
@@ -346,7 +337,7 @@ static void build_dtypes(accy__program *p) {
     snprintf(name, sizeof name, "out_s_%s", accy__dtype_name(dt));
     output(p, s, name);
   }
-  uint32_t e = add(p, ACCY_OP_CONSTANT, mktype(ACCY_DTYPE_F64, 2, d04), NULL, 0, NULL, 0, "empty",
+  uint32_t e = add(p, ACCY_OP_CONSTANT, tu_type(ACCY_DTYPE_F64, 2, d04), NULL, 0, NULL, 0, "empty",
                    NULL, 0);
   output(p, e, "out_empty");
 }
@@ -361,42 +352,42 @@ static void build_ops(accy__program *p) {
   static const uint8_t two[] = {0x00, 0x00, 0x00, 0x40}; /* 2.0f */
   const int32_t F = ACCY_DTYPE_F32;
   accy__program_init(p);
-  uint32_t a = add(p, ACCY_OP_PARAMETER, mktype(F, 2, kDims23), NULL, 0, NULL, 0, "a", NULL, 0);
-  uint32_t b = add(p, ACCY_OP_PARAMETER, mktype(F, 2, d34), NULL, 0, NULL, 0, "b", NULL, 0);
-  uint32_t k = add(p, ACCY_OP_CONSTANT, mktype(F, 0, NULL), NULL, 0, NULL, 0, "k", two, 4);
+  uint32_t a = add(p, ACCY_OP_PARAMETER, tu_type(F, 2, kDims23), NULL, 0, NULL, 0, "a", NULL, 0);
+  uint32_t b = add(p, ACCY_OP_PARAMETER, tu_type(F, 2, d34), NULL, 0, NULL, 0, "b", NULL, 0);
+  uint32_t k = add(p, ACCY_OP_CONSTANT, tu_type(F, 0, NULL), NULL, 0, NULL, 0, "k", two, 4);
   uint32_t ab[] = {a, b}, aa[] = {a, a}, aaa[] = {a, a, a};
   static const int64_t dot_attrs[] = {0, 1, 1, 0};
-  uint32_t dot = add(p, ACCY_OP_DOT_GENERAL, mktype(F, 2, d24), ab, 2, dot_attrs, 4, NULL, NULL, 0);
+  uint32_t dot = add(p, ACCY_OP_DOT_GENERAL, tu_type(F, 2, d24), ab, 2, dot_attrs, 4, NULL, NULL, 0);
   static const int64_t lt[] = {ACCY_COMPARE_LT};
-  uint32_t cmp = add(p, ACCY_OP_COMPARE, mktype(ACCY_DTYPE_BOOL, 2, kDims23), aa, 2, lt, 1, NULL,
+  uint32_t cmp = add(p, ACCY_OP_COMPARE, tu_type(ACCY_DTYPE_BOOL, 2, kDims23), aa, 2, lt, 1, NULL,
                      NULL, 0);
   uint32_t sel_ops[] = {cmp, a, a};
-  uint32_t sel = add(p, ACCY_OP_SELECT, mktype(F, 2, kDims23), sel_ops, 3, NULL, 0, NULL, NULL, 0);
-  uint32_t bc = add(p, ACCY_OP_BROADCAST_IN_DIM, mktype(F, 2, kDims23), &k, 1, NULL, 0, NULL, NULL,
+  uint32_t sel = add(p, ACCY_OP_SELECT, tu_type(F, 2, kDims23), sel_ops, 3, NULL, 0, NULL, NULL, 0);
+  uint32_t bc = add(p, ACCY_OP_BROADCAST_IN_DIM, tu_type(F, 2, kDims23), &k, 1, NULL, 0, NULL, NULL,
                     0);
   uint32_t mul_ops[] = {sel, bc};
-  uint32_t mul = add(p, ACCY_OP_MULTIPLY, mktype(F, 2, kDims23), mul_ops, 2, NULL, 0, NULL, NULL, 0);
+  uint32_t mul = add(p, ACCY_OP_MULTIPLY, tu_type(F, 2, kDims23), mul_ops, 2, NULL, 0, NULL, NULL, 0);
   static const int64_t red_attrs[] = {ACCY_REDUCE_SUM, 1};
-  uint32_t red = add(p, ACCY_OP_REDUCE, mktype(F, 1, d2), &mul, 1, red_attrs, 2, NULL, NULL, 0);
+  uint32_t red = add(p, ACCY_OP_REDUCE, tu_type(F, 1, d2), &mul, 1, red_attrs, 2, NULL, NULL, 0);
   static const int64_t perm[] = {1, 0};
-  uint32_t tr = add(p, ACCY_OP_TRANSPOSE, mktype(F, 2, d32), &a, 1, perm, 2, NULL, NULL, 0);
+  uint32_t tr = add(p, ACCY_OP_TRANSPOSE, tu_type(F, 2, d32), &a, 1, perm, 2, NULL, NULL, 0);
   static const int64_t dim0[] = {0};
-  uint32_t cat = add(p, ACCY_OP_CONCATENATE, mktype(F, 2, d63), aaa, 3, dim0, 1, NULL, NULL, 0);
-  uint32_t io = add(p, ACCY_OP_IOTA, mktype(ACCY_DTYPE_I32, 1, d5), NULL, 0, dim0, 1, NULL, NULL, 0);
-  uint32_t cv = add(p, ACCY_OP_CONVERT, mktype(ACCY_DTYPE_I32, 2, kDims23), &a, 1, NULL, 0, NULL,
+  uint32_t cat = add(p, ACCY_OP_CONCATENATE, tu_type(F, 2, d63), aaa, 3, dim0, 1, NULL, NULL, 0);
+  uint32_t io = add(p, ACCY_OP_IOTA, tu_type(ACCY_DTYPE_I32, 1, d5), NULL, 0, dim0, 1, NULL, NULL, 0);
+  uint32_t cv = add(p, ACCY_OP_CONVERT, tu_type(ACCY_DTYPE_I32, 2, kDims23), &a, 1, NULL, 0, NULL,
                     NULL, 0);
   static const int64_t sl_attrs[] = {0, 1, 2, 3, 1, 1};
-  uint32_t sl = add(p, ACCY_OP_SLICE, mktype(F, 2, d22), &a, 1, sl_attrs, 6, NULL, NULL, 0);
-  uint32_t rs = add(p, ACCY_OP_RESHAPE, mktype(F, 1, d6), &a, 1, NULL, 0, NULL, NULL, 0);
-  uint32_t big = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_U8, 8, d8), NULL, 0, NULL, 0, "big",
+  uint32_t sl = add(p, ACCY_OP_SLICE, tu_type(F, 2, d22), &a, 1, sl_attrs, 6, NULL, NULL, 0);
+  uint32_t rs = add(p, ACCY_OP_RESHAPE, tu_type(F, 1, d6), &a, 1, NULL, 0, NULL, NULL, 0);
+  uint32_t big = add(p, ACCY_OP_PARAMETER, tu_type(ACCY_DTYPE_U8, 8, d8), NULL, 0, NULL, 0, "big",
                      NULL, 0);
-  uint32_t empty = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_F64, 2, d05), NULL, 0, NULL, 0,
+  uint32_t empty = add(p, ACCY_OP_PARAMETER, tu_type(ACCY_DTYPE_F64, 2, d05), NULL, 0, NULL, 0,
                        "empty", NULL, 0);
   static const int64_t axis1[] = {1};
-  uint32_t am = add(p, ACCY_OP_ARGMAX, mktype(ACCY_DTYPE_I32, 1, d2), &a, 1, axis1, 1, NULL, NULL, 0);
+  uint32_t am = add(p, ACCY_OP_ARGMAX, tu_type(ACCY_DTYPE_I32, 1, d2), &a, 1, axis1, 1, NULL, NULL, 0);
   uint32_t pad_ops[] = {a, k};
   static const int64_t pad_attrs[] = {0, 1, 0, 1, 0, 0};
-  uint32_t pad = add(p, ACCY_OP_PAD, mktype(F, 2, d25), pad_ops, 2, pad_attrs, 6, NULL, NULL, 0);
+  uint32_t pad = add(p, ACCY_OP_PAD, tu_type(F, 2, d25), pad_ops, 2, pad_attrs, 6, NULL, NULL, 0);
   output(p, red, "y");
   output(p, tr, "t");
   output(p, cat, "cat");
@@ -420,25 +411,25 @@ static void build_ops_v1_1(accy__program *p) {
   static const int64_t d23[] = {2, 3}, d21[] = {2, 1}, d42[] = {4, 2}, d4[] = {4}, d0[] = {0};
   const int32_t F = ACCY_DTYPE_F32;
   accy__program_init(p);
-  uint32_t x = add(p, ACCY_OP_PARAMETER, mktype(F, 2, d23), NULL, 0, NULL, 0, "x", NULL, 0);
-  uint32_t i = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_I32, 2, d21), NULL, 0, NULL, 0, "i",
+  uint32_t x = add(p, ACCY_OP_PARAMETER, tu_type(F, 2, d23), NULL, 0, NULL, 0, "x", NULL, 0);
+  uint32_t i = add(p, ACCY_OP_PARAMETER, tu_type(ACCY_DTYPE_I32, 2, d21), NULL, 0, NULL, 0, "i",
                    NULL, 0);
-  uint32_t e = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_U8, 2, d42), NULL, 0, NULL, 0, "e",
+  uint32_t e = add(p, ACCY_OP_PARAMETER, tu_type(ACCY_DTYPE_U8, 2, d42), NULL, 0, NULL, 0, "e",
                    NULL, 0);
-  uint32_t v = add(p, ACCY_OP_PARAMETER, mktype(F, 1, d4), NULL, 0, NULL, 0, "v", NULL, 0);
-  uint32_t z = add(p, ACCY_OP_PARAMETER, mktype(ACCY_DTYPE_I64, 1, d0), NULL, 0, NULL, 0, "z",
+  uint32_t v = add(p, ACCY_OP_PARAMETER, tu_type(F, 1, d4), NULL, 0, NULL, 0, "v", NULL, 0);
+  uint32_t z = add(p, ACCY_OP_PARAMETER, tu_type(ACCY_DTYPE_I64, 1, d0), NULL, 0, NULL, 0, "z",
                    NULL, 0);
   static const int64_t m_add[] = {ACCY_SCATTER_ADD}, m_max[] = {ACCY_SCATTER_MAX},
                        m_rep[] = {ACCY_SCATTER_REPLACE};
   uint32_t rows_ops[] = {x, i, x}, elem_ops[] = {x, e, v}, all_ops[] = {x, z, x};
-  uint32_t sa = add(p, ACCY_OP_SCATTER, mktype(F, 2, d23), rows_ops, 3, m_add, 1, NULL, NULL, 0);
-  uint32_t sm = add(p, ACCY_OP_SCATTER, mktype(F, 2, d23), elem_ops, 3, m_max, 1, NULL, NULL, 0);
-  uint32_t sr = add(p, ACCY_OP_SCATTER, mktype(F, 2, d23), all_ops, 3, m_rep, 1, NULL, NULL, 0);
+  uint32_t sa = add(p, ACCY_OP_SCATTER, tu_type(F, 2, d23), rows_ops, 3, m_add, 1, NULL, NULL, 0);
+  uint32_t sm = add(p, ACCY_OP_SCATTER, tu_type(F, 2, d23), elem_ops, 3, m_max, 1, NULL, NULL, 0);
+  uint32_t sr = add(p, ACCY_OP_SCATTER, tu_type(F, 2, d23), all_ops, 3, m_rep, 1, NULL, NULL, 0);
   static const int64_t desc1[] = {1, 1}, asc0[] = {0, 0};
-  uint32_t so = add(p, ACCY_OP_SORT, mktype(F, 2, d23), &x, 1, desc1, 2, NULL, NULL, 0);
-  uint32_t a64 = add(p, ACCY_OP_ARGSORT, mktype(ACCY_DTYPE_I64, 2, d23), &x, 1, asc0, 2, NULL,
+  uint32_t so = add(p, ACCY_OP_SORT, tu_type(F, 2, d23), &x, 1, desc1, 2, NULL, NULL, 0);
+  uint32_t a64 = add(p, ACCY_OP_ARGSORT, tu_type(ACCY_DTYPE_I64, 2, d23), &x, 1, asc0, 2, NULL,
                      NULL, 0);
-  uint32_t a32 = add(p, ACCY_OP_ARGSORT, mktype(ACCY_DTYPE_I32, 2, d23), &sm, 1, desc1, 2, NULL,
+  uint32_t a32 = add(p, ACCY_OP_ARGSORT, tu_type(ACCY_DTYPE_I32, 2, d23), &sm, 1, desc1, 2, NULL,
                      NULL, 0);
   output(p, sa, "scatter_add");
   output(p, sm, "scatter_max");
@@ -592,7 +583,7 @@ END_TEST
 START_TEST(test_empty_node_name_is_no_name) {
   accy__program p;
   accy__program_init(&p);
-  uint32_t i = add(&p, ACCY_OP_IOTA, mktype(ACCY_DTYPE_I32, 0, NULL), NULL, 0, NULL, 0, "", NULL, 0);
+  uint32_t i = add(&p, ACCY_OP_IOTA, tu_type(ACCY_DTYPE_I32, 0, NULL), NULL, 0, NULL, 0, "", NULL, 0);
   output(&p, i, "");
   void *enc = NULL;
   size_t size = 0;
@@ -1418,11 +1409,11 @@ START_TEST(test_encode_rejects_what_the_format_cannot_hold) {
   static const uint8_t four[4] = {1, 2, 3, 4};
   accy__program p;
   accy__program_init(&p);
-  add(&p, ACCY_OP_IOTA, mktype(ACCY_DTYPE_F32, 0, NULL), NULL, 0, NULL, 0, NULL, NULL, 0);
+  add(&p, ACCY_OP_IOTA, tu_type(ACCY_DTYPE_F32, 0, NULL), NULL, 0, NULL, 0, NULL, NULL, 0);
   if (_i == 0) {
-    add(&p, ACCY_OP_ADD, mktype(ACCY_DTYPE_F32, 0, NULL), NULL, 0, NULL, 0, NULL, four, 4);
+    add(&p, ACCY_OP_ADD, tu_type(ACCY_DTYPE_F32, 0, NULL), NULL, 0, NULL, 0, NULL, four, 4);
   } else {
-    add(&p, ACCY_OP_IOTA, mktype(300, 0, NULL), NULL, 0, NULL, 0, NULL, NULL, 0);
+    add(&p, ACCY_OP_IOTA, tu_type(300, 0, NULL), NULL, 0, NULL, 0, NULL, NULL, 0);
   }
   void *enc = (void *)1;
   size_t size = 1;
@@ -1441,7 +1432,7 @@ START_TEST(test_encode_does_not_verify) {
   accy__program p;
   accy__program_init(&p);
   uint32_t fwd = 5;
-  add(&p, ACCY_OP_NEGATE, mktype(ACCY_DTYPE_F32, 0, NULL), &fwd, 1, NULL, 0, NULL, NULL, 0);
+  add(&p, ACCY_OP_NEGATE, tu_type(ACCY_DTYPE_F32, 0, NULL), &fwd, 1, NULL, 0, NULL, NULL, 0);
   void *enc = NULL;
   size_t size = 0;
   ck_assert_int_eq(accy__wire_encode(&p, &enc, &size), ACCY_STATUS_OK);

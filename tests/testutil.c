@@ -150,6 +150,21 @@ const char *tu_srcdir_path(const char *rel) {
   return buf;
 }
 
+accy__type tu_type(int32_t dtype, uint32_t rank, const int64_t *dims) {
+  accy__type t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dtype;
+  t.rank = rank;
+  for (uint32_t i = 0; dims && i < rank; i++) t.dims[i] = dims[i];
+  return t;
+}
+
+uint64_t tu_elems(const accy__type *t) {
+  uint64_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++) n *= (uint64_t)t->dims[i];
+  return n;
+}
+
 /* ---- kernel tiles ---------------------------------------------------------- */
 
 static void shuffle_u64(tu_rng *r, uint64_t *a, uint64_t n) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "accy/accy.h"
+#include "src/ir/ir.h"
 
 /* splitmix64: deterministic, seedable. */
 typedef struct tu_rng {
@@ -41,6 +42,11 @@ void tu_set_i64(int32_t dtype, void *buf, size_t i, int64_t v);
 /* Compares |n| elements bitwise, except that any two NaNs compare equal.
  * Returns the index of the first difference or SIZE_MAX when equal. */
 size_t tu_first_difference(int32_t dtype, const void *a, const void *b, size_t n);
+
+/* A type of |rank| dims (|dims| may be NULL for rank 0); unused dims are 0. */
+accy__type tu_type(int32_t dtype, uint32_t rank, const int64_t *dims);
+/* Product of the dims (the test shapes never overflow). */
+uint64_t tu_elems(const accy__type *t);
 
 /* Runs a kernel's items [0, n_items) as tiles in shuffled order: each item
  * alone (mode 0, spaces of at most 4096 items) or a random cut into up to 16
