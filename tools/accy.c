@@ -218,21 +218,29 @@ static bool parse_u64(const char *s, uint64_t *out) {
 
 /* ---- asm, dis ------------------------------------------------------------ */
 
-static int cmd_asm(int argc, char **argv) {
-  const char *in = NULL, *out = NULL;
+/* Parses "IN [-o OUT]" for asm and dis; returns 0 or the usage exit code. */
+static int parse_in_out(const char *cmd, int argc, char **argv, const char **in,
+                        const char **out) {
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "-o") == 0) {
-      if (++i >= argc) return usage_error("asm: -o needs a file name");
-      out = argv[i];
+      if (++i >= argc) return usage_error("%s: -o needs a file name", cmd);
+      *out = argv[i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return usage_error("asm: unknown option '%s'", argv[i]);
-    } else if (!in) {
-      in = argv[i];
+      return usage_error("%s: unknown option '%s'", cmd, argv[i]);
+    } else if (!*in) {
+      *in = argv[i];
     } else {
-      return usage_error("asm: more than one input file");
+      return usage_error("%s: more than one input file", cmd);
     }
   }
-  if (!in) return usage_error("asm: no input file");
+  if (!*in) return usage_error("%s: no input file", cmd);
+  return 0;
+}
+
+static int cmd_asm(int argc, char **argv) {
+  const char *in = NULL, *out = NULL;
+  int rc = parse_in_out("asm", argc, argv, &in, &out);
+  if (rc) return rc;
   if (!out) return usage_error("asm: no output file (-o OUT.accy)");
   blob b;
   if (!read_file(in, &b)) return EXIT_FAIL;
@@ -250,19 +258,8 @@ static int cmd_asm(int argc, char **argv) {
 
 static int cmd_dis(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "-o") == 0) {
-      if (++i >= argc) return usage_error("dis: -o needs a file name");
-      out = argv[i];
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return usage_error("dis: unknown option '%s'", argv[i]);
-    } else if (!in) {
-      in = argv[i];
-    } else {
-      return usage_error("dis: more than one input file");
-    }
-  }
-  if (!in) return usage_error("dis: no input file");
+  int rc = parse_in_out("dis", argc, argv, &in, &out);
+  if (rc) return rc;
   blob b;
   if (!read_file(in, &b)) return EXIT_FAIL;
   char *text = NULL;
