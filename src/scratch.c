@@ -1,26 +1,90 @@
-/* src/scratch.c: per-launch scratch blocks; see scratch.h. */
+/* src/scratch.c: per-launch scratch blocks; see scratch.h.
+ *
+ * The backend is chosen once per process, at the first acquire:
+ *  - jemalloc when this build has libaccy-jemalloc (configure found Debian's
+ *    PIC archive) and the process loaded it at start (a host linked with
+ *    pkg-config's flags): dlopen finds the loaded copy, and accy creates one
+ *    arena of its own in it. Loading it now, when it was not loaded at
+ *    start, needs static TLS that glibc usually lacks; dlopen then fails
+ *    cleanly and accy takes the malloc backend (src/jemalloc/shim.h).
+ *  - malloc otherwise, or when ACCY_SCRATCH_BACKEND=malloc.
+ * dlopen is referenced weakly: in a static link it stays NULL, so the static
+ * library needs neither libdl nor a shared jemalloc. */
 #include "src/internal.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/jemalloc/shim.h"
 #include "src/scratch.h"
 #include "src/util/alloc.h"
 
-#ifdef ACCY_HAVE_JEMALLOC
-#include <jemalloc/jemalloc.h>
-#endif
+#pragma weak dlopen
+#pragma weak dlsym
+#pragma weak dlerror
 
 /* Relaxed: a statistics counter read by tests after joins. */
 static _Atomic uint64_t backend_allocs;
 
 uint64_t accy__scratch_backend_allocs(void) { return atomic_load(&backend_allocs); }
 
+static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
+static const accy_jemalloc_ops *je; /* NULL: the malloc backend */
+static char backend_note[256];
+
+static void choose_backend(void) {
 #ifdef ACCY_HAVE_JEMALLOC
-/* accy's own arena, created on first use. A failed creation (out of memory,
- * or the allocation-failure hook) is retried by the next acquire rather than
- * remembered, so one failure does not disable scratch for the process. */
+  const char *want = getenv("ACCY_SCRATCH_BACKEND");
+  if (want && strcmp(want, "malloc") == 0) {
+    snprintf(backend_note, sizeof backend_note, "ACCY_SCRATCH_BACKEND=malloc");
+    return;
+  }
+  if (!dlopen || !dlsym) {
+    snprintf(backend_note, sizeof backend_note, "static link: %s is not loadable",
+             ACCY_JEMALLOC_SONAME);
+    return;
+  }
+  void *h = dlopen(ACCY_JEMALLOC_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *why = dlerror ? dlerror() : NULL;
+    snprintf(backend_note, sizeof backend_note,
+             "%s was not loaded at program start (link with `pkg-config --libs accy`): %.160s",
+             ACCY_JEMALLOC_SONAME, why ? why : "dlopen failed");
+    return;
+  }
+  accy_jemalloc_api_fn fn = (accy_jemalloc_api_fn)dlsym(h, ACCY_JEMALLOC_API_SYMBOL);
+  const accy_jemalloc_ops *api = fn ? fn() : NULL;
+  if (!api || api->version != ACCY_JEMALLOC_API_VERSION) {
+    snprintf(backend_note, sizeof backend_note, "%s has another interface version",
+             ACCY_JEMALLOC_SONAME);
+    return; /* the handle stays open: harmless, and dlclose could unmap TLS users */
+  }
+  je = api;
+#else
+  snprintf(backend_note, sizeof backend_note, "built --without-jemalloc");
+#endif
+}
+
+static bool use_jemalloc(void) {
+  pthread_once(&backend_once, choose_backend);
+  return je != NULL;
+}
+
+const char *accy__scratch_backend(void) { return use_jemalloc() ? "jemalloc" : "malloc"; }
+
+const char *accy__scratch_backend_note(void) {
+  use_jemalloc();
+  return backend_note;
+}
+
+/* accy's own jemalloc arena, created on first use. A failed creation (out of
+ * memory, or the allocation-failure hook) is retried by the next acquire
+ * rather than remembered, so one failure does not disable scratch for the
+ * process. */
 static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool arena_ok;
 static unsigned arena_index;
@@ -32,8 +96,7 @@ static bool arena_ready(void) {
     void *probe = accy__malloc(0); /* the hook covers arena creation too */
     if (probe) {
       unsigned index;
-      size_t sz = sizeof index;
-      if (mallctl("arenas.create", &index, &sz, NULL, 0) == 0) {
+      if (je->arena_create(&index) == 0) {
         arena_index = index;
         atomic_store(&arena_ok, true); /* publishes arena_index */
       }
@@ -44,25 +107,22 @@ static bool arena_ready(void) {
   return atomic_load(&arena_ok);
 }
 
-const char *accy__scratch_backend(void) { return "jemalloc"; }
-
 static void *backend_alloc(uint64_t bytes) {
-  if (!arena_ready()) return NULL;
-  return mallocx((size_t)bytes, MALLOCX_ARENA(arena_index) | MALLOCX_TCACHE_NONE | MALLOCX_ALIGN(64));
-}
-
-static void backend_free(void *p) { dallocx(p, MALLOCX_TCACHE_NONE); }
-#else
-const char *accy__scratch_backend(void) { return "malloc"; }
-
-static void *backend_alloc(uint64_t bytes) {
+  if (use_jemalloc()) {
+    if (!arena_ready()) return NULL;
+    return je->alloc(arena_index, (size_t)bytes, 64);
+  }
   void *p = NULL;
   if (posix_memalign(&p, 64, (size_t)bytes) != 0) return NULL;
   return p;
 }
 
-static void backend_free(void *p) { free(p); }
-#endif
+static void backend_free(void *p) {
+  if (je)
+    je->free(p);
+  else
+    free(p);
+}
 
 void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes) {
   memset(pool, 0, sizeof *pool);

@@ -8,12 +8,14 @@
  * as many blocks as that program ever had invokes in flight at once; all are
  * freed when the program is released.
  *
- * Two backends, chosen at configure time:
- *  - jemalloc (default): blocks come from one arena of accy's own
- *    (arenas.create, once per process) with MALLOCX_ARENA | MALLOCX_TCACHE_NONE,
- *    so they never sit in a thread cache and never mix with the host's heap.
- *  - malloc (--without-jemalloc): posix_memalign/free, so ASan sees every
- *    overrun.
+ * Two backends, chosen once per process at the first acquire (scratch.c):
+ *  - jemalloc: blocks come from one arena of accy's own in the private
+ *    libaccy-jemalloc (src/jemalloc/shim.h), with no thread cache, so they
+ *    never mix with the host's heap. Used when the build has the shim and the
+ *    process loaded it at start.
+ *  - malloc: posix_memalign/free: --without-jemalloc builds (so ASan sees
+ *    every overrun), ACCY_SCRATCH_BACKEND=malloc, and processes where the
+ *    shim is not loaded (libaccy dlopen'ed, static links).
  * Thread-safe. */
 #ifndef ACCY_SCRATCH_H
 #define ACCY_SCRATCH_H
@@ -42,5 +44,7 @@ void accy__scratch_release(accy__scratch_pool *pool, void *block);
 uint64_t accy__scratch_backend_allocs(void);
 /* The backend's name: "jemalloc" or "malloc". */
 const char *accy__scratch_backend(void);
+/* Why the malloc backend was chosen ("" for jemalloc). */
+const char *accy__scratch_backend_note(void);
 
 #endif /* ACCY_SCRATCH_H */

@@ -28,4 +28,58 @@ if [ -e "$libdir/libaccy.so" ] && command -v nm >/dev/null 2>&1; then
   bad=$(nm -D --defined-only "$libdir/libaccy.so" | awk '{print $3}' | grep -v '^accy_' | grep -v '^ACCY_' || true)
   [ -z "$bad" ] || { echo "unexpected exported symbols: $bad"; exit 1; }
 fi
+
+# A C++ host keeps glibc's malloc and operator new; accy's scratch comes from
+# its private jemalloc when the build has it (tests/install/host_alloc.cc).
+cxx=${CXX:-c++}
+if [ -e "$libdir/libaccy.so" ] && command -v "$cxx" >/dev/null 2>&1; then
+  if [ -e "$libdir/libaccy-jemalloc.so" ]; then want=jemalloc; else want=malloc; fi
+  "$cxx" "$src/tests/install/host_alloc.cc" $cflags $libs -ldl -o "$tmp/host_alloc"
+  LD_LIBRARY_PATH="$libdir" ACCY_EXPECT_BACKEND=$want "$tmp/host_alloc"
+fi
+
+# pkg-config --static links a fully static program (not with sanitizers,
+# whose runtimes do not link statically).
+case "${CFLAGS:-} ${LDFLAGS:-}" in
+  *-fsanitize*) ;;
+  *)
+    if [ -e "$libdir/libaccy.a" ]; then
+      ${CC:-cc} ${CFLAGS:-} -static "$src/examples/example.c" $cflags $(pkg-config --static --libs accy) \
+        -o "$tmp/example_static"
+      if readelf -d "$tmp/example_static" 2>/dev/null | grep -q NEEDED; then
+        echo "pkg-config --static gave a dynamically linked program"; exit 1
+      fi
+      [ "$("$tmp/example_static")" = "y = [[1, 3.5], [1, 5]]" ] || { echo "static example failed"; exit 1; }
+      echo "static link: ok"
+    fi
+    ;;
+esac
+
+# The Python package is installed where the prefix's python3 finds it, and
+# works from there with a clean environment (PYTHONPATH only maps DESTDIR).
+py=${PYTHON:-}
+if [ -n "$py" ] && [ "$py" != ":" ] && [ -e "$libdir/libaccy.so" ]; then
+  init=$(find "$tmp/dest" -path '*/accy/__init__.py' | head -n 1)
+  [ -n "$init" ] || { echo "the Python package was not installed"; exit 1; }
+  pydir=$(dirname "$(dirname "$init")")
+  for f in $(cd "$src/python" && find accy -name '*.py'); do
+    [ -e "$pydir/$f" ] || { echo "python/$f is not installed (Makefile.am lists the package's files)"; exit 1; }
+  done
+  cat >"$tmp/use.py" <<'PY'
+import sys
+import accy
+assert accy._lib.path.startswith(sys.argv[1]), accy._lib.path
+s = accy.Session(threads=1)
+p = s.compile(accy.assemble('%x = parameter "x" : f32[3]\n%y = negate %x\noutput %y "y"\n'))
+import numpy
+(y,) = p(numpy.array([1, 2, 3], dtype=numpy.float32))
+assert list(y) == [-1.0, -2.0, -3.0], y
+print("python from the installed prefix: ok")
+PY
+  env -i PATH="$PATH" HOME="$tmp" PYTHONPATH="$pydir" "$py" "$tmp/use.py" "$tmp/dest"
+  if env -i PATH="$PATH" "$py" -c 'import onnx' 2>/dev/null; then
+    env -i PATH="$PATH" HOME="$tmp" PYTHONPATH="$pydir" "$py" -m accy.onnx --help >/dev/null
+    echo "python -m accy.onnx from the installed prefix: ok"
+  fi
+fi
 echo "install test: ok"

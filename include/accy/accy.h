@@ -23,5 +23,6 @@
 #include "accy/session.h"
 #include "accy/builder.h"
 #include "accy/text.h"
+#include "accy/info.h"
 
 #endif /* ACCY_ACCY_H */

@@ -22,7 +22,7 @@ from .session import Program, Session, TensorInfo
 from . import errors as _errors
 
 __all__ = ["Session", "Program", "TensorInfo", "Builder", "assemble", "disassemble",
-           "version", "library_path", "Error", "InvalidProgram", "UnsupportedVersion",
+           "version", "info", "library_path", "Error", "InvalidProgram", "UnsupportedVersion",
            "InvalidHandle", "InvalidBuffer", "TooManyPrograms", "OutOfMemory", "CompileFailed",
            "LaunchFailed", "OPS", "COMPARE", "REDUCE", "bf16_to_f32", "f32_to_bf16"]
 
@@ -33,6 +33,13 @@ library_path = _lib.path
 def version():
     """The library's package version string."""
     return _lib.lib.accy_version().decode()
+
+
+def info(key):
+    """A fact about the library in this process (accy/info.h), e.g.
+    info("scratch.backend") -> "jemalloc" or "malloc"; None for an unknown key."""
+    v = _lib.lib.accy_info(key.encode())
+    return None if v is None else v.decode()
 
 
 def assemble(text, base_dir=None):

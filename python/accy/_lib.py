@@ -79,24 +79,8 @@ def _candidates():
     return paths, False
 
 
-def _preload_libstdcxx():
-    # Debian's libjemalloc exports operator new/delete and depends on
-    # libstdc++. If libstdc++ is first loaded as a dependency of libaccy ->
-    # libjemalloc, its own calls to operator new/delete bind to jemalloc's,
-    # while a C++ extension imported later (onnx, protobuf) allocates with
-    # glibc through the same libstdc++: freeing across the two aborts
-    # ("munmap_chunk(): invalid pointer"). Loading libstdc++ beforehand binds
-    # its relocations in its own scope, to its own operator new/delete.
-    name = ctypes.util.find_library("stdc++") or "libstdc++.so.6"
-    try:
-        ctypes.CDLL(name)
-    except OSError:
-        pass  # no libstdc++: then nothing can bind to it either
-
-
 def _load():
     paths, explicit = _candidates()
-    _preload_libstdcxx()
     errors = []
     for p in paths:
         if os.sep in p and not os.path.exists(p):
@@ -108,12 +92,6 @@ def _load():
             errors.append("%s: %s" % (p, e))
     hint = "set ACCY_LIBRARY to the path of libaccy.so" if not explicit else \
         "ACCY_LIBRARY names a library that cannot be loaded"
-    if any("static TLS" in e for e in errors):
-        # libaccy built with jemalloc: jemalloc's initial-exec thread-locals
-        # (2.6 KB) do not fit glibc's default surplus for dlopen'ed libraries.
-        hint = ("libaccy links jemalloc, which needs static TLS when loaded by dlopen: start "
-                "Python with GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096, or use a "
-                "libaccy configured --without-jemalloc; see docs/python.md")
     raise OSError("accy: cannot load libaccy (%s); tried: %s" % (hint, "; ".join(errors)))
 
 
@@ -132,6 +110,7 @@ def _fn(name, restype, *argtypes):
 
 
 _fn("accy_version", _c.c_char_p)
+_fn("accy_info", _c.c_char_p, _c.c_char_p)
 _fn("accy_status_name", _c.c_char_p, _st)
 _fn("accy_status_message", _c.c_char_p, _st)
 _fn("accy_dtype_name", _c.c_char_p, _c.c_int32)

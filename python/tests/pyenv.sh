@@ -16,7 +16,5 @@ if [ -n "${ACCY_TEST_BUILDDIR:-}" ] && [ ! -e "$ACCY_TEST_BUILDDIR/.libs/libaccy
   exit 77
 fi
 PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
-# libaccy links jemalloc, whose thread-locals need static TLS when dlopen'ed.
-GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.rtld.optional_static_tls=4096"
 PYTHONDONTWRITEBYTECODE=1
-export PYTHONPATH GLIBC_TUNABLES PYTHONDONTWRITEBYTECODE ACCY_TEST_SRCDIR="$srcdir"
+export PYTHONPATH PYTHONDONTWRITEBYTECODE ACCY_TEST_SRCDIR="$srcdir"

@@ -1,0 +1,26 @@
+/* accy/info.h: facts about the library as it runs in this process, by
+ * dotted key, for logs, metrics and bug reports. */
+#ifndef ACCY_INFO_H
+#define ACCY_INFO_H
+
+#include "accy/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Returns the value of |key| as a static NUL-terminated string, or NULL for
+ * an unknown key (or NULL). Keys:
+ *   "version"               the package version, as accy_version()
+ *   "scratch.backend"       "jemalloc" or "malloc": where launch scratch
+ *                           comes from (README: "Allocator")
+ *   "scratch.backend.note"  why the malloc backend was chosen; "" for jemalloc
+ * Keys are only ever added. The backend is decided at the first call that
+ * needs it and never changes afterwards. Thread-safe. */
+ACCY_API const char *accy_info(const char *key);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCY_INFO_H */
