@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "src/compile/compile.h"
+#include "src/compile/reuse.h"
 #include "src/internal.h"
 #include "src/ir/verify.h"
 #include "src/scratch.h"
@@ -390,6 +392,156 @@ START_TEST(test_chain_reuses_two_buffers) {
 }
 END_TEST
 
+/* ---- the reuse planner on its own (src/compile/reuse.c) ------------------------- */
+
+/* Random live ranges over a task order, with up to 6 touching tasks each
+ * (so barriers and merged free regions occur): ranges overlapping in time
+ * never share bytes, and when they share bytes every toucher of the earlier
+ * reaches the later's first task through the returned edges plus the data
+ * edges the planner assumes (producer -> every other toucher). */
+#define RU_TASKS 96
+#define RU_RANGES 80
+START_TEST(test_reuse_planner_random) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 77 + (uint64_t)_i);
+  static uint32_t touch[RU_RANGES][8];
+  static bool reach_m[RU_TASKS + 4 * RU_RANGES][RU_TASKS + 4 * RU_RANGES];
+  for (int iter = 0; iter < 40; iter++) {
+    accy__live_range rs[RU_RANGES];
+    uint32_t n = (uint32_t)tu_rng_range(&rng, 1, RU_RANGES);
+    for (uint32_t k = 0; k < n; k++) {
+      uint32_t a = (uint32_t)tu_rng_range(&rng, 0, RU_TASKS - 1);
+      uint32_t len = (uint32_t)tu_rng_range(&rng, 0, 12);
+      uint32_t e = a + len < RU_TASKS ? a + len : RU_TASKS - 1;
+      uint32_t m = 0;
+      touch[k][m++] = a;
+      for (uint32_t t = a + 1; t < e && m < 5; t++)
+        if (tu_rng_range(&rng, 0, 3) == 0) touch[k][m++] = t;
+      if (e != a) touch[k][m++] = e;
+      rs[k] = (accy__live_range){.start = a, .end = e, .bytes = 64 * (uint64_t)tu_rng_range(&rng, 0, 9),
+                                 .touches = touch[k], .n_touches = m};
+    }
+    accy__reuse_plan plan;
+    ck_assert_int_eq(accy__plan_reuse(rs, n, RU_TASKS, UINT64_MAX, &plan), ACCY_STATUS_OK);
+    /* Positions after barrier insertion, and the transitive closure. */
+    uint32_t pos_task[RU_TASKS], n_all = RU_TASKS + plan.n_barriers;
+    ck_assert_uint_le(n_all, RU_TASKS + 4 * RU_RANGES);
+    for (uint32_t t = 0, k = 0; t < RU_TASKS; t++) {
+      pos_task[t] = t + k;
+      while (k < plan.n_barriers && plan.barrier_after[k] == t) k++;
+    }
+#define RU_POS(id) ((id) < RU_TASKS ? pos_task[id] : plan.barrier_after[(id) - RU_TASKS] + 1 + ((id) - RU_TASKS))
+    memset(reach_m, 0, sizeof reach_m);
+    for (size_t e = 0; e < plan.n_edges; e++) {
+      uint32_t f = RU_POS(plan.edges[e].from), t = RU_POS(plan.edges[e].to);
+      ck_assert_uint_lt(f, t); /* edges go forward in the new order */
+      reach_m[f][t] = true;
+    }
+    for (uint32_t k = 0; k < n; k++)
+      for (uint32_t q = 1; q < rs[k].n_touches; q++) reach_m[pos_task[rs[k].touches[0]]][pos_task[rs[k].touches[q]]] = true;
+    for (uint32_t i = n_all; i-- > 0;)
+      for (uint32_t j = i + 1; j < n_all; j++)
+        if (reach_m[i][j])
+          for (uint32_t l = j + 1; l < n_all; l++)
+            if (reach_m[j][l]) reach_m[i][l] = true;
+    uint64_t peak = 0;
+    for (uint32_t x = 0; x < n; x++) {
+      if (!rs[x].bytes) continue;
+      if (rs[x].offset + rs[x].bytes > peak) peak = rs[x].offset + rs[x].bytes;
+      for (uint32_t y = 0; y < n; y++) {
+        if (y == x || !rs[y].bytes) continue;
+        bool bytes = rs[x].offset < rs[y].offset + rs[y].bytes && rs[y].offset < rs[x].offset + rs[x].bytes;
+        if (!bytes) continue;
+        bool time = !(rs[x].end < rs[y].start || rs[y].end < rs[x].start);
+        ck_assert_msg(!time, "iter %d: ranges %u and %u share bytes and time", iter, x, y);
+        if (rs[x].end >= rs[y].start) continue; /* the other direction */
+        for (uint32_t q = 0; q < rs[x].n_touches; q++)
+          ck_assert_msg(reach_m[pos_task[rs[x].touches[q]]][pos_task[rs[y].start]],
+                        "iter %d: toucher %u of range %u does not precede range %u's first task %u",
+                        iter, rs[x].touches[q], x, y, rs[y].start);
+      }
+    }
+    ck_assert_uint_eq(plan.peak, peak);
+    accy__reuse_plan_free(&plan);
+  }
+}
+END_TEST
+
+/* ---- compile time grows as n log n, not n^2 ---------------------------------------- */
+
+static double thread_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Wire bytes of a program of |n| nodes of shape |kind|: 0 a chain of
+ * negates; 1 n/2 negates of x all live until a chain of adds consumes them;
+ * 2 one value read by every node of a chain. */
+static void *shaped_program(uint32_t n, int kind, size_t *size) {
+  accy__program p;
+  accy__program_init(&p);
+  accy__type t = vec(ACCY_DTYPE_F32, 16);
+  uint32_t x = add(&p, ACCY_OP_PARAMETER, t, NULL, 0, NULL, 0, "x");
+  uint32_t cur = x;
+  if (kind == 0) {
+    for (uint32_t i = 1; i < n; i++) cur = add(&p, ACCY_OP_NEGATE, t, &cur, 1, NULL, 0, NULL);
+  } else if (kind == 1) {
+    uint32_t first = p.n_nodes, m = n / 2;
+    for (uint32_t i = 0; i < m; i++) add(&p, ACCY_OP_NEGATE, t, &x, 1, NULL, 0, NULL);
+    cur = first;
+    for (uint32_t i = 1; i + 1 < m; i++) {
+      uint32_t ops[2] = {cur, first + i};
+      cur = add(&p, ACCY_OP_ADD, t, ops, 2, NULL, 0, NULL);
+    }
+  } else {
+    uint32_t r = add(&p, ACCY_OP_NEGATE, t, &x, 1, NULL, 0, NULL);
+    cur = r;
+    for (uint32_t i = 2; i < n; i++) {
+      uint32_t ops[2] = {cur, r};
+      cur = add(&p, ACCY_OP_ADD, t, ops, 2, NULL, 0, NULL);
+    }
+  }
+  out(&p, cur, "y");
+  void *bytes;
+  ck_assert_int_eq(accy__wire_encode(&p, &bytes, size), ACCY_STATUS_OK);
+  accy__program_free(&p);
+  return bytes;
+}
+
+/* Best of 3 CPU seconds for decode + verify + compile through the API. */
+static double compile_seconds(accy_session *s, const void *bytes, size_t size) {
+  double best = 1e30;
+  for (int rep = 0; rep < 3; rep++) {
+    accy_handle h;
+    double t0 = thread_seconds();
+    ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
+    double dt = thread_seconds() - t0;
+    ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+    if (dt < best) best = dt;
+  }
+  return best;
+}
+
+START_TEST(test_compile_time_growth) {
+  /* 8x the nodes may cost at most 20x the time: n log n gives about 9-10x,
+   * the old quadratic planner 64x. A ratio, not seconds: it holds on any
+   * machine. Tiny times are floored so that timer noise cannot fail it. */
+  accy_session_options o = {sizeof o, 1};
+  accy_session *s;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  size_t sa, sb;
+  void *a = shaped_program(8192, _i, &sa), *b = shaped_program(65535, _i, &sb);
+  double ta = compile_seconds(s, a, sa), tb = compile_seconds(s, b, sb);
+  if (ta < 0.002) ta = 0.002;
+  ck_assert_msg(tb / ta < 20.0, "shape %d: 8k nodes %.4f s, 64k nodes %.4f s (ratio %.1f)", _i, ta, tb,
+                tb / ta);
+  accy__free(a);
+  accy__free(b);
+  accy_session_destroy(s);
+}
+END_TEST
+
 /* ---- steady state: no allocator calls --------------------------------------------- */
 
 START_TEST(test_steady_invokes_make_no_allocations) {
@@ -436,6 +588,11 @@ static Suite *compile_suite(void) {
   tc = tcase_create("plans");
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_random_plans_are_safe_and_correct, 0, 4);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("reuse");
+  tcase_add_loop_test(tc, test_reuse_planner_random, 0, 4);
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_compile_time_growth, 0, 3);
   suite_add_tcase(s, tc);
   tc = tcase_create("steady-state");
   tcase_set_timeout(tc, 60);

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "src/compile/compile.h"
+#include "src/compile/reuse.h"
+#include "src/limits.h"
 #include "src/util/alloc.h"
 
 /* Work per tile, in element operations: large enough that claiming a tile
@@ -252,205 +254,121 @@ static accy_status make_tasks(builder *b) {
 
 /* ---- scratch planning ------------------------------------------------------ */
 
-typedef struct interval {
-  uint32_t root;
-  uint32_t start, end;   /* first and last task touching the buffer */
-  uint64_t bytes;        /* aligned size */
-  uint64_t offset;
-  bool placed;
-  uint32_t touch_begin, n_touch; /* into the touch array */
-} interval;
-
-static int by_size_desc(const void *a, const void *b) {
-  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
-  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return 0;
-}
-
-static int by_offset(const void *a, const void *b) {
-  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
-  if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
-  return 0;
-}
-
-static bool overlaps_time(const interval *a, const interval *b) {
-  return !(a->end < b->start || b->end < a->start);
-}
-
-static bool overlaps_memory(const interval *a, const interval *b) {
-  return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
-}
-
-static int by_end_desc(const void *a, const void *b) {
-  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
-  return x->end != y->end ? (x->end > y->end ? -1 : 1) : 0;
-}
-
-static int by_start_asc(const void *a, const void *b) {
-  const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
-  return x->start != y->start ? (x->start < y->start ? -1 : 1) : 0;
-}
-
+/* Every scratch intermediate (by its root node) gets a live range over the
+ * task order; src/compile/reuse.c places them and returns the edges that
+ * make byte sharing safe, through barrier tasks that this function inserts
+ * into the task order. */
 static accy_status plan_scratch(builder *b) {
   const accy__program *p = b->p;
   accy__plan *plan = b->plan;
   uint32_t n = p->n_nodes;
   accy_status s = ACCY_STATUS_OK;
+  accy__reuse_plan reuse;
+  memset(&reuse, 0, sizeof reuse);
 
-  int64_t *slot = accy__malloc(n * sizeof(int64_t)); /* root node -> interval index */
-  interval *iv = accy__calloc(n, sizeof(interval));
-  interval **order = accy__malloc(n * sizeof(interval *));
-  interval **live_set = accy__malloc(n * sizeof(interval *));
-  interval **before = accy__malloc(n * sizeof(interval *));
-  interval **after = accy__malloc(n * sizeof(interval *));
-  interval **chosen = accy__malloc(n * sizeof(interval *));
+  int64_t *range_of = accy__malloc(((size_t)n + 1) * sizeof(int64_t)); /* root -> range */
+  accy__live_range *ranges = accy__calloc((size_t)n + 1, sizeof *ranges);
+  uint32_t *count = accy__calloc((size_t)n + 1, sizeof(uint32_t));
   uint32_t *touch = NULL;
-  if (!slot || !iv || !order || !live_set || !before || !after || !chosen) {
+  accy__ctask *tasks = NULL;
+  if (!range_of || !ranges || !count) {
     s = oom("scratch plan");
     goto done;
   }
-  uint32_t n_iv = 0;
+  uint32_t n_ranges = 0;
   for (uint32_t i = 0; i < n; i++) {
-    slot[i] = -1;
+    range_of[i] = -1;
     uint32_t kind = plan->locs[i].kind;
     if (kind != ACCY__LOC_SCRATCH && kind != ACCY__LOC_COPIED_INPUT) continue;
-    interval *v = &iv[n_iv];
-    v->root = i;
-    v->start = UINT32_MAX;
-    v->bytes = accy__align_up(accy__type_bytes(&p->nodes[i].type), 64);
-    slot[i] = n_iv++;
+    ranges[n_ranges].bytes = accy__align_up(accy__type_bytes(&p->nodes[i].type), 64);
+    range_of[i] = n_ranges++;
   }
-  /* Live intervals and touch counts from every task's references. */
-  for (uint32_t t = 0; t < plan->n_tasks; t++) {
-    const accy__ctask *ct = &plan->ctasks[t];
-    for (uint32_t r = 0; r < ct->n_refs; r++) {
-      uint32_t ref = plan->refs[ct->refs_offset + r];
-      if (ACCY__REF_TAG(ref) != ACCY__REF_NODE) continue;
-      int64_t k = slot[root_of(plan, ACCY__REF_INDEX(ref))];
-      if (k < 0) continue;
-      interval *v = &iv[k];
-      if (t < v->start) v->start = t;
-      if (t > v->end || v->n_touch == 0) v->end = t;
-      v->n_touch++;
-    }
-  }
-  uint32_t total_touch = 0;
-  for (uint32_t k = 0; k < n_iv; k++) {
-    iv[k].touch_begin = total_touch;
-    total_touch += iv[k].n_touch;
-    iv[k].n_touch = 0;
-  }
-  touch = accy__malloc((total_touch + 1) * sizeof(uint32_t));
-  if (!touch) {
-    s = oom("scratch plan");
-    goto done;
-  }
-  for (uint32_t t = 0; t < plan->n_tasks; t++) {
-    const accy__ctask *ct = &plan->ctasks[t];
-    for (uint32_t r = 0; r < ct->n_refs; r++) {
-      uint32_t ref = plan->refs[ct->refs_offset + r];
-      if (ACCY__REF_TAG(ref) != ACCY__REF_NODE) continue;
-      int64_t k = slot[root_of(plan, ACCY__REF_INDEX(ref))];
-      if (k < 0) continue;
-      touch[iv[k].touch_begin + iv[k].n_touch++] = t;
-    }
-  }
-
-  /* Greedy by size, best-fit gap among the time-overlapping buffers. */
-  for (uint32_t k = 0; k < n_iv; k++) order[k] = &iv[k];
-  if (n_iv) qsort(order, n_iv, sizeof *order, by_size_desc);
-  uint64_t peak = 0;
-  for (uint32_t k = 0; k < n_iv; k++) {
-    interval *y = order[k];
-    if (y->n_touch == 0) continue; /* never touched: no memory */
-    /* The placed buffers alive at the same time, by offset; take the
-     * smallest gap between them that fits, else the end. */
-    uint32_t m = 0;
-    for (uint32_t d = 0; d < k; d++) {
-      interval *x = order[d];
-      if (x->placed && x->n_touch && x->bytes && overlaps_time(x, y)) live_set[m++] = x;
-    }
-    if (m) qsort(live_set, m, sizeof *live_set, by_offset);
-    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, cursor = 0;
-    for (uint32_t d = 0; d <= m; d++) {
-      uint64_t next = d < m ? live_set[d]->offset : UINT64_MAX;
-      if (next > cursor && next - cursor >= y->bytes && next - cursor < best_gap) {
-        best = cursor;
-        best_gap = next - cursor;
+  /* Distinct touching tasks per range, in task order (a task touching one
+   * buffer twice counts once): count, then fill. */
+  size_t total = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t t = 0; t < plan->n_tasks; t++) {
+      const accy__ctask *ct = &plan->ctasks[t];
+      for (uint32_t r = 0; r < ct->n_refs; r++) {
+        uint32_t ref = plan->refs[ct->refs_offset + r];
+        if (ACCY__REF_TAG(ref) != ACCY__REF_NODE) continue;
+        int64_t k = range_of[root_of(plan, ACCY__REF_INDEX(ref))];
+        if (k < 0) continue;
+        accy__live_range *v = &ranges[k];
+        if (pass == 0) {
+          if (count[k] == 0 || v->end != t) count[k]++;
+          if (count[k] == 1) v->start = t;
+          v->end = t;
+        } else if (v->n_touches == 0 || touch[(size_t)(v->touches - touch) + v->n_touches - 1] != t) {
+          touch[(size_t)(v->touches - touch) + v->n_touches++] = t;
+        }
       }
-      if (d < m && live_set[d]->offset + live_set[d]->bytes > cursor)
-        cursor = live_set[d]->offset + live_set[d]->bytes;
     }
-    y->offset = best == UINT64_MAX ? cursor : best;
-    y->placed = true;
-    if (y->offset + y->bytes > peak) peak = y->offset + y->bytes;
-    if (peak > ACCY_MAX_SCRATCH_BYTES) {
-      s = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                    "launch scratch of %llu bytes exceeds ACCY_MAX_SCRATCH_BYTES %llu",
-                    (unsigned long long)peak, (unsigned long long)ACCY_MAX_SCRATCH_BYTES);
+    if (pass == 0) {
+      for (uint32_t k = 0; k < n_ranges; k++) total += count[k];
+      touch = accy__malloc((total + 1) * sizeof(uint32_t));
+      if (!touch) {
+        s = oom("scratch plan");
+        goto done;
+      }
+      size_t at = 0;
+      for (uint32_t k = 0; k < n_ranges; k++) {
+        ranges[k].touches = touch + at;
+        at += count[k];
+      }
+    }
+  }
+  s = accy__plan_reuse(ranges, n_ranges, plan->n_tasks, ACCY_MAX_SCRATCH_BYTES, &reuse);
+  if (s != ACCY_STATUS_OK) goto done;
+  for (uint32_t i = 0; i < n; i++)
+    if (range_of[i] >= 0) plan->locs[i].offset = ranges[range_of[i]].offset;
+  plan->data_bytes = reuse.peak;
+
+  /* Barriers join the task order right after the task they follow: task t
+   * moves up by the barriers before it, barrier k sits at after_k + 1 + k. */
+  uint32_t n_all = plan->n_tasks + reuse.n_barriers;
+  if (reuse.n_barriers) {
+    tasks = accy__calloc((size_t)n_all, sizeof *tasks);
+    uint32_t *moved = accy__malloc(((size_t)plan->n_tasks + 1) * sizeof(uint32_t));
+    if (!tasks || !moved) {
+      accy__free(moved);
+      s = oom("barrier tasks");
       goto done;
     }
-    /* Memory shared with time-disjoint buffers: every task touching the
-     * earlier buffer must precede the first task of the later one. Edges
-     * to or from every such buffer would be quadratic (a chain of n ops
-     * reusing two slots gives n^2 / 2 edges), so take them nearest in time
-     * first and skip a buffer already ordered through a chosen one: placed
-     * buffers that share bytes and are disjoint in time are always joined
-     * by a path (by induction over placement order), so
-     * x -> chosen -> y is a path when x shares bytes with chosen and ends
-     * before it starts. */
-    uint32_t n_before = 0, n_after = 0;
-    for (uint32_t d = 0; d < k; d++) {
-      interval *x = order[d];
-      if (!x->placed || x->n_touch == 0 || overlaps_time(x, y) || !overlaps_memory(x, y)) continue;
-      if (x->end < y->start)
-        before[n_before++] = x;
-      else
-        after[n_after++] = x;
+    uint32_t k = 0;
+    for (uint32_t t = 0; t < plan->n_tasks; t++) {
+      moved[t] = t + k;
+      tasks[t + k] = plan->ctasks[t];
+      while (k < reuse.n_barriers && reuse.barrier_after[k] == t) k++; /* zeroed: no work */
     }
-    if (n_before) qsort(before, n_before, sizeof *before, by_end_desc);
-    if (n_after) qsort(after, n_after, sizeof *after, by_start_asc);
-    uint32_t n_chosen = 0;
-    for (uint32_t d = 0; d < n_before; d++) {
-      interval *x = before[d];
-      bool ordered = false;
-      for (uint32_t c = 0; c < n_chosen && !ordered; c++)
-        ordered = overlaps_memory(x, chosen[c]) && x->end < chosen[c]->start;
-      if (ordered) continue;
-      chosen[n_chosen++] = x;
-      for (uint32_t q = 0; q < x->n_touch; q++)
-        if (!add_edge(b, touch[x->touch_begin + q], y->start)) {
-          s = oom("edges");
-          goto done;
-        }
+    for (size_t e = 0; e < b->n_edges; e++) {
+      b->edges[e].from = moved[b->edges[e].from];
+      b->edges[e].to = moved[b->edges[e].to];
     }
-    n_chosen = 0;
-    for (uint32_t d = 0; d < n_after; d++) {
-      interval *x = after[d];
-      bool ordered = false;
-      for (uint32_t c = 0; c < n_chosen && !ordered; c++)
-        ordered = overlaps_memory(x, chosen[c]) && chosen[c]->end < x->start;
-      if (ordered) continue;
-      chosen[n_chosen++] = x;
-      for (uint32_t q = 0; q < y->n_touch; q++)
-        if (!add_edge(b, touch[y->touch_begin + q], x->start)) {
-          s = oom("edges");
-          goto done;
-        }
+    for (size_t e = 0; e < reuse.n_edges; e++) {
+      uint32_t f = reuse.edges[e].from, t = reuse.edges[e].to;
+      reuse.edges[e].from = f < plan->n_tasks ? moved[f] : reuse.barrier_after[f - plan->n_tasks] + 1 + (f - plan->n_tasks);
+      reuse.edges[e].to = t < plan->n_tasks ? moved[t] : reuse.barrier_after[t - plan->n_tasks] + 1 + (t - plan->n_tasks);
     }
+    accy__free(moved);
+    accy__free(plan->ctasks);
+    plan->ctasks = tasks;
+    tasks = NULL;
+    plan->n_tasks = n_all;
+    b->cap_tasks = n_all;
   }
-  for (uint32_t k = 0; k < n_iv; k++) plan->locs[iv[k].root].offset = iv[k].offset;
-  plan->data_bytes = peak;
+  for (size_t e = 0; e < reuse.n_edges; e++)
+    if (!add_edge(b, reuse.edges[e].from, reuse.edges[e].to)) {
+      s = oom("edges");
+      goto done;
+    }
 done:
-  accy__free(slot);
-  accy__free(iv);
-  accy__free(order);
-  accy__free(live_set);
-  accy__free(before);
-  accy__free(after);
-  accy__free(chosen);
+  accy__reuse_plan_free(&reuse);
+  accy__free(range_of);
+  accy__free(ranges);
+  accy__free(count);
   accy__free(touch);
+  accy__free(tasks);
   return s;
 }
 
