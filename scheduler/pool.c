@@ -191,7 +191,8 @@ static void futex_wake(_Atomic uint32_t *word, uint32_t count) {
 #endif
 
 /* Parses a positive decimal count at the start of |s| (leading blanks
- * allowed), ending at NUL, ',' or a blank. Clamps to the team limit. */
+ * allowed), ending at NUL, ',' or a blank, into *out (saturating at
+ * UINT32_MAX). */
 static bool parse_count(const char *s, uint32_t *out) {
   if (!s) return false;
   while (*s == ' ' || *s == '\t') s++;
@@ -203,25 +204,38 @@ static bool parse_count(const char *s, uint32_t *out) {
   }
   if (s == start || v == 0) return false;
   if (*s != '\0' && *s != ',' && *s != ' ' && *s != '\t') return false;
-  *out = v > ACCY_SCHED_MAX_THREADS ? ACCY_SCHED_MAX_THREADS : (uint32_t)v;
+  *out = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
   return true;
 }
 
-uint32_t accy__sched_default_threads(void) {
+accy_status accy__sched_default_threads(uint32_t *out) {
   uint32_t n;
-  if (parse_count(getenv("ACCY_NUM_THREADS"), &n)) return n;
-  if (parse_count(getenv("OMP_NUM_THREADS"), &n)) return n;
+  const char *accy = getenv("ACCY_NUM_THREADS");
+  if (accy && *accy) {
+    /* accy's own variable: a value it cannot honour is refused, not ignored. */
+    if (!parse_count(accy, &n) || n > ACCY_MAX_THREADS)
+      return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                       "ACCY_NUM_THREADS='%.32s' is not a thread count in 1..%u", accy,
+                       ACCY_MAX_THREADS);
+    *out = n;
+    return ACCY_STATUS_OK;
+  }
+  /* OpenMP's variable, read by other runtimes too: its first entry when it
+   * is a count (capped), otherwise ignored as libgomp would complain. */
+  if (parse_count(getenv("OMP_NUM_THREADS"), &n)) {
+    *out = n > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : n;
+    return ACCY_STATUS_OK;
+  }
+  long c = 0;
 #ifdef __linux__
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    int c = CPU_COUNT(&set);
-    if (c >= 1) return (uint32_t)c > ACCY_SCHED_MAX_THREADS ? ACCY_SCHED_MAX_THREADS : (uint32_t)c;
-  }
+  if (sched_getaffinity(0, sizeof set, &set) == 0) c = CPU_COUNT(&set);
 #endif
-  long c = sysconf(_SC_NPROCESSORS_ONLN);
-  if (c < 1) return 1;
-  return (uint64_t)c > ACCY_SCHED_MAX_THREADS ? ACCY_SCHED_MAX_THREADS : (uint32_t)c;
+  if (c < 1) c = sysconf(_SC_NPROCESSORS_ONLN);
+  if (c < 1) c = 1;
+  *out = (uint64_t)c > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : (uint32_t)c;
+  return ACCY_STATUS_OK;
 }
 
 static uint32_t spin_us_from_env(void) {
@@ -601,7 +615,14 @@ accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out) {
     pthread_mutex_unlock(&g_lock);
     return ACCY_STATUS_OK;
   }
-  uint32_t n = n_threads ? n_threads : accy__sched_default_threads();
+  uint32_t n = n_threads;
+  if (n == 0) {
+    accy_status st = accy__sched_default_threads(&n);
+    if (st != ACCY_STATUS_OK) {
+      pthread_mutex_unlock(&g_lock);
+      return st;
+    }
+  }
   if (n > ACCY_SCHED_MAX_THREADS) n = ACCY_SCHED_MAX_THREADS;
   accy__pool *p = accy__aligned_alloc(sizeof *p, SCHED_LINE);
   if (!p) {

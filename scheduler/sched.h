@@ -38,9 +38,11 @@ typedef struct accy__sched_graph {
 
 typedef struct accy__pool accy__pool;
 
-/* The default worker count: ACCY_NUM_THREADS, else OMP_NUM_THREADS (first
- * entry), else the CPUs in the process's affinity mask; at least 1. */
-uint32_t accy__sched_default_threads(void);
+/* The default worker count: ACCY_NUM_THREADS (which must then be a count in
+ * 1..ACCY_MAX_THREADS, else INVALID_BUFFER with a cause), else the first
+ * entry of OMP_NUM_THREADS when it is a count (capped at ACCY_MAX_THREADS),
+ * else the CPUs in the process's affinity mask (capped); at least 1. */
+accy_status accy__sched_default_threads(uint32_t *out) __attribute__((warn_unused_result));
 
 /* Takes a reference to the process-wide pool, starting it with |n_threads|
  * team members on first use (0: the default). Later calls share the running

@@ -17,7 +17,10 @@
  *    every copy of the old handle is refused at once; whoever drops the last
  *    reference (release itself, or the last running invoke) frees the
  *    program and clears busy, making the slot free again.
- * The generation wraps after 2^32 releases of one slot, as in the seed. */
+ * Generations start at 1 and wrap from 2^32 - 1 to 1, never to 0: no handle
+ * with generation 0 is ever issued, so a zeroed handle or the {0, 0} that a
+ * failed compile leaves is refused by every call. After 2^32 - 1 releases of
+ * one slot an old handle could name a new program again (as in the seed). */
 #include "src/internal.h"
 
 #include <stdatomic.h>
@@ -36,6 +39,7 @@
 #define REF UINT64_C(4)
 #define REFS_MASK UINT64_C(0xfffffffc)
 #define GEN_SHIFT 32
+#define FIRST_GEN (UINT64_C(1) << GEN_SHIFT)
 
 typedef struct program {
   accy__program ir;
@@ -76,10 +80,17 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
     if (options->struct_size >= offsetof(accy_session_options, num_threads) + sizeof(uint32_t))
       threads = options->num_threads;
   }
-  if (threads == 0) threads = accy__sched_default_threads();
+  if (threads > ACCY_MAX_THREADS)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "accy_session_create: num_threads %u exceeds ACCY_MAX_THREADS %u", threads,
+                     ACCY_MAX_THREADS);
+  if (threads == 0) ACCY_TRY(accy__sched_default_threads(&threads));
   accy_session *s = accy__aligned_alloc(sizeof *s, 64);
   if (!s) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory creating a session");
   s->max_workers = threads;
+  /* Generation 0 is never issued: {0, 0} (what a failed compile leaves, and
+   * any zeroed handle) names nothing. */
+  for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) atomic_init(&s->slots[i].state, FIRST_GEN);
   if (threads > 1) {
     accy_status st = accy__pool_acquire(threads, &s->pool);
     if (st != ACCY_STATUS_OK) {
@@ -225,6 +236,10 @@ static accy_status check_buffer(const char *what, size_t i, const accy_descripto
   if (!data && size)
     return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "%s %zu '%.64s': data is NULL with size %zu",
                      what, i, d->name, size);
+  if (size && (uintptr_t)data > UINTPTR_MAX - (size - 1))
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "%s %zu '%.64s': [%p, +%zu) wraps past the end of the address space", what,
+                     i, d->name, data, size);
   if (((uintptr_t)data & (d->alignment - 1)) != 0)
     return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
                      "%s %zu '%.64s': address %p is not aligned to %u bytes", what, i, d->name,
@@ -234,8 +249,9 @@ static accy_status check_buffer(const char *what, size_t i, const accy_descripto
 
 static bool overlap(const void *a, size_t an, const void *b, size_t bn) {
   if (!an || !bn) return false;
+  /* Inclusive ends: a range may end at the top of the address space. */
   uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-  return x < y + bn && y < x + an;
+  return x <= y + (bn - 1) && y <= x + (an - 1);
 }
 
 static accy_status check_buffers(const accy__plan *plan, const accy_input *inputs,
@@ -293,7 +309,8 @@ accy_status accy_session_release(accy_session *s, accy_handle h) {
   do {
     if (!(st & LIVE) || (uint32_t)(st >> GEN_SHIFT) != h.generation)
       return ACCY_STATUS_INVALID_HANDLE;
-    uint64_t gen = (uint64_t)(uint32_t)((st >> GEN_SHIFT) + 1) << GEN_SHIFT;
+    uint32_t g = (uint32_t)(st >> GEN_SHIFT) + 1;
+    uint64_t gen = (uint64_t)(g ? g : 1) << GEN_SHIFT; /* wraps past 0 to 1 */
     next = gen | (st & REFS_MASK) | BUSY;
   } while (!atomic_compare_exchange_weak(&sl->state, &st, next));
   if ((next & REFS_MASK) == 0) {

@@ -178,6 +178,66 @@ START_TEST(test_stale_handles_are_refused) {
 }
 END_TEST
 
+START_TEST(test_generation_zero_is_never_issued) {
+  /* The handle a failed compile leaves, and any zeroed handle, is {0, 0}:
+   * it must name nothing, also once slot 0 holds a program. */
+  accy_session *s = session(1);
+  accy_handle failed = {7, 7};
+  ck_assert_int_eq(accy_session_compile(s, "junk", 4, &failed), ACCY_STATUS_INVALID_PROGRAM);
+  ck_assert_uint_eq(failed.index, 0);
+  ck_assert_uint_eq(failed.generation, 0);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  ck_assert_uint_eq(h.index, 0);
+  ck_assert_uint_ne(h.generation, 0);
+  const accy_descriptor *d;
+  size_t n;
+  accy_handle zero = {0, 0};
+  ck_assert_int_eq(accy_session_inputs(s, failed, &d, &n), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_outputs(s, zero, &d, &n), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_invoke(s, failed, NULL, 0, NULL, 0), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_release(s, zero), ACCY_STATUS_INVALID_HANDLE);
+  /* The real program is untouched by all of that. */
+  ck_assert_int_eq(accy_session_inputs(s, h, &d, &n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, 2);
+  /* Releasing and recompiling into slot 0 never reaches generation 0. */
+  for (int i = 0; i < 5; i++) {
+    ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+    h = compile_ok(s, bytes, size);
+    ck_assert_uint_ne(h.generation, 0);
+  }
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
+START_TEST(test_thread_counts_out_of_range_are_refused) {
+  accy_session_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  accy_session *s = (accy_session *)1;
+  const uint32_t bad[] = {ACCY_MAX_THREADS + 1, 100000, UINT32_MAX};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o.num_threads = bad[i];
+    ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_INVALID_BUFFER);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(accy_session_last_cause(NULL), "ACCY_MAX_THREADS"), "cause: %s",
+                  accy_session_last_cause(NULL));
+  }
+  /* A bad ACCY_NUM_THREADS is refused, not ignored. */
+  o.num_threads = 0;
+  setenv("ACCY_NUM_THREADS", "lots", 1);
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_msg(strstr(accy_session_last_cause(NULL), "ACCY_NUM_THREADS='lots'"), "cause: %s",
+                accy_session_last_cause(NULL));
+  setenv("ACCY_NUM_THREADS", "2", 1);
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  unsetenv("ACCY_NUM_THREADS");
+}
+END_TEST
+
 START_TEST(test_full_table_refused_before_bytes) {
   accy_session *s = session(1);
   size_t size;
@@ -292,6 +352,18 @@ START_TEST(test_every_invalid_buffer_case) {
   bad_out[0].data = (char *)z + 1;
   ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
   ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "output 0 'z'"));
+  /* A range that wraps past the end of the address space is refused before
+   * anything touches it (aligned, right size, so only the wrap is wrong). */
+  memcpy(bad_in, ins, sizeof ins);
+  bad_in[0].data = (const void *)(UINTPTR_MAX - 7);
+  ck_assert_int_eq(accy_session_invoke(s, h, bad_in, 2, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "input 0 'x'"));
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "wraps past the end of the address space"));
+  memcpy(bad_out, outs, sizeof outs);
+  bad_out[1].data = (void *)(UINTPTR_MAX - 15);
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, bad_out, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "output 1 'w'"));
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "wraps"));
   /* Output overlapping an input, fully and by one element. */
   memcpy(bad_out, outs, sizeof outs);
   bad_out[0].data = x;
@@ -588,6 +660,8 @@ static Suite *api_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_invoke_writes_caller_buffers, 0, 4);
   tcase_add_test(tc, test_stale_handles_are_refused);
+  tcase_add_test(tc, test_generation_zero_is_never_issued);
+  tcase_add_test(tc, test_thread_counts_out_of_range_are_refused);
   tcase_add_test(tc, test_full_table_refused_before_bytes);
   tcase_add_test(tc, test_bad_bytes_get_statuses);
   suite_add_tcase(s, tc);

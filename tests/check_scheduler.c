@@ -762,20 +762,34 @@ START_TEST(test_default_threads) {
   cpu_set_t set;
   CPU_ZERO(&set);
   ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
-  ck_assert_uint_eq(accy__sched_default_threads(), (uint32_t)CPU_COUNT(&set));
+  uint32_t n = 0;
+  ck_assert_int_eq(accy__sched_default_threads(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, (uint32_t)CPU_COUNT(&set));
   setenv("OMP_NUM_THREADS", "5,2", 1);
-  ck_assert_uint_eq(accy__sched_default_threads(), 5);
+  ck_assert_int_eq(accy__sched_default_threads(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, 5);
   setenv("ACCY_NUM_THREADS", "3", 1);
-  ck_assert_uint_eq(accy__sched_default_threads(), 3);
-  setenv("ACCY_NUM_THREADS", "0", 1); /* invalid: falls back */
-  ck_assert_uint_eq(accy__sched_default_threads(), 5);
-  setenv("ACCY_NUM_THREADS", "3x", 1);
-  ck_assert_uint_eq(accy__sched_default_threads(), 5);
-  setenv("ACCY_NUM_THREADS", "99999999999", 1); /* clamped to the team limit */
-  ck_assert_uint_eq(accy__sched_default_threads(), 4096);
+  ck_assert_int_eq(accy__sched_default_threads(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, 3);
+  /* accy's own variable is refused when it is not a count in range. */
+  const char *bad[] = {"0", "3x", "-2", "99999999999", "1025", "abc"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("ACCY_NUM_THREADS", bad[i], 1);
+    ck_assert_int_eq(accy__sched_default_threads(&n), ACCY_STATUS_INVALID_BUFFER);
+    ck_assert_msg(strstr(accy__cause(), "ACCY_NUM_THREADS") && strstr(accy__cause(), bad[i]),
+                  "cause: %s", accy__cause());
+  }
+  setenv("ACCY_NUM_THREADS", "1024", 1);
+  ck_assert_int_eq(accy__sched_default_threads(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, 1024);
   unsetenv("ACCY_NUM_THREADS");
+  /* OpenMP's is lenient: garbage is ignored, a large count capped. */
+  setenv("OMP_NUM_THREADS", "99999", 1);
+  ck_assert_int_eq(accy__sched_default_threads(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, ACCY_MAX_THREADS);
   setenv("OMP_NUM_THREADS", "", 1);
-  ck_assert_uint_eq(accy__sched_default_threads(), (uint32_t)CPU_COUNT(&set));
+  ck_assert_int_eq(accy__sched_default_threads(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, (uint32_t)CPU_COUNT(&set));
   /* LLVM's libomp 14 aborts on an empty OMP_NUM_THREADS when the team
    * starts (the TSan job uses it): start the pool without it. */
   unsetenv("OMP_NUM_THREADS");

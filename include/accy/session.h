@@ -28,6 +28,10 @@ extern "C" {
 
 /* One session holds at most this many compiled programs at once. */
 #define ACCY_MAX_PROGRAMS 64
+/* The most threads one session may ask for (num_threads, ACCY_NUM_THREADS).
+ * More threads than the CPUs in the process's affinity mask oversubscribe
+ * the machine; the default never does. */
+#define ACCY_MAX_THREADS 1024
 
 typedef struct accy_session accy_session; /* opaque */
 
@@ -46,15 +50,19 @@ typedef struct accy_handle {
 typedef struct accy_session_options {
   uint32_t struct_size;
   /* Most threads that work on one invoke of this session, the calling thread
-   * included. 0: ACCY_NUM_THREADS, else OMP_NUM_THREADS, else the number of
-   * CPUs in the process's affinity mask. 1 runs every invoke on the caller. */
+   * included, 1..ACCY_MAX_THREADS (more is INVALID_BUFFER). 0: the value of
+   * ACCY_NUM_THREADS (which must then be a count in 1..ACCY_MAX_THREADS,
+   * else INVALID_BUFFER), else the first entry of OMP_NUM_THREADS, else the
+   * number of CPUs in the process's affinity mask. 1 runs every invoke on
+   * the caller. */
   uint32_t num_threads;
 } accy_session_options;
 
 /* Creates a session. |options| may be NULL for defaults. On success *out is
  * the new session; on failure *out is NULL.
  * Returns OK, OUT_OF_MEMORY, or INVALID_BUFFER for bad arguments (NULL out,
- * struct_size smaller than the first field). Thread-safe. */
+ * struct_size smaller than the first field, a thread count out of range,
+ * a bad ACCY_NUM_THREADS), with a cause. Thread-safe. */
 ACCY_API accy_status accy_session_create(const accy_session_options *options,
                                          accy_session **out);
 
