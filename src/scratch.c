@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "src/jemalloc/shim.h"
 #include "src/scratch.h"
@@ -124,10 +125,74 @@ static void backend_free(void *p) {
     free(p);
 }
 
-void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes) {
+/* ---- memory budget ------------------------------------------------------------ */
+
+bool accy__budget_take(accy__memory_budget *b, uint64_t bytes) {
+  uint64_t cur = atomic_load(&b->held);
+  for (;;) {
+    if (bytes > b->limit || cur > b->limit - bytes) return false;
+    if (atomic_compare_exchange_weak(&b->held, &cur, cur + bytes)) return true;
+  }
+}
+
+void accy__budget_give(accy__memory_budget *b, uint64_t bytes) { atomic_fetch_sub(&b->held, bytes); }
+
+/* The memory limit of this process's cgroup (v2 memory.max, else v1
+ * memory.limit_in_bytes), or UINT64_MAX when there is none or it cannot be
+ * read. */
+static uint64_t cgroup_limit(void) {
+  uint64_t best = UINT64_MAX;
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (!f) return best;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char *c1 = strchr(line, ':');
+    char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2) continue;
+    *c1 = *c2 = '\0';
+    const char *controllers = c1 + 1, *path = c2 + 1;
+    char file[640];
+    if (strcmp(line, "0") == 0 && controllers[0] == '\0')
+      snprintf(file, sizeof file, "/sys/fs/cgroup%s/memory.max", path);
+    else if (strstr(controllers, "memory"))
+      snprintf(file, sizeof file, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", path);
+    else
+      continue;
+    FILE *g = fopen(file, "r");
+    if (!g) continue;
+    unsigned long long v;
+    if (fscanf(g, "%llu", &v) == 1 && v > 0 && v < best) best = v;
+    fclose(g);
+  }
+  fclose(f);
+  return best;
+}
+
+static pthread_once_t limit_once = PTHREAD_ONCE_INIT;
+static uint64_t default_limit;
+
+static void compute_default_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t phys = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+  uint64_t cg = cgroup_limit();
+  uint64_t m = phys < cg ? phys : cg;
+  default_limit = m == UINT64_MAX ? UINT64_MAX : m / 2;
+}
+
+uint64_t accy__memory_limit_default(void) {
+  pthread_once(&limit_once, compute_default_limit);
+  return default_limit;
+}
+
+/* ---- pools ----------------------------------------------------------------------- */
+
+void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes,
+                             accy__memory_budget *budget) {
   memset(pool, 0, sizeof *pool);
   pthread_mutex_init(&pool->mutex, NULL);
   pool->block_bytes = accy__align_up(block_bytes < 64 ? 64 : block_bytes, 64);
+  pool->budget = budget;
 }
 
 void accy__scratch_pool_destroy(accy__scratch_pool *pool) {
@@ -138,6 +203,8 @@ void accy__scratch_pool_destroy(accy__scratch_pool *pool) {
     backend_free(b);
     b = next;
   }
+  if (pool->budget) accy__budget_give(pool->budget, pool->n_blocks * pool->block_bytes);
+  pool->n_blocks = 0;
   pool->free_list = NULL;
   pthread_mutex_destroy(&pool->mutex);
 }
@@ -157,10 +224,20 @@ accy_status accy__scratch_acquire(accy__scratch_pool *pool, void **out) {
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for %llu bytes of launch scratch",
                      (unsigned long long)pool->block_bytes);
   accy__free(probe);
+  accy__memory_budget *budget = pool->budget;
+  if (budget && !accy__budget_take(budget, pool->block_bytes))
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY,
+                     "launch scratch of %llu bytes would bring the session's memory to %llu bytes, "
+                     "over its limit of %llu (accy_session_options.memory_limit_bytes)",
+                     (unsigned long long)pool->block_bytes,
+                     (unsigned long long)(atomic_load(&budget->held) + pool->block_bytes),
+                     (unsigned long long)budget->limit);
   b = backend_alloc(pool->block_bytes);
-  if (!b)
+  if (!b) {
+    if (budget) accy__budget_give(budget, pool->block_bytes);
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for %llu bytes of launch scratch",
                      (unsigned long long)pool->block_bytes);
+  }
   atomic_fetch_add(&backend_allocs, 1);
   pthread_mutex_lock(&pool->mutex);
   pool->n_blocks++;

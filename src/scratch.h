@@ -21,21 +21,41 @@
 #define ACCY_SCRATCH_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "src/internal.h"
+
+/* A session's memory budget: the bytes its programs hold (constants, plans,
+ * scratch blocks) against its limit. Thread-safe; lock-free. */
+typedef struct accy__memory_budget {
+  _Atomic uint64_t held;
+  uint64_t limit;          /* UINT64_MAX: none */
+} accy__memory_budget;
+
+/* Takes |bytes| from the budget, or returns false (nothing taken) when that
+ * would bring it over its limit. */
+bool accy__budget_take(accy__memory_budget *b, uint64_t bytes);
+void accy__budget_give(accy__memory_budget *b, uint64_t bytes);
+/* The default limit: half of the smaller of the machine's physical memory
+ * and the process's cgroup memory limit (v1 or v2), computed once. */
+uint64_t accy__memory_limit_default(void);
 
 typedef struct accy__scratch_pool {
   pthread_mutex_t mutex;   /* guards free_list only; held for a few instructions */
   void *free_list;         /* intrusive: the first word of a free block links the next */
   uint64_t block_bytes;    /* size of every block, a multiple of 64 */
   uint64_t n_blocks;       /* blocks allocated and not yet freed (statistics) */
+  accy__memory_budget *budget; /* every block is taken from it; may be NULL */
 } accy__scratch_pool;
 
-void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes);
+/* |budget| (may be NULL) outlives the pool. */
+void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes,
+                             accy__memory_budget *budget);
 /* Frees every block. No block may be in use. */
 void accy__scratch_pool_destroy(accy__scratch_pool *pool);
 /* Pops a block (64-byte aligned, contents unspecified) or allocates one.
- * Returns OK or OUT_OF_MEMORY with a cause. */
+ * Returns OK or OUT_OF_MEMORY with a cause (the allocation failed, or a new
+ * block would bring the budget over its limit). */
 ACCY_NODISCARD accy_status accy__scratch_acquire(accy__scratch_pool *pool, void **out);
 void accy__scratch_release(accy__scratch_pool *pool, void *block);
 

@@ -45,6 +45,8 @@ typedef struct program {
   accy__program ir;
   accy__plan plan;
   accy__scratch_pool scratch;
+  uint64_t held_bytes;  /* taken from the session's budget for ir + plan */
+  accy__memory_budget *budget;
 } program;
 
 typedef struct slot {
@@ -55,12 +57,14 @@ typedef struct slot {
 struct accy_session {
   accy__pool *pool;
   uint32_t max_workers;
+  accy__memory_budget budget;
   slot slots[ACCY_MAX_PROGRAMS];
 };
 
 static void program_free(program *prog) {
   if (!prog) return;
   accy__scratch_pool_destroy(&prog->scratch);
+  if (prog->budget) accy__budget_give(prog->budget, prog->held_bytes);
   accy__plan_free(&prog->plan);
   accy__program_free(&prog->ir);
   accy__free(prog);
@@ -72,6 +76,7 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
   if (!out) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_create: out is NULL");
   *out = NULL;
   uint32_t threads = 0;
+  uint64_t limit = 0;
   if (options) {
     if (options->struct_size < sizeof(uint32_t))
       return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
@@ -79,6 +84,9 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
                        options->struct_size);
     if (options->struct_size >= offsetof(accy_session_options, num_threads) + sizeof(uint32_t))
       threads = options->num_threads;
+    if (options->struct_size >=
+        offsetof(accy_session_options, memory_limit_bytes) + sizeof(uint64_t))
+      limit = options->memory_limit_bytes;
   }
   if (threads > ACCY_MAX_THREADS)
     return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
@@ -88,6 +96,7 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
   accy_session *s = accy__aligned_alloc(sizeof *s, 64);
   if (!s) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory creating a session");
   s->max_workers = threads;
+  s->budget.limit = limit ? limit : accy__memory_limit_default();
   /* Generation 0 is never issued: {0, 0} (what a failed compile leaves, and
    * any zeroed handle) names nothing. */
   for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) atomic_init(&s->slots[i].state, FIRST_GEN);
@@ -142,8 +151,26 @@ static void drop(slot *sl) {
 
 /* ---- compile ---------------------------------------------------------------- */
 
-static accy_status build_program(const void *bytes, size_t size, program **out) {
+/* Bytes a compiled program holds apart from scratch: its IR (constants
+ * included) and its plan. */
+static uint64_t program_bytes(const program *prog) {
+  const accy__plan *pl = &prog->plan;
+  return sizeof *prog + prog->ir.arena.total + (uint64_t)prog->ir.cap_nodes * sizeof(accy__node) +
+         pl->arena.total + (uint64_t)pl->n_tasks * sizeof(accy__ctask) +
+         (uint64_t)pl->n_refs * sizeof(uint32_t);
+}
+
+static accy_status build_program(accy_session *s, const void *bytes, size_t size, program **out) {
   *out = NULL;
+  accy__memory_budget *budget = &s->budget;
+  /* The constants come from the bytes: refuse what cannot fit before
+   * decoding allocates it. */
+  uint64_t held = atomic_load(&budget->held);
+  if (size > budget->limit || held > budget->limit - size)
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY,
+                     "a program of %zu wire bytes does not fit the session's memory limit of "
+                     "%llu bytes (%llu held; accy_session_options.memory_limit_bytes)",
+                     size, (unsigned long long)budget->limit, (unsigned long long)held);
   program *prog = accy__calloc(1, sizeof *prog);
   if (!prog) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for a program");
   accy_status st = accy__wire_decode(bytes, size, &prog->ir);
@@ -158,7 +185,30 @@ static accy_status build_program(const void *bytes, size_t size, program **out) 
     accy__free(prog);
     return st;
   }
-  accy__scratch_pool_init(&prog->scratch, prog->plan.block_bytes);
+  uint64_t fixed = program_bytes(prog), scratch = accy__align_up(prog->plan.block_bytes, 64);
+  if (fixed > budget->limit || scratch > budget->limit - fixed)
+    st = ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY,
+                   "the program needs %llu bytes (%llu for its constants and plan, %llu of scratch "
+                   "per launch), over the session's memory limit of %llu bytes "
+                   "(accy_session_options.memory_limit_bytes)",
+                   (unsigned long long)(fixed + scratch), (unsigned long long)fixed,
+                   (unsigned long long)scratch, (unsigned long long)budget->limit);
+  else if (!accy__budget_take(budget, fixed))
+    st = ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY,
+                   "the program's %llu bytes of constants and plan would bring the session to %llu "
+                   "bytes, over its memory limit of %llu (accy_session_options.memory_limit_bytes)",
+                   (unsigned long long)fixed,
+                   (unsigned long long)(atomic_load(&budget->held) + fixed),
+                   (unsigned long long)budget->limit);
+  if (st != ACCY_STATUS_OK) {
+    accy__plan_free(&prog->plan);
+    accy__program_free(&prog->ir);
+    accy__free(prog);
+    return st;
+  }
+  prog->held_bytes = fixed;
+  prog->budget = budget;
+  accy__scratch_pool_init(&prog->scratch, prog->plan.block_bytes, budget);
   *out = prog;
   return ACCY_STATUS_OK;
 }
@@ -186,7 +236,7 @@ accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "bytes is NULL with size %zu", size);
   }
   program *prog;
-  accy_status st = build_program(bytes ? bytes : "", size, &prog);
+  accy_status st = build_program(s, bytes ? bytes : "", size, &prog);
   if (st != ACCY_STATUS_OK) {
     atomic_fetch_and(&sl->state, ~BUSY);
     return st;

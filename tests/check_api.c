@@ -238,6 +238,100 @@ START_TEST(test_thread_counts_out_of_range_are_refused) {
 }
 END_TEST
 
+/* ---- memory limit -------------------------------------------------------------- */
+
+static void *assemble(const char *text, size_t *size) {
+  void *bytes = NULL;
+  accy_status st = accy_text_assemble(text, strlen(text), NULL, &bytes, size);
+  ck_assert_msg(st == ACCY_STATUS_OK, "assemble: %s", accy_session_last_cause(NULL));
+  return bytes;
+}
+
+static accy_session *session_limit(uint64_t limit) {
+  accy_session_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.num_threads = 1;
+  o.memory_limit_bytes = limit;
+  accy_session *s = NULL;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  return s;
+}
+
+START_TEST(test_program_over_memory_limit_is_refused_at_compile) {
+  /* Five lines whose intermediates need 80 GB: refused by compile with the
+   * numbers, under the default limit, long before any invoke could touch a
+   * page (no CI machine ever runs out of memory here). */
+  const char *huge =
+      "%x = parameter \"x\" : f32[]\n"
+      "%b = broadcast_in_dim %x dims=[] : f32[100000,100000]\n"
+      "%e = exp %b\n"
+      "%s = reduce sum %e dims=[0,1]\n"
+      "output %s \"s\"\n";
+  size_t size;
+  void *bytes = assemble(huge, &size);
+  accy_session *s = session(1);
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OUT_OF_MEMORY);
+  const char *cause = accy_session_last_cause(s);
+  ck_assert_msg(strstr(cause, "80000000") && strstr(cause, "memory limit of"), "cause: %s", cause);
+  char limit[32];
+  snprintf(limit, sizeof limit, "%s", accy_info("memory.limit.default"));
+  ck_assert_msg(strstr(cause, limit), "cause %s lacks the default limit %s", cause, limit);
+  accy_session_destroy(s);
+  /* With no limit it compiles (and is never invoked). */
+  s = session_limit(UINT64_MAX);
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  accy_free(bytes);
+}
+END_TEST
+
+START_TEST(test_memory_limit_counts_constants_and_scratch) {
+  /* y = negate(negate(x)) over f32[1M]: one launch needs one 4 MB
+   * intermediate; x as a constant adds 4 MB of payload. */
+  const char *prog = "%x = parameter \"x\" : f32[1048576]\n%a = negate %x\n%b = negate %a\n"
+                     "%c = negate %b\noutput %c \"y\"\n";
+  size_t size;
+  void *bytes = assemble(prog, &size);
+  /* 1 MiB: the scratch alone does not fit. */
+  accy_session *s = session_limit(1 << 20);
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OUT_OF_MEMORY);
+  ck_assert_msg(strstr(accy_session_last_cause(s), "over the session's memory limit of 1048576"),
+                "cause: %s", accy_session_last_cause(s));
+  accy_session_destroy(s);
+  /* Room for one program's blocks, not two: the second program's first
+   * invoke needs a block of its own and is refused at once; after the first
+   * program is released it runs. */
+  s = session_limit(12 << 20);
+  accy_handle a = compile_ok(s, bytes, size), b = compile_ok(s, bytes, size);
+  float *x = calloc(1 << 20, 4), *y = calloc(1 << 20, 4);
+  accy_input in = {x, (size_t)4 << 20};
+  accy_output out = {y, (size_t)4 << 20};
+  ck_assert_int_eq(accy_session_invoke(s, a, &in, 1, &out, 1), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_invoke(s, a, &in, 1, &out, 1), ACCY_STATUS_OK); /* reuses */
+  ck_assert_int_eq(accy_session_invoke(s, b, &in, 1, &out, 1), ACCY_STATUS_OUT_OF_MEMORY);
+  ck_assert_msg(strstr(accy_session_last_cause(s), "over its limit of 12582912"), "cause: %s",
+                accy_session_last_cause(s));
+  ck_assert_int_eq(accy_session_release(s, a), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_invoke(s, b, &in, 1, &out, 1), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  accy_free(bytes);
+  /* Wire bytes larger than the limit are refused before decoding. */
+  const char *big = "%c = constant \"c\" : f32[2,131072] [0]\noutput %c \"c\"\n";
+  bytes = assemble(big, &size);
+  s = session_limit(1 << 20);
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OUT_OF_MEMORY);
+  ck_assert_msg(strstr(accy_session_last_cause(s), "wire bytes does not fit"), "cause: %s",
+                accy_session_last_cause(s));
+  accy_session_destroy(s);
+  accy_free(bytes);
+  free(x);
+  free(y);
+}
+END_TEST
+
 START_TEST(test_full_table_refused_before_bytes) {
   accy_session *s = session(1);
   size_t size;
@@ -662,6 +756,8 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_stale_handles_are_refused);
   tcase_add_test(tc, test_generation_zero_is_never_issued);
   tcase_add_test(tc, test_thread_counts_out_of_range_are_refused);
+  tcase_add_test(tc, test_program_over_memory_limit_is_refused_at_compile);
+  tcase_add_test(tc, test_memory_limit_counts_constants_and_scratch);
   tcase_add_test(tc, test_full_table_refused_before_bytes);
   tcase_add_test(tc, test_bad_bytes_get_statuses);
   suite_add_tcase(s, tc);

@@ -15,6 +15,8 @@ extern "C" {
  *   "scratch.backend"       "jemalloc" or "malloc": where launch scratch
  *                           comes from (README: "Allocator")
  *   "scratch.backend.note"  why the malloc backend was chosen; "" for jemalloc
+ *   "memory.limit.default"  the default memory_limit_bytes of a session, in
+ *                           decimal bytes ("18446744073709551615": none)
  * Keys are only ever added. The backend is decided at the first call that
  * needs it and never changes afterwards. Thread-safe. */
 ACCY_API const char *accy_info(const char *key);

@@ -56,6 +56,17 @@ typedef struct accy_session_options {
    * number of CPUs in the process's affinity mask. 1 runs every invoke on
    * the caller. */
   uint32_t num_threads;
+  /* Most bytes the session's programs may hold at once: their constants and
+   * compiled plans, and the scratch blocks of their launches (one per
+   * invoke running at the same time, kept for reuse). 0: the default, half
+   * of the smaller of the machine's physical memory and the process's cgroup
+   * memory limit (accy_info("memory.limit.default")); UINT64_MAX: no limit.
+   * A program that alone would need more (constants + plan + one launch's
+   * scratch) is refused by compile; a compile or a new scratch block that
+   * would bring the session over it gets OUT_OF_MEMORY at once, with both
+   * numbers in the cause, so that no call relies on the kernel's OOM killer
+   * to fail. */
+  uint64_t memory_limit_bytes;
 } accy_session_options;
 
 /* Creates a session. |options| may be NULL for defaults. On success *out is
@@ -74,7 +85,8 @@ ACCY_API void accy_session_destroy(accy_session *session);
  * program in a free slot. A full table returns TOO_MANY_PROGRAMS before the
  * bytes are looked at. Bad bytes give INVALID_PROGRAM or UNSUPPORTED_VERSION;
  * a well-formed program that cannot be compiled gives COMPILE_FAILED;
- * allocation failure OUT_OF_MEMORY. |bytes| may be freed once the call
+ * allocation failure, or a program over the session's memory limit,
+ * OUT_OF_MEMORY. |bytes| may be freed once the call
  * returns. On failure *out is {0, 0}. Thread-safe. */
 ACCY_API accy_status accy_session_compile(accy_session *session, const void *bytes,
                                           size_t size, accy_handle *out);
