@@ -9,6 +9,7 @@ SRC=${ACCY_TEST_SRCDIR:-.}
 BUILD=${ACCY_TEST_BUILDDIR:-.}
 ACCY="$BUILD/tools/accy"
 EX="$SRC/examples"
+MAN="$SRC/docs/accy.1"
 
 if [ ! -x "$ACCY" ]; then
   echo "cli.sh: $ACCY not built" >&2
@@ -366,6 +367,43 @@ if dd if=/dev/zero of="$TMP/huge" bs=1 count=0 seek=4294967297 2>/dev/null; then
     "run a 4 GiB + 1 file" -- "$ACCY" run "$TMP/huge"
 fi
 rm -f "$TMP/huge"
+
+# ---- the man page -------------------------------------------------------------------------
+# Every command and every option the command accepts (as its help lists
+# them) appears in docs/accy.1; it renders without warnings.
+if [ ! -r "$MAN" ]; then
+  fail "no man page $MAN"
+else
+  for c in $COMMANDS; do
+    grep -q "^\.SS $c\$" "$MAN" || fail "man page: no section for command $c"
+  done
+  cat "$TMP"/help.* | sed -n 's/^  \(-[^ ]*\).*/\1/p' | sed 's/,$//' | sort -u >"$TMP/options"
+  echo "--help" >>"$TMP/options"
+  [ "$(wc -l <"$TMP/options")" -ge 8 ] || fail "man page check: too few options found in help"
+  while read -r opt; do
+    roff=$(printf '%s\n' "$opt" | sed 's/-/\\\\-/g')
+    grep -q -- "$roff" "$MAN" || fail "man page: option $opt not in $MAN"
+    grep -qF -- "$opt" "$SRC/docs/cli.md" || fail "docs/cli.md: option $opt not in it"
+  done <"$TMP/options"
+  for v in ACCY_NUM_THREADS OMP_NUM_THREADS ACCY_SPIN_US; do
+    grep -q "$v" "$MAN" || fail "man page: environment variable $v not in it"
+  done
+  if command -v groff >/dev/null 2>&1; then
+    groff -man -Tascii -P-c -P-b -P-o -P-u -rLL=200n -ww "$MAN" >"$TMP/man.txt" 2>"$TMP/man.err"
+    expect_empty "$TMP/man.err" "groff -ww $MAN"
+    while read -r opt; do
+      grep -qF -- "$opt" "$TMP/man.txt" || fail "man page: option $opt not in the rendered page"
+    done <"$TMP/options"
+    if command -v man >/dev/null 2>&1; then
+      MANPAGER=cat MANWIDTH=80 man --warnings -l "$MAN" >"$TMP/man.txt" 2>"$TMP/man.err" ||
+        fail "man -l $MAN failed"
+      expect_empty "$TMP/man.err" "man -l $MAN"
+      expect_grep "$TMP/man.txt" "EXIT STATUS" "man -l $MAN"
+    fi
+  else
+    echo "cli.sh: groff not found, man page rendering not checked" >&2
+  fi
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "cli.sh: $failures failure(s)" >&2
