@@ -22,7 +22,13 @@ if [ -e "$libdir/libaccy.so" ]; then libs=$(pkg-config --libs accy); else libs=$
 ${CC:-cc} ${CFLAGS:-} "$src/examples/example.c" $cflags ${LDFLAGS:-} $libs -o "$tmp/example"
 out=$(LD_LIBRARY_PATH="$libdir" "$tmp/example")
 echo "$out"
-[ "$out" = "y = [[1, 3.5], [1, 5]]" ] || { echo "unexpected output"; exit 1; }
+# The result, a failure whose cause is fresh, and one returned directly
+# (INVALID_HANDLE): the example must print the status's message for it,
+# not the older cause of the failure before.
+want="y = [[1, 3.5], [1, 5]]
+short input: ACCY_STATUS_INVALID_BUFFER: input 0 'x': size 20 bytes, expected 24
+after release: ACCY_STATUS_INVALID_HANDLE: the handle was released or never issued"
+[ "$out" = "$want" ] || { echo "unexpected output; expected:"; echo "$want"; exit 1; }
 # Only the API is exported.
 if [ -e "$libdir/libaccy.so" ] && command -v nm >/dev/null 2>&1; then
   bad=$(nm -D --defined-only "$libdir/libaccy.so" | awk '{print $3}' | grep -v '^accy_' | grep -v '^ACCY_' || true)
