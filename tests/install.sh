@@ -22,7 +22,13 @@ if [ -e "$libdir/libaccy.so" ]; then libs=$(pkg-config --libs accy); else libs=$
 ${CC:-cc} ${CFLAGS:-} "$src/examples/example.c" $cflags ${LDFLAGS:-} $libs -o "$tmp/example"
 out=$(LD_LIBRARY_PATH="$libdir" "$tmp/example")
 echo "$out"
-[ "$out" = "y = [[1, 3.5], [1, 5]]" ] || { echo "unexpected output"; exit 1; }
+# The result, a failure whose cause is fresh, and one returned directly
+# (INVALID_HANDLE): the example must print the status's message for it,
+# not the older cause of the failure before.
+want="y = [[1, 3.5], [1, 5]]
+short input: ACCY_STATUS_INVALID_BUFFER: input 0 'x': size 20 bytes, expected 24
+after release: ACCY_STATUS_INVALID_HANDLE: the handle was released or never issued"
+[ "$out" = "$want" ] || { echo "unexpected output; expected:"; echo "$want"; exit 1; }
 # Only the API is exported.
 if [ -e "$libdir/libaccy.so" ] && command -v nm >/dev/null 2>&1; then
   bad=$(nm -D --defined-only "$libdir/libaccy.so" | awk '{print $3}' | grep -v '^accy_' | grep -v '^ACCY_' || true)
@@ -33,9 +39,9 @@ fi
 # its private jemalloc when the build has it (tests/install/host_alloc.cc).
 cxx=${CXX:-c++}
 if [ -e "$libdir/libaccy.so" ] && command -v "$cxx" >/dev/null 2>&1; then
-  if [ -e "$libdir/libaccy-jemalloc.so" ]; then want=jemalloc; else want=malloc; fi
+  if [ -e "$libdir/libaccy-jemalloc.so" ]; then backend=jemalloc; else backend=malloc; fi
   "$cxx" "$src/tests/install/host_alloc.cc" $cflags $libs -ldl -o "$tmp/host_alloc"
-  LD_LIBRARY_PATH="$libdir" ACCY_EXPECT_BACKEND=$want "$tmp/host_alloc"
+  LD_LIBRARY_PATH="$libdir" ACCY_EXPECT_BACKEND=$backend "$tmp/host_alloc"
 fi
 
 # pkg-config --static links a fully static program (not with sanitizers,
@@ -49,7 +55,7 @@ case "${CFLAGS:-} ${LDFLAGS:-}" in
       if readelf -d "$tmp/example_static" 2>/dev/null | grep -q NEEDED; then
         echo "pkg-config --static gave a dynamically linked program"; exit 1
       fi
-      [ "$("$tmp/example_static")" = "y = [[1, 3.5], [1, 5]]" ] || { echo "static example failed"; exit 1; }
+      [ "$("$tmp/example_static")" = "$want" ] || { echo "static example failed"; exit 1; }
       echo "static link: ok"
     fi
     ;;
