@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "src/internal.h"
 #include "src/ir/ir.h"
@@ -346,7 +348,7 @@ static const bad_case kBad[] = {
     {"%c = constant \"c\" : f32[1] [abc]\n", "line 1: 'abc' is not a number"},
     {"%c = constant \"c\" : f32[1] [bits(0x1ffffffff)]\n", "does not fit in 4 bytes of f32"},
     {"%c = constant \"c\" : f32[1] file \"no-such-file.bin\"\n",
-     "line 1: cannot open '"},
+     "line 1: file 'no-such-file.bin': no such file under the base directory"},
     {"%c = constant \"c\" : f32[3] file \"mlp.weights.bin\"\n",
      "line 1: constant 'c': '"},
     {"%c = constant \"c\" : f32[3] file \"mlp.weights.bin\" offset 3490\n", "runs past its end"},
@@ -368,6 +370,118 @@ static const bad_case kBad[] = {
     {"%c = constant \"c\" : f32[3] [\n  1,\n  2,\n  3]\n%d = nope %c\n",
      "line 5: unknown op 'nope'"},
 };
+
+/* File constants stay inside the base directory: a sandbox made in a fresh
+ * temporary directory, with a file outside it, a symlink pointing out, a
+ * symlink pointing in, a subdirectory, a FIFO and a directory. */
+START_TEST(test_file_constants_are_sandboxed) {
+  char root[] = "/tmp/accy-sandbox-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(root));
+  char box[4200], path[4300], outside[4300];
+  snprintf(box, sizeof box, "%s/box", root);
+  ck_assert_int_eq(mkdir(box, 0700), 0);
+  snprintf(outside, sizeof outside, "%s/secret.bin", root);
+  FILE *f = fopen(outside, "wb");
+  ck_assert_ptr_nonnull(f);
+  fwrite("SECRETSECRET", 1, 12, f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/in.bin", box);
+  f = fopen(path, "wb");
+  fwrite("ABCDEFGHIJKL", 1, 12, f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/sub", box);
+  ck_assert_int_eq(mkdir(path, 0700), 0);
+  snprintf(path, sizeof path, "%s/sub/deep.bin", box);
+  f = fopen(path, "wb");
+  fwrite("deepdeepdeep", 1, 12, f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/out-link", box);
+  ck_assert_int_eq(symlink(outside, path), 0);
+  snprintf(path, sizeof path, "%s/rel-out-link", box);
+  ck_assert_int_eq(symlink("../secret.bin", path), 0);
+  snprintf(path, sizeof path, "%s/in-link", box);
+  ck_assert_int_eq(symlink("in.bin", path), 0);
+  snprintf(path, sizeof path, "%s/fifo", box);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+
+  struct {
+    const char *file;
+    const char *cause; /* NULL: assembles */
+  } cases[] = {
+      {"in.bin", NULL},
+      {"sub/deep.bin", NULL},
+      {"./sub//deep.bin", NULL},
+      {outside, "absolute paths are not allowed"},
+      {"/etc/os-release", "absolute paths are not allowed"},
+      {"../secret.bin", "'..' is not allowed"},
+      {"sub/../../secret.bin", "'..' is not allowed"},
+      {"sub/..", "'..' is not allowed"},
+      {"out-link", NULL},     /* cause depends on openat2: checked below */
+      {"rel-out-link", NULL}, /* likewise */
+      {"sub", "it is a directory, not a regular file"},
+      {"fifo", "it is not a regular file"},
+      {"missing.bin", "no such file under the base directory"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[600];
+    snprintf(text, sizeof text, "%%c = constant \"c\" : u8[12] file \"%s\"\noutput %%c \"c\"\n",
+             cases[i].file);
+    void *bytes = NULL;
+    size_t size = 0;
+    accy_status s = accy_text_assemble(text, strlen(text), box, &bytes, &size);
+    const char *cause = accy__cause();
+    bool link_out = strstr(cases[i].file, "out-link") != NULL;
+    if (link_out) {
+      /* Refused either way; the cause never shows the target's bytes,
+       * path or size. */
+      ck_assert_msg(s == ACCY_STATUS_INVALID_PROGRAM, "%s: %s", cases[i].file, accy_status_name(s));
+      ck_assert_msg(strstr(cause, "outside the base directory") || strstr(cause, "symbolic link"),
+                    "%s: %s", cases[i].file, cause);
+    } else if (!cases[i].cause) {
+      ck_assert_msg(s == ACCY_STATUS_OK, "%s: %s", cases[i].file, cause);
+      accy_free(bytes);
+      continue;
+    } else {
+      ck_assert_msg(s == ACCY_STATUS_INVALID_PROGRAM, "%s: %s", cases[i].file, accy_status_name(s));
+      ck_assert_msg(strstr(cause, cases[i].cause), "%s: cause '%s' lacks '%s'", cases[i].file,
+                    cause, cases[i].cause);
+    }
+    ck_assert_msg(!strstr(cause, root) || strstr(cases[i].file, root), "%s: cause reveals the sandbox path: %s",
+                  cases[i].file, cause);
+    ck_assert_msg(!strstr(cause, "12 bytes"), "%s: cause reveals a size: %s", cases[i].file, cause);
+    ck_assert_ptr_null(bytes);
+  }
+  /* A symlink that stays inside: followed where openat2 confines it,
+   * refused by the fallback walk; never an escape. */
+  {
+    const char *text = "%c = constant \"c\" : u8[12] file \"in-link\"\noutput %c \"c\"\n";
+    void *bytes = NULL;
+    size_t size = 0;
+    accy_status s = accy_text_assemble(text, strlen(text), box, &bytes, &size);
+    ck_assert(s == ACCY_STATUS_OK || strstr(accy__cause(), "symbolic link"));
+    accy_free(bytes);
+  }
+  /* ACCY_TEXT_NO_FILES forbids them before any file is looked at. */
+  {
+    const char *text = "%c = constant \"c\" : u8[12] file \"in.bin\"\noutput %c \"c\"\n";
+    accy_text_options o = {sizeof o, ACCY_TEXT_NO_FILES, box};
+    void *bytes = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(accy_text_assemble_with(text, strlen(text), &o, &bytes, &size),
+                     ACCY_STATUS_INVALID_PROGRAM);
+    ck_assert_ptr_nonnull(strstr(accy__cause(), "file constants are not allowed here"));
+    o.flags = 0x80;
+    ck_assert_int_eq(accy_text_assemble_with(text, strlen(text), &o, &bytes, &size),
+                     ACCY_STATUS_INVALID_BUFFER);
+    o.flags = 0;
+    ck_assert_int_eq(accy_text_assemble_with(text, strlen(text), &o, &bytes, &size), ACCY_STATUS_OK);
+    accy_free(bytes);
+  }
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
 
 START_TEST(test_bad_text_reports_line) {
   const bad_case *c = &kBad[_i];
@@ -423,6 +537,7 @@ static Suite *text_suite(void) {
   tcase_add_test(tc, test_named_and_raw_attrs_agree);
   tcase_add_test(tc, test_comments_crlf_and_odd_names);
   tcase_add_test(tc, test_constants_from_file);
+  tcase_add_test(tc, test_file_constants_are_sandboxed);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("errors");

@@ -13,10 +13,29 @@
 extern "C" {
 #endif
 
+/* Text from an untrusted source may use file constants only inside a
+ * sandbox: a `file "PATH"` constant is read from a regular file under the
+ * base directory, PATH relative and without "..", never through a symbolic
+ * link that leaves the directory, and causes name only the path the text
+ * wrote. ACCY_TEXT_NO_FILES forbids file constants altogether. */
+#define ACCY_TEXT_NO_FILES 0x1u
+
+/* Options for accy_text_assemble_with. Zero-initialise, set struct_size to
+ * sizeof(accy_text_options); fields are only ever added at the end. */
+typedef struct accy_text_options {
+  uint32_t struct_size;
+  uint32_t flags;         /* ACCY_TEXT_* */
+  const char *base_dir;   /* the sandbox of file constants; NULL: the current directory */
+} accy_text_options;
+
 /* Assembles |length| bytes of program text into wire bytes (freed with
- * accy_free). |base_dir| resolves relative constant file paths; NULL means
- * the current directory. Errors are INVALID_PROGRAM with a cause of the form
- * "line 3: ...", or OUT_OF_MEMORY. */
+ * accy_free). |options| may be NULL (files allowed under the current
+ * directory). Errors are INVALID_PROGRAM with a cause of the form
+ * "line 3: ...", INVALID_BUFFER for bad arguments, or OUT_OF_MEMORY. */
+ACCY_API accy_status accy_text_assemble_with(const char *text, size_t length,
+                                             const accy_text_options *options, void **out_bytes,
+                                             size_t *out_size);
+/* accy_text_assemble_with with base_dir |base_dir| and no flags. */
 ACCY_API accy_status accy_text_assemble(const char *text, size_t length, const char *base_dir,
                                         void **out_bytes, size_t *out_size);
 

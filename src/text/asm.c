@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "src/ir/ir.h"
 #include "src/ir/verify.h"
 #include "src/kernels/half.h"
+#include "src/text/files.h"
 #include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
@@ -471,6 +473,7 @@ typedef struct attr_set {
 typedef struct asm_state {
   lexer lx;
   const char *base_dir;
+  uint32_t flags; /* ACCY_TEXT_* */
   accy__program program;
   symbol *syms;
   uint32_t sym_cap; /* power of two */
@@ -705,50 +708,33 @@ static accy_status read_constant_file(asm_state *st, const token *path_tok, bool
   size_t rel_len;
   uint32_t line = path_tok->line;
   ACCY_TRY(decode_string(path_tok, rel, sizeof rel, &rel_len));
-  if (rel_len == 0)
-    return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "line %u: empty file name", line);
-  char path[2 * STRING_BYTES + 2];
-  if (rel[0] == '/' || !st->base_dir || !st->base_dir[0])
-    snprintf(path, sizeof path, "%s", rel);
-  else
-    snprintf(path, sizeof path, "%s/%s", st->base_dir, rel);
+  if (st->flags & ACCY_TEXT_NO_FILES)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
+                     "line %u: constant '%.64s': file constants are not allowed here "
+                     "(ACCY_TEXT_NO_FILES)",
+                     line, name);
   if (offset < 0)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "line %u: negative offset %lld", line,
                      (long long)offset);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "line %u: cannot open '%.200s': %s", line,
-                     path, strerror(errno));
+  int fd;
+  uint64_t file_size;
+  ACCY_TRY(accy__text_open_confined(st->base_dir, rel, rel_len, line, &fd, &file_size));
   accy_status s = ACCY_STATUS_OK;
-  long long file_size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) file_size = (long long)ftell(f);
-  if (file_size < 0) {
-    s = ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "line %u: cannot size '%.200s'", line, path);
-    goto done;
-  }
   /* Without an offset the file is exactly the constant; with one, several
    * constants may share a file, so only enough bytes are required. */
-  if (!has_offset && (uint64_t)file_size != need) {
+  if (!has_offset && file_size != need)
     s = ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
-                  "line %u: constant '%.64s': '%.200s' has %lld bytes, the type needs %llu",
-                  line, name, path, file_size, (unsigned long long)need);
-    goto done;
-  }
-  if (has_offset && ((uint64_t)offset > (uint64_t)file_size ||
-                     (uint64_t)file_size - (uint64_t)offset < need)) {
+                  "line %u: constant '%.64s': '%.200s' has %llu bytes, the type needs %llu",
+                  line, name, rel, (unsigned long long)file_size, (unsigned long long)need);
+  else if (has_offset && ((uint64_t)offset > file_size || file_size - (uint64_t)offset < need))
     s = ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
-                  "line %u: constant '%.64s': '%.200s' has %lld bytes, offset %lld + %llu "
+                  "line %u: constant '%.64s': '%.200s' has %llu bytes, offset %lld + %llu "
                   "bytes runs past its end",
-                  line, name, path, file_size, (long long)offset, (unsigned long long)need);
-    goto done;
-  }
-  if (fseek(f, (long)offset, SEEK_SET) != 0 ||
-      (need && fread(payload, 1, (size_t)need, f) != (size_t)need)) {
-    s = ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "line %u: cannot read '%.200s'", line, path);
-    goto done;
-  }
-done:
-  fclose(f);
+                  line, name, rel, (unsigned long long)file_size, (long long)offset,
+                  (unsigned long long)need);
+  else if (!accy__text_read_at(fd, (uint64_t)offset, payload, need))
+    s = ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "line %u: cannot read '%.200s'", line, rel);
+  close(fd);
   return s;
 }
 
@@ -1364,17 +1350,38 @@ static void prefix_verify_line(const asm_state *st) {
 
 accy_status accy_text_assemble(const char *text, size_t length, const char *base_dir,
                                void **out_bytes, size_t *out_size) {
+  accy_text_options o = {sizeof o, 0, base_dir};
+  return accy_text_assemble_with(text, length, &o, out_bytes, out_size);
+}
+
+accy_status accy_text_assemble_with(const char *text, size_t length,
+                                    const accy_text_options *options, void **out_bytes,
+                                    size_t *out_size) {
   if (out_bytes) *out_bytes = NULL;
   if (out_size) *out_size = 0;
   if (!out_bytes || !out_size || (!text && length))
     return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
                      "accy_text_assemble: text, out_bytes or out_size is NULL");
+  const char *base_dir = NULL;
+  uint32_t flags = 0;
+  if (options) {
+    if (options->struct_size < offsetof(accy_text_options, base_dir) + sizeof(const char *))
+      return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                       "accy_text_assemble_with: options struct_size %u is too small",
+                       options->struct_size);
+    flags = options->flags;
+    base_dir = options->base_dir;
+    if (flags & ~(uint32_t)ACCY_TEXT_NO_FILES)
+      return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                       "accy_text_assemble_with: unknown flags 0x%x", flags & ~(uint32_t)ACCY_TEXT_NO_FILES);
+  }
   asm_state *st = accy__calloc(1, sizeof *st);
   if (!st) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for the assembler");
   st->lx.text = text ? text : "";
   st->lx.length = length;
   st->lx.line = 1;
   st->base_dir = base_dir;
+  st->flags = flags;
   accy__program_init(&st->program);
   accy_status s = parse_statements(st);
   if (s == ACCY_STATUS_OK && st->program.n_outputs == 0)
