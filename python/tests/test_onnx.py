@@ -8,7 +8,7 @@ import unittest
 
 import numpy as np
 
-from helpers import HERE, accy
+from helpers import EPS32, HERE, TINY32, accy, assert_within, sum_bound
 
 try:
     import onnx
@@ -51,9 +51,21 @@ class TestImport(unittest.TestCase):
         wire = ao.import_model(m)
         x = rng.standard_normal((2, 4)).astype(np.float32)
         (y,) = _run(wire, x)
-        z = 0.5 * (np.maximum(x @ w1 + b1, 0) @ w2.T) + b2
+        f = [a.astype(np.float64) for a in (x, w1, b1, w2, b2)]
+        h = np.maximum(f[0] @ f[1] + f[2], 0)
+        z = 0.5 * (h @ f[3].T) + f[4]
         e = np.exp(z - z.max(axis=1, keepdims=True))
-        np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+        want = e / e.sum(axis=1, keepdims=True)
+        # Error bound: h is a sum of 4 products and the bias (5 terms); relu
+        # does not grow errors; z sums 8 products with h's error carried by
+        # |w2|, then alpha and the bias (10 terms). A logit error d changes
+        # softmax by a factor within exp(+-2 d); exp (a few ulps), the sum of
+        # 3 terms and the division add a relative ~10 eps.
+        dh = sum_bound(np.abs(f[0]) @ np.abs(f[1]) + np.abs(f[2]), 5)
+        dz = 0.5 * (dh @ np.abs(f[3]).T) + \
+            sum_bound(0.5 * (np.abs(h) @ np.abs(f[3]).T) + np.abs(f[4]), 10)
+        rel = 2 * dz.max(axis=1, keepdims=True) + 10 * EPS32
+        assert_within(y, want, rel * want + TINY32)
 
     def test_shape_subgraph_folds(self):
         m = _model([helper.make_node("Shape", ["x"], ["s"]),
@@ -135,13 +147,26 @@ class TestImport(unittest.TestCase):
                    [_vi("x", [1, 1, 4, 4])], [_vi("y", None)], inits)
         x = rng.standard_normal((1, 1, 4, 4)).astype(np.float32)
         (y,) = _run(ao.import_model(m), x)
-        xp = np.pad(x[0, 0], 1)
-        c = np.array([[[(xp[i:i + 3, j:j + 3] * w[o, 0]).sum() for j in range(4)]
-                       for i in range(4)] for o in range(2)])
-        n = (c - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5) * \
-            scale[:, None, None] + bias[:, None, None]
+        xp = np.pad(x[0, 0].astype(np.float64), 1)
+        w64 = w.astype(np.float64)
+
+        def conv(xp, w):
+            return np.array([[[(xp[i:i + 3, j:j + 3] * w[o, 0]).sum() for j in range(4)]
+                              for i in range(4)] for o in range(2)])
+
+        c = conv(xp, w64)
+        k = (scale / np.sqrt(var.astype(np.float64) + 1e-5))[:, None, None]
+        n = (c - mean[:, None, None]) * k + bias[:, None, None]
         p = n.reshape(2, 2, 2, 2, 2).max(axis=(2, 4))
-        np.testing.assert_allclose(y.reshape(2), p.mean(axis=(1, 2)), rtol=1e-5, atol=1e-6)
+        # Error bound: the conv sums 9 products; batch norm scales that error
+        # by |k| and adds a few roundings (subtract, sqrt, divide, multiply,
+        # add: 8 eps of its operands); the max picks one element and the mean
+        # of 4 adds 4 eps. The largest bound of any element covers them all.
+        dn = np.abs(k) * (sum_bound(conv(np.abs(xp), np.abs(w64)), 9) +
+                          8 * EPS32 * (np.abs(c) + np.abs(mean[:, None, None]))) + \
+            8 * EPS32 * (np.abs(n) + np.abs(bias[:, None, None]))
+        want = p.mean(axis=(1, 2))
+        assert_within(y.reshape(2), want, dn.max() + 4 * EPS32 * np.abs(want))
 
     def test_registry(self):
         ops = ao.supported_ops()
