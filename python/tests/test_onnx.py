@@ -168,6 +168,47 @@ class TestImport(unittest.TestCase):
         want = p.mean(axis=(1, 2))
         assert_within(y.reshape(2), want, dn.max() + 4 * EPS32 * np.abs(want))
 
+    def test_input_shape_for_an_unknown_input_is_refused(self):
+        m = _model([helper.make_node("Relu", ["x"], ["y"])],
+                   [_vi("x", ["n", 3])], [_vi("y", None)])
+        with self.assertRaises(ao.ConversionError) as cm:
+            ao.import_model(m, input_shapes={"x": (2, 3), "X": (2, 3)})
+        self.assertIn("input shape given for 'X', which is not a graph input of the model; "
+                      "its inputs are: 'x'", str(cm.exception))
+        with self.assertRaises(ao.ConversionError) as cm:
+            ao.import_model(m, {"x": (2, 3)}, constant_inputs={"z": np.zeros(2)})
+        self.assertIn("constant input given for 'z'", str(cm.exception))
+
+    def test_input_shape_of_the_wrong_rank_names_both_ranks(self):
+        m = _model([helper.make_node("Conv", ["x", "w"], ["y"], name="c")],
+                   [_vi("x", ["n", 1, 4, 4])], [_vi("y", None)],
+                   [numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")])
+        with self.assertRaises(ao.ConversionError) as cm:
+            ao.import_model(m, input_shapes={"x": (4, 4)})
+        self.assertIn("input shape for 'x' has rank 2 (4,4) but the model declares rank 4 "
+                      "(n,1,4,4)", str(cm.exception))
+        self.assertNotIn("spatial", str(cm.exception))
+        # A static declaration may be overridden; if that breaks a converter,
+        # the error says which input was given which rank.
+        m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+        with self.assertRaises(ao.ConversionError) as cm:
+            ao.import_model(m, input_shapes={"x": (4, 4)})
+        self.assertIn("node 'c' (Conv)", str(cm.exception))
+        self.assertIn("input shape for 'x' has rank 2 (4,4) but the model declares rank 4 "
+                      "(1,1,4,4)", str(cm.exception))
+
+    def test_not_an_onnx_model(self):
+        for data in (b"", b"plain text, not a model\n", b"\x08\x07garbage\xff\xff"):
+            with self.subTest(data=data), self.assertRaises(ao.ConversionError) as cm:
+                ao.import_model(data)
+            self.assertIn("not an ONNX model: the bytes given", str(cm.exception))
+        with tempfile.NamedTemporaryFile(suffix=".onnx") as f:
+            f.write(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+            f.flush()
+            with self.assertRaises(ao.ConversionError) as cm:
+                ao.import_model(f.name)
+            self.assertIn("not an ONNX model: %s" % f.name, str(cm.exception))
+
     def test_registry(self):
         ops = ao.supported_ops()
         for op in ("MatMul", "Gemm", "Conv", "Softmax", "Reshape", "Gather", "Constant"):
@@ -188,25 +229,83 @@ class TestCommandLine(unittest.TestCase):
             good = _model([helper.make_node("Relu", ["x"], ["y"])],
                           [_vi("x", ["n", 2])], [_vi("y", None)])
             onnx.save(good, os.path.join(d, "good.onnx"))
-            out = os.path.join(d, "good.accy")
+            out = os.path.join(d, "good.accyb")
             r = self._cli(os.path.join(d, "good.onnx"), "-o", out, "--input-shape", "x=3,2")
             self.assertEqual(r.returncode, 0, r.stderr)
             with accy.Session() as s:
                 self.assertEqual(s.compile(out).inputs[0].shape, (3, 2))
-            r = self._cli(os.path.join(d, "good.onnx"), "-o", out + ".txt", "--text",
+            r = self._cli(os.path.join(d, "good.onnx"), "-o", out[:-1], "--text",
                           "--input-shape", "x=3,2")
-            with open(out + ".txt") as f:
+            with open(out[:-1]) as f:
                 self.assertIn("maximum", f.read())
 
             bad = _model([helper.make_node("FooBar", ["x"], ["y"], name="n7")],
                          [_vi("x", [2])], [_vi("y", [2])])
             onnx.save(bad, os.path.join(d, "bad.onnx"))
-            bad_out = os.path.join(d, "bad.accy")
+            bad_out = os.path.join(d, "bad.accyb")
             r = self._cli(os.path.join(d, "bad.onnx"), "-o", bad_out)
             self.assertEqual(r.returncode, 1)
             self.assertIn("node 'n7' (FooBar)", r.stderr)
             self.assertFalse(os.path.exists(bad_out))
-            self.assertEqual(os.listdir(d).count("bad.accy"), 0)
+            self.assertEqual([n for n in os.listdir(d) if n.startswith("bad.accyb")], [])
+
+    def test_default_output_names(self):
+        with tempfile.TemporaryDirectory() as d:
+            good = _model([helper.make_node("Relu", ["x"], ["y"])],
+                          [_vi("x", [3, 2])], [_vi("y", None)])
+            model = os.path.join(d, "net.v1.onnx")
+            onnx.save(good, model)
+            r = self._cli(model)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            wire = os.path.join(d, "net.v1.accyb")
+            with open(wire, "rb") as f:
+                self.assertEqual(f.read(4), b"ACCY")
+            r = self._cli(model, "--text")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(d, "net.v1.accy")) as f:
+                text = f.read()
+            self.assertIn("maximum", text)
+            with accy.Session() as s:  # both forms compile
+                self.assertEqual(s.compile(wire).outputs[0].shape, (3, 2))
+                self.assertEqual(s.compile(os.path.join(d, "net.v1.accy")).outputs[0].shape,
+                                 (3, 2))
+            self.assertEqual(sorted(os.listdir(d)), ["net.v1.accy", "net.v1.accyb",
+                                                     "net.v1.onnx"])
+            # a model named .accyb cannot default onto itself
+            odd = os.path.join(d, "m.accyb")
+            onnx.save(good, odd)
+            r = self._cli(odd)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("give -o OUT", r.stderr)
+
+    def test_messages(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = _model([helper.make_node("Relu", ["x"], ["y"])],
+                       [_vi("x", ["n", 2])], [_vi("y", None)])
+            path = os.path.join(d, "m.onnx")
+            onnx.save(m, path)
+            r = self._cli(path, "--input-shape", "X=3,2")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("input shape given for 'X', which is not a graph input of the model; "
+                          "its inputs are: 'x'", r.stderr)
+            r = self._cli(path, "--input-shape", "x=3,2,1")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("input shape for 'x' has rank 3 (3,2,1) but the model declares "
+                          "rank 2 (n,2)", r.stderr)
+            junk = os.path.join(d, "junk.onnx")
+            with open(junk, "wb") as f:
+                f.write(b"\x00\x01not protobuf\xff" * 10)
+            r = self._cli(junk)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("accy.onnx: error: not an ONNX model: %s" % junk, r.stderr)
+            self.assertNotIn("DecodeError", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "junk.accyb")))
+
+    def test_help_names_the_suffixes(self):
+        r = self._cli("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(".accyb", r.stdout)
+        self.assertIn("(.accy)", r.stdout)
 
     def test_list_ops(self):
         r = self._cli("--list-ops")
