@@ -149,6 +149,10 @@ class _Importer:
         if self.opset < conv.min_opset:
             raise node.unsupported("opset %d is older than the converter supports (%d)"
                                    % (self.opset, conv.min_opset))
+        if self.opset < 6:
+            # Versions 1..5 of many ops carry consumed_inputs, a hint for
+            # in-place execution of the Caffe2 era: no effect on the values.
+            node.ignore_attrs("consumed_inputs")
         try:
             outs = conv.fn(ctx, node)
         except _errors.Error as e:

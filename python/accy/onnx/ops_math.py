@@ -212,12 +212,14 @@ def prelu(ctx, node):
     if slope.dtype != x.dtype:
         raise node.error("slope dtype %s differs from the input's %s" % (slope.dtype, x.dtype))
     if ctx.opset < 7:
-        # Before opset 7: a single slope, or one per element.
+        # Versions 1 and 6: a one-element slope is shared by all elements; a
+        # 1-D slope of C values is one per channel (axis 1, the Caffe2
+        # exporters' form); otherwise the slope broadcasts to x
+        # unidirectionally (as from opset 7), which covers [C, 1, 1].
         if slope.size == 1:
             slope = ctx.reshape(slope, ())
-        elif slope.shape != x.shape:
-            raise node.unsupported("slope shape %s with input %s before opset 7"
-                                   % (list(slope.shape), list(x.shape)))
+        elif slope.rank == 1 and x.rank >= 2 and slope.shape[0] == x.shape[1]:
+            slope = ctx.broadcast_in_dim(slope, x.shape, [1])
     try:
         ok = broadcast_shapes(x.shape, slope.shape) == x.shape
     except ValueError:

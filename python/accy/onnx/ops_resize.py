@@ -232,10 +232,28 @@ def resize(ctx, node):
                      bool(exclude), extrapolation)
 
 
-@converter("Upsample", min_opset=7)
+@converter("Upsample")
 def upsample(ctx, node):
     x = node.input(0)
     mode = node.attr("mode", "nearest")
+    if ctx.opset < 7:
+        # Upsample 1: NCHW with height_scale and width_scale attributes;
+        # modes nearest and bilinear (linear over H and W).
+        if mode == "bilinear":
+            mode = "linear"
+        if mode not in ("nearest", "linear"):
+            raise node.unsupported("mode %r" % mode, "mode")
+        if x.rank != 4:
+            raise node.error("Upsample before opset 7 takes NCHW (rank 4), got %s"
+                             % list(x.shape))
+        hs, ws = node.attr("height_scale"), node.attr("width_scale")
+        if hs is None or ws is None:
+            raise node.error("height_scale and width_scale are required")
+        scales = np.array([1, 1, hs, ws], np.float64)
+        if np.any(~np.isfinite(scales)) or np.any(scales < 1):
+            raise node.error("Upsample scales must be >= 1, got %s" % list(scales))
+        out = _out_from_scales(node, x, scales)
+        return resize_nd(ctx, node, x, out, scales, mode, "asymmetric", nearest_mode="floor")
     if mode not in ("nearest", "linear"):
         raise node.unsupported("mode %r" % mode, "mode")
     if ctx.opset < 9:

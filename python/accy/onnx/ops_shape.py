@@ -97,8 +97,13 @@ def range_(ctx, node):
 def reshape(ctx, node):
     x = node.input(0)
     if ctx.opset < 5:
-        raise node.unsupported("opset < 5 Reshape")
-    dims = _ints(node, node.const_input(1, required=True), "the shape")
+        # Reshape 1: the shape is an attribute (same 0 and -1 rules).
+        dims = node.attr("shape")
+        if dims is None:
+            raise node.error("attribute 'shape' is required before opset 5", "shape")
+        dims = [int(d) for d in dims]
+    else:
+        dims = _ints(node, node.const_input(1, required=True), "the shape")
     allowzero = node.attr("allowzero", 0)
     out = []
     for i, d in enumerate(dims):
@@ -186,7 +191,7 @@ def concat(ctx, node):
     xs = [node.input(i) for i in range(len(node.inputs)) if node.has_input(i)]
     if not xs:
         raise node.error("needs at least one input")
-    axis = node.attr("axis")
+    axis = node.attr("axis", 1 if ctx.opset < 4 else None)  # Concat 1: default 1
     if axis is None:
         raise node.error("attribute 'axis' is required", "axis")
     axis = normalize_axis(axis, xs[0].rank, node)
@@ -278,6 +283,18 @@ def split(ctx, node):
         parts = node.attr("split")
         parts = None if parts is None else list(parts)
     d = x.shape[axis]
+    if ctx.opset >= 18:
+        # Split 18: without split, num_outputs (required then) gives parts of
+        # ceil(d / n) elements, the last one smaller.
+        num = node.attr("num_outputs")
+        if (num is None) == (parts is None):
+            raise node.error("exactly one of the input split and the attribute "
+                             "num_outputs must be given", "num_outputs")
+        if num is not None:
+            if num < 1 or num != n:
+                raise node.error("num_outputs %d for %d outputs" % (num, n), "num_outputs")
+            chunk = -(-d // num)
+            parts = [max(0, min(chunk, d - i * chunk)) for i in range(num)]
     if parts is None:
         if n == 0 or d % n:
             raise node.error("axis %d of extent %d does not split into %d equal parts"
@@ -359,10 +376,20 @@ def pad(ctx, node):
 
 # ---- repeating and broadcasting ---------------------------------------------------
 
-@converter("Tile", min_opset=6)
+@converter("Tile")
 def tile(ctx, node):
     x = node.input(0)
-    reps = _ints(node, node.const_input(1, required=True), "repeats")
+    if ctx.opset < 6:
+        # Tile 1: inputs (input, tiles, axis), two scalars: |tiles| copies
+        # along |axis|.
+        t = _ints(node, node.const_input(1, required=True), "tiles")
+        ax = _ints(node, node.const_input(2, required=True), "axis")
+        if len(t) != 1 or len(ax) != 1:
+            raise node.error("tiles and axis must be scalars before opset 6")
+        a = normalize_axis(ax[0], x.rank, node)
+        reps = [t[0] if i == a else 1 for i in range(x.rank)]
+    else:
+        reps = _ints(node, node.const_input(1, required=True), "repeats")
     if len(reps) != x.rank:
         raise node.error("repeats has %d values for rank %d" % (len(reps), x.rank))
     if any(r < 0 for r in reps):
