@@ -21,7 +21,7 @@ FOLD_MAX_ELEMENTS = 1 << 16
 
 #: The opsets the importer accepts for the default domain (converters refuse
 #: older forms they do not implement with min_opset or by attribute).
-MIN_OPSET, MAX_OPSET = 1, 17
+MIN_OPSET, MAX_OPSET = 1, 21
 
 
 def _load(model):
@@ -145,7 +145,8 @@ class _Importer:
             raise node.unsupported("domain %r is not supported" % proto.domain)
         conv = registry.CONVERTERS.get(proto.op_type)
         if conv is None:
-            raise node.unsupported("op type is not supported")
+            why = registry.REFUSED.get(proto.op_type, "op type is not supported")
+            raise node.unsupported("%s (opset %d)" % (why, self.opset))
         if self.opset < conv.min_opset:
             raise node.unsupported("opset %d is older than the converter supports (%d)"
                                    % (self.opset, conv.min_opset))

@@ -121,11 +121,20 @@ def cast(ctx, node):
         dtype = onnx_dtype(to, "the target type")
     except Exception as e:
         raise node.unsupported(str(e), "to") from None
+    _saturate(ctx, node)
     return ctx.cast(node.input(0), dtype)
+
+
+def _saturate(ctx, node):
+    """Cast 19's saturate applies to float8 targets only, which accy lacks
+    (refused by type): for every type accy has it changes nothing."""
+    if ctx.opset >= 19:
+        node.attr("saturate", 1)
 
 
 @converter("CastLike")
 def cast_like(ctx, node):
+    _saturate(ctx, node)
     return ctx.cast(node.input(0), node.input(1).dtype)
 
 
@@ -333,3 +342,24 @@ def bit_shift(ctx, node):
     if direction == "RIGHT":
         return ctx.binary("shift_right_logical", a, b)
     raise node.error("direction must be LEFT or RIGHT, got %r" % (direction,), "direction")
+
+
+# ---- opset 18: bitwise ops ------------------------------------------------------------
+
+_BITWISE = {"BitwiseAnd": "and", "BitwiseOr": "or", "BitwiseXor": "xor"}
+
+
+@converter(*_BITWISE, min_opset=18)
+def bitwise(ctx, node):
+    a, b = node.input(0), node.input(1)
+    _require_dtype(node, a, INTS)
+    if a.dtype != b.dtype:
+        raise node.error("inputs have different dtypes: %s and %s" % (a.dtype, b.dtype))
+    return ctx.binary(_BITWISE[node.op_type], a, b)
+
+
+@converter("BitwiseNot", min_opset=18)
+def bitwise_not(ctx, node):
+    x = node.input(0)
+    _require_dtype(node, x, INTS)
+    return ctx.unary("not", x)

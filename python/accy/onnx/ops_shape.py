@@ -324,12 +324,26 @@ def _pad_index(node, d, low, high, mode):
 def pad(ctx, node):
     x = node.input(0)
     mode = node.attr("mode", "constant")
-    if mode not in ("constant", "reflect", "edge"):
-        raise node.unsupported("mode %r" % mode, "mode")
+    if mode not in ("constant", "reflect", "edge") and not (mode == "wrap" and ctx.opset >= 19):
+        raise node.unsupported("mode %r%s" % (mode, " (wrap needs opset 19)"
+                                              if mode == "wrap" else ""), "mode")
     if ctx.opset >= 11:
         pads = _ints(node, node.const_input(1, required=True), "pads")
         if node.has_input(3):
-            raise node.unsupported("the axes input (opset 18) is not supported")
+            if ctx.opset < 18:
+                raise node.error("the axes input needs opset 18")
+            # Pad 18: pads name the axes listed (2 values per listed axis)
+            axes = [normalize_axis(a, x.rank, node)
+                    for a in _ints(node, node.const_input(3, required=True), "axes")]
+            if len(set(axes)) != len(axes):
+                raise node.error("axes %s repeat an axis" % axes)
+            if len(pads) != 2 * len(axes):
+                raise node.error("pads has %d values for %d axes" % (len(pads), len(axes)),
+                                 "pads")
+            full = [0] * (2 * x.rank)
+            for i, a in enumerate(axes):
+                full[a], full[x.rank + a] = pads[i], pads[len(axes) + i]
+            pads = full
         v = node.input(2, required=False)
         if v is None:
             v = ctx.scalar(0, x.dtype)
@@ -500,3 +514,35 @@ def trilu(ctx, node):
     diff = ctx.sub(ctx.iota(nm, 1, "i64"), ctx.iota(nm, 0, "i64"))
     keep = ctx.compare("GE" if upper else "LE", diff, k)
     return ctx.select(keep, x, ctx.scalar(0, x.dtype))
+
+
+@converter("CenterCropPad", min_opset=18)
+def center_crop_pad(ctx, node):
+    """Each listed axis cropped (a centred window) or zero-padded (the input
+    centred) to the size in |shape|; an odd difference puts the extra
+    element at the end."""
+    x = node.input(0)
+    shape = _ints(node, node.const_input(1, required=True), "shape")
+    axes = node.attr("axes")
+    axes = list(range(x.rank)) if axes is None else \
+        [normalize_axis(a, x.rank, node) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise node.error("axes %s repeat an axis" % axes, "axes")
+    if len(shape) != len(axes):
+        raise node.error("shape has %d values for %d axes" % (len(shape), len(axes)))
+    start, limit = [0] * x.rank, list(x.shape)
+    low, high = [0] * x.rank, [0] * x.rank
+    for a, s in zip(axes, shape):
+        d = x.shape[a]
+        if s < 0:
+            raise node.error("negative size %d" % s)
+        if s < d:
+            start[a] = (d - s) // 2
+            limit[a] = start[a] + s
+        elif s > d:
+            low[a] = (s - d) // 2
+            high[a] = s - d - low[a]
+    x = ctx.slice(x, start, limit)
+    if any(low) or any(high):
+        x = ctx.pad(x, low, high)
+    return x
