@@ -113,7 +113,7 @@ def _load():
         # (2.6 KB) do not fit glibc's default surplus for dlopen'ed libraries.
         hint = ("libaccy links jemalloc, which needs static TLS when loaded by dlopen: start "
                 "Python with GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096, or use a "
-                "libaccy configured --without-jemalloc; see docs/python.md")
+                "libaccy configured --without-jemalloc")
     raise OSError("accy: cannot load libaccy (%s); tried: %s" % (hint, "; ".join(errors)))
 
 

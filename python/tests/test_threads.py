@@ -12,6 +12,12 @@ class TestThreads(unittest.TestCase):
     def test_concurrent_invokes_of_one_program(self):
         n_threads, calls = 8, 50
         errors = []
+        # accy's results are bit-identical for any thread count and load
+        # (README "Contract"): each call is also compared with a one-thread
+        # session's result bit for bit.
+        single = accy.Session(threads=1)
+        self.addCleanup(single.close)
+        p1 = single.compile(mlp_wire())
         with accy.Session(threads=2) as s:
             p = s.compile(mlp_wire())
 
@@ -26,6 +32,7 @@ class TestThreads(unittest.TestCase):
                         # bias), summed in whatever order accy's kernel uses.
                         want, abs_terms = mlp_reference64(x)
                         assert_within(y, want, sum_bound(abs_terms, 4))
+                        np.testing.assert_array_equal(y, p1(x)[0])
                 except Exception as e:  # reported in the main thread
                     errors.append(e)
 
