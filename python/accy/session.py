@@ -4,16 +4,46 @@ Inputs and outputs cross with zero copies: the library reads and writes the
 numpy arrays' own buffers. An array is accepted only when its dtype, shape,
 C-contiguity and alignment already match the descriptor (outputs must also be
 writeable); otherwise the call raises before reaching the library. Passing
-copy=True lets program(...) / invoke(...) convert *inputs* that do not match
-(a C-ordered copy with the descriptor's dtype); outputs are never copied.
+copy=True lets program(...) / invoke(...) convert *inputs* that do not match,
+exactly or by a documented rounding, else refused (accy/convert.py); outputs
+are never copied.
 """
 
 import ctypes
+import operator
 import os
 
 import numpy as np
 
-from . import _lib, dtypes, errors
+from . import _lib, convert, dtypes, errors
+
+#: The most threads one session may use (the C library's cap on num_threads).
+MAX_THREADS = 1024
+
+
+def _threads(threads):
+    """Validates Session(threads=...): None or 0 is the default, otherwise an
+    int (not bool) in 1..MAX_THREADS."""
+    if threads is None:
+        return 0
+    if isinstance(threads, (bool, np.bool_)):
+        raise TypeError("accy: threads must be an int, got a bool (%r)" % (threads,))
+    try:
+        n = operator.index(threads)
+    except TypeError:
+        raise TypeError("accy: threads must be an int, got %s (%r)"
+                        % (type(threads).__name__, threads)) from None
+    if n < 0 or n > MAX_THREADS:
+        raise ValueError("accy: threads must be 1..%d (0 or None: the default), got %d"
+                         % (MAX_THREADS, n))
+    return n
+
+
+def _is_wire(data):
+    """Wire bytes start with the magic "ACCY"; like the accy command, bytes
+    with a NUL among the first 64 are taken as (damaged or future) wire too,
+    so the decoder's message is the one reported. Anything else is text."""
+    return data[:4] == b"ACCY" or b"\0" in data[:64]
 
 _L = _lib.lib
 
@@ -57,11 +87,7 @@ class Session:
     manager, or call close(). Programs must not be used after close()."""
 
     def __init__(self, threads=None):
-        opts = _lib.SessionOptions(ctypes.sizeof(_lib.SessionOptions), 0)
-        if threads is not None:
-            if int(threads) < 1:
-                raise ValueError("accy: threads must be at least 1, got %r" % (threads,))
-            opts.num_threads = int(threads)
+        opts = _lib.SessionOptions(ctypes.sizeof(_lib.SessionOptions), _threads(threads))
         ptr = ctypes.c_void_p()
         errors.check(_L.accy_session_create(ctypes.byref(opts), ctypes.byref(ptr)),
                      "accy_session_create")
@@ -73,12 +99,20 @@ class Session:
         return self._ptr
 
     def compile(self, program):
-        """Compiles wire bytes (bytes-like) or the wire file at a path (str or
-        os.PathLike) and returns a Program."""
+        """Compiles a program and returns a Program. |program| is bytes-like
+        (wire bytes, or program text, as the accy command tells them apart:
+        wire bytes start with the magic "ACCY") or the path (str or
+        os.PathLike) of a file holding either; relative `file "..."`
+        constants of a text file resolve against the file's directory."""
+        base_dir = None
         if isinstance(program, (str, os.PathLike)):
+            base_dir = os.path.dirname(os.path.abspath(os.fspath(program)))
             with open(program, "rb") as f:
                 program = f.read()
         data = bytes(program)
+        if not _is_wire(data):
+            from . import assemble
+            data = assemble(data, base_dir)
         ptr = self._require()
         h = _lib.Handle()
         st = _L.accy_session_compile(ptr, data, len(data), ctypes.byref(h))
@@ -135,19 +169,17 @@ class Program:
 
     def _check(self, arr, info, i, kind, copy):
         what = "%s %d '%s'" % (kind, i, info.name)
-        if not isinstance(arr, np.ndarray):
-            if kind == "input" and copy:
-                arr = np.asarray(arr, dtype=info.dtype)
-            else:
-                raise errors.make(4, "%s: expected a numpy.ndarray, got %s"
-                                  % (what, type(arr).__name__), "invoke")
         if kind == "input" and copy:
-            if arr.dtype != info.dtype or not arr.flags.c_contiguous or \
-                    _address(arr) % info.alignment:
-                arr = np.array(arr, dtype=info.dtype, order="C", copy=True)
+            if not isinstance(arr, np.ndarray) or arr.dtype != info.dtype or \
+                    not arr.flags.c_contiguous or (arr.size and _address(arr) % info.alignment):
+                arr = convert.convert_input(arr, info, what)
+        elif not isinstance(arr, np.ndarray):
+            raise errors.make(4, "%s: expected a numpy.ndarray, got %s"
+                              % (what, type(arr).__name__), "invoke")
         if arr.dtype != info.dtype:
-            raise errors.make(4, "%s: dtype %s, expected %s (%s)%s"
+            raise errors.make(4, "%s: dtype %s, expected %s (%s%s)%s"
                               % (what, arr.dtype, info.dtype, info.accy_dtype,
+                                 " bits" if info.is_bf16 else "",
                                  "; pass copy=True to convert" if kind == "input" else ""),
                               "invoke")
         if arr.shape != info.shape:

@@ -26,6 +26,8 @@ class TestSession(unittest.TestCase):
         self.assertEqual((y.name, y.shape, y.byte_size, y.copied_output), ("y", (2, 2), 16, False))
 
     def test_call_returns_correct_outputs(self):
+        # Integer inputs: the result is exact in any summation order, so the
+        # comparisons with mlp_reference in this file are bit for bit.
         p = self.s.compile(mlp_wire())
         x = np.arange(6, dtype=np.float32).reshape(2, 3)
         (y,) = p(x)
@@ -84,6 +86,37 @@ class TestSession(unittest.TestCase):
         np.testing.assert_array_equal(y, mlp_reference(x.astype(np.float32)))
         (y2,) = p(np.asfortranarray(x.astype(np.float32)), copy=True)
         np.testing.assert_array_equal(y2, y)
+
+    def test_compile_text_bytes_and_text_file(self):
+        # Bytes without the wire magic are program text, assembled first.
+        from helpers import MLP_TEXT
+        p = self.s.compile(MLP_TEXT.encode())
+        self.assertEqual(p.inputs[0].shape, (2, 3))
+        np.testing.assert_array_equal(p(np.ones((2, 3), np.float32))[0],
+                                      mlp_reference(np.ones((2, 3), np.float32)))
+        # A text file with a relative file constant: resolved against the
+        # file's directory, whatever the current directory is.
+        with tempfile.TemporaryDirectory() as d:
+            np.arange(4, dtype=np.float32).tofile(os.path.join(d, "c.bin"))
+            path = os.path.join(d, "prog.accy")
+            with open(path, "w") as f:
+                f.write('%x = parameter "x" : f32[4]\n'
+                        '%c = constant "c" : f32[4] file "c.bin"\n'
+                        '%y = add %x, %c\noutput %y "y"\n')
+            cwd = os.getcwd()
+            os.chdir(tempfile.gettempdir())
+            try:
+                p = self.s.compile(path)
+            finally:
+                os.chdir(cwd)
+            (y,) = p(np.ones(4, np.float32))
+            np.testing.assert_array_equal(y, [1, 2, 3, 4])
+            # a text error is the assembler's, naming the line
+            with open(path, "w") as f:
+                f.write('%x = parameter "x" : f32[4]\n%y = frob %x\n')
+            with self.assertRaises(accy.InvalidProgram) as cm:
+                self.s.compile(path)
+            self.assertIn("line 2", cm.exception.cause)
 
     def test_refuses_wrong_shape(self):
         p = self.s.compile(mlp_wire())
@@ -179,11 +212,106 @@ class TestSession(unittest.TestCase):
         self.assertIn("closed", cm.exception.cause)
 
     def test_threads_argument(self):
-        with self.assertRaises(ValueError):
-            accy.Session(threads=0)
+        # 0 and None: the library's default; 1..1024 as given (numpy ints too).
+        for t in (None, 0, 1, 2, np.int64(3), accy.session.MAX_THREADS):
+            accy.Session(threads=t).close()
+        # Values that used to wrap silently in the uint32 option field.
+        for t in (2 ** 40, 2 ** 32 + 1, 1025, -1):
+            with self.assertRaises(ValueError) as cm:
+                accy.Session(threads=t)
+            self.assertIn("1..1024", str(cm.exception))
+            self.assertIn(str(t), str(cm.exception))
+        for t in (2.7, 2.0, True, False, "2", np.bool_(True)):
+            with self.assertRaises(TypeError) as cm:
+                accy.Session(threads=t)
+            self.assertIn("must be an int", str(cm.exception))
         with accy.Session(threads=1) as s:
             (y,) = s.compile(mlp_wire())(np.ones((2, 3), np.float32))
             np.testing.assert_array_equal(y, mlp_reference(np.ones((2, 3), np.float32)))
+
+
+class TestConversions(unittest.TestCase):
+    """copy=True converts exactly or by the documented rounding, else refuses
+    (docs/python.md "Conversions"; the fuzz target test_fuzz_convert.py
+    covers the whole table)."""
+
+    def setUp(self):
+        self.s = accy.Session(threads=1)
+        self.addCleanup(self.s.close)
+
+    def ident(self, dtype, n=3):
+        return self.s.compile(accy.assemble(
+            '%%x = parameter "x" : %s[%d]\noutput %%x "y"\n' % (dtype, n)))
+
+    def test_bf16_gets_bit_patterns_of_the_values(self):
+        p = self.ident("bf16")
+        x = np.array([1.0, -2.5, 0.1], np.float32)
+        (y,) = p(x, copy=True)
+        self.assertEqual(y.dtype, np.uint16)
+        np.testing.assert_array_equal(y, accy.f32_to_bf16(x))  # not [1, 65534, 0]
+        np.testing.assert_array_equal(accy.bf16_to_f32(y), [1.0, -2.5, 0.10009765625])
+        # uint16 arrays are bf16 bits already, with or without copy
+        bits = np.array([0x3F80, 0xC020, 0x7FC0], np.uint16)
+        np.testing.assert_array_equal(p(bits, copy=True)[0], bits)
+        np.testing.assert_array_equal(p(bits)[0], bits)
+        # float64 rounds once to bf16: 1 + 2^-8 + 2^-30 is above the tie, so it
+        # rounds up (through f32 it would round to the tie, then to even: 1)
+        (y,) = p(np.array([1 + 2 ** -8 + 2 ** -30, 0, 0]), copy=True)
+        self.assertEqual(int(y[0]), 0x3F81)
+        # ints: exact or refused
+        np.testing.assert_array_equal(accy.bf16_to_f32(p(np.array([1, 256, -3]),
+                                                          copy=True)[0]), [1, 256, -3])
+        with self.assertRaises(accy.InvalidBuffer) as cm:
+            p(np.array([1, 257, 3]), copy=True)
+        self.assertIn("input 0 'x': cannot convert int64 to bf16", cm.exception.cause)
+        self.assertIn("index [1]: 257", cm.exception.cause)
+        with self.assertRaises(accy.InvalidBuffer) as cm:
+            p(np.array([1, 2, 1e39]), copy=True)
+        self.assertIn("overflows to infinity", cm.exception.cause)
+        with self.assertRaises(accy.InvalidBuffer) as cm:
+            p(x)
+        self.assertIn("expected uint16 (bf16 bits); pass copy=True", cm.exception.cause)
+
+    def test_integer_narrowing_is_exact_or_refused(self):
+        p = self.ident("i8")
+        np.testing.assert_array_equal(p(np.array([-128, 0, 127]), copy=True)[0], [-128, 0, 127])
+        for bad, value in ((np.array([1, 2, 300]), "300"), (np.array([1, -129, 3]), "-129"),
+                           (np.array([1.5, 2, 3]), "1.5"), (np.array([1, np.nan, 3]), "nan"),
+                           (np.array([1, 2, 2 ** 63], np.uint64), "9223372036854775808")):
+            with self.subTest(bad=bad), self.assertRaises(accy.InvalidBuffer) as cm:
+                p(bad, copy=True)
+            self.assertIn("input 0 'x': cannot convert %s to int8 (i8)" % bad.dtype,
+                          cm.exception.cause)
+            self.assertIn(value, cm.exception.cause)
+        u = self.ident("u32")
+        with self.assertRaises(accy.InvalidBuffer) as cm:
+            u(np.array([1, -1, 2], np.int32), copy=True)
+        self.assertIn("index [1]: -1", cm.exception.cause)
+        np.testing.assert_array_equal(u(np.array([1.0, 2.0, 4294967295.0]), copy=True)[0],
+                                      [1, 2, 4294967295])
+        f = self.ident("f32")
+        with self.assertRaises(accy.InvalidBuffer) as cm:
+            f(np.array([0, 2 ** 24 + 1, 0]), copy=True)
+        self.assertIn("not exactly representable", cm.exception.cause)
+        b = self.ident("bool")
+        np.testing.assert_array_equal(b(np.array([0, 1, 1]), copy=True)[0], [False, True, True])
+        with self.assertRaises(accy.InvalidBuffer):
+            b(np.array([0, 2, 1]), copy=True)
+        with self.assertRaises(accy.InvalidBuffer) as cm:
+            f(np.array([1j, 0, 0]), copy=True)
+        self.assertIn("complex128", cm.exception.cause)
+
+    def test_float_rounding_and_byte_order(self):
+        f = self.ident("f32")
+        x = np.array([0.1, 1e-50, -np.inf])
+        np.testing.assert_array_equal(f(x, copy=True)[0], x.astype(np.float32))
+        big = np.array([1.0, 2.0, 3.0], ">f4")
+        np.testing.assert_array_equal(f(big, copy=True)[0], [1, 2, 3])
+        with self.assertRaises(accy.InvalidBuffer):
+            f(big)  # another byte order is another dtype without copy=True
+        with self.assertRaises(accy.InvalidBuffer) as cm:
+            self.ident("f16")(np.array([1.0, 70000.0, 3.0], np.float32), copy=True)
+        self.assertIn("index [1]: 70000.0", cm.exception.cause)
 
 
 class TestErrorClasses(unittest.TestCase):
@@ -273,7 +401,10 @@ class TestBuilder(unittest.TestCase):
         self.assertEqual(bits.dtype, np.uint16)
         back = accy.bf16_to_f32(bits)
         np.testing.assert_array_equal(back[[0, 1, 3]], x[[0, 1, 3]])
-        self.assertAlmostEqual(float(back[2]), 0.1, delta=1e-3)
+        # f32 0.1 is 0x3DCCCCCD: the low half 0xCCCD is above the tie, so it
+        # rounds up to 0x3DCD (0.10009765625). Pure integer arithmetic: exact.
+        self.assertEqual(int(bits[2]), 0x3DCD)
+        self.assertEqual(float(back[2]), 0.10009765625)
         self.assertTrue(np.isnan(accy.bf16_to_f32(accy.f32_to_bf16(np.float32("nan")))))
 
     def test_bf16_program_uses_uint16_bits(self):

@@ -6,7 +6,7 @@ import unittest
 
 import numpy as np
 
-from helpers import accy
+from helpers import EPS32, accy, assert_within, sum_bound
 
 try:
     import onnx
@@ -271,8 +271,22 @@ class TestIndexing(unittest.TestCase):
         for eq, ops in cases:
             ins = {"x%d" % i: v for i, v in enumerate(ops)}
             (y,) = _run(_node("Einsum", list(ins), equation=eq), ins, opset=12)
-            want = np.einsum(eq.replace(" ", ""), *[o.astype(np.float64) for o in ops])
-            np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5, err_msg=eq)
+            e = eq.replace(" ", "")
+            want = np.einsum(e, *[o.astype(np.float64) for o in ops])
+            # Every output element sums the products over the contracted
+            # letters (at most n terms, also when contracted pairwise, each
+            # term through at most len(ops) more roundings); the same einsum
+            # of |operands| is sum|terms|.
+            lhs, _, out = e.partition("->")
+            sizes = {}
+            for term, o in zip(lhs.split(","), ops):
+                for letter, d in zip(term.replace("...", "")[::-1], o.shape[::-1]):
+                    sizes[letter] = d
+            kept = out if "->" in e else "".join(
+                c for c in sorted(sizes) if lhs.replace(",", "").count(c) == 1)
+            n = int(np.prod([d for c, d in sizes.items() if c not in kept])) + len(ops)
+            mag = np.einsum(e, *[np.abs(o.astype(np.float64)) for o in ops])
+            assert_within(y, want, sum_bound(mag, n), err_msg=eq)
         with self.assertRaises(ao.ConversionError):
             _convert(_node("Einsum", ["x"], equation="ij,jk"), {"x": b}, opset=12)
 
@@ -294,6 +308,12 @@ class TestIndexing(unittest.TestCase):
             v = reflect(v, 0, 2 * (size - 1)) if align else reflect(v, -1, 2 * size - 1)
             return min(max(v, 0), size - 1)
 
+        # Error bound: the unnormalised coordinates (|v| <= 4 (7 + 1) / 2 + 1
+        # = 17) take a few roundings and the reflections subtract exactly or
+        # round once more: within 8 eps * 17 each; the bilinear weights have
+        # slope 1 in each coordinate, so 4 taps of |x| <= max|x| move by at
+        # most 2 * 4 * that; the weighted sum of 4 terms adds 6 eps sum|terms|.
+        dp = 8 * EPS32 * 17
         for align in (0, 1):
             (y,) = _run(_node("GridSample", ["x", "g"], padding_mode="reflection",
                               align_corners=align), {"x": x, "g": grid}, opset=16)
@@ -306,7 +326,8 @@ class TestIndexing(unittest.TestCase):
                     if 0 <= xi < 4 and 0 <= yi < 3:
                         wgt = (1 - abs(px - xi)) * (1 - abs(py - yi))
                         want[0, :, i, j] += wgt * x[0, :, yi, xi]
-            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5, err_msg=str(align))
+            bound = 8 * dp * np.abs(x).max() + 6 * EPS32 * np.abs(x).max()
+            assert_within(y, want, bound, err_msg=str(align))
 
 
 @unittest.skipIf(onnx is None or onnx_resize is None, "onnx's resize reference is missing")
@@ -322,8 +343,17 @@ class TestResize(unittest.TestCase):
         want = onnx_resize.interpolate_nd(
             x, coeffs, output_size=sizes,
             scale_factors=None if scales is None else np.array(scales, np.float32),
-            roi=None if roi is None else np.array(roi, np.float32), **ref).astype(np.float32)
-        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5, err_msg=str(attrs))
+            roi=None if roi is None else np.array(roi, np.float32), **ref).astype(np.float64)
+        # Error bound: each output is a separable sum over at most 4 taps per
+        # axis (16 terms in 2-D) with coefficients whose |sum| per axis is at
+        # most 1.25 (cubic, A = -0.5; 1 for linear); the source coordinates
+        # (magnitude <= 12 here) take a few f32 roundings (4 eps * 12), and
+        # the coefficients move with slope at most 1.5 in the coordinate, for
+        # each of 4 taps on each of 2 axes. Nearest modes select exactly.
+        xm = float(np.abs(x).max())
+        dc = 4 * EPS32 * 12 * 1.5
+        bound = xm * 1.25 ** 2 * 16 * EPS32 + xm * 4 * dc * 2 * 1.25
+        assert_within(y, want, bound, err_msg=str(attrs))
 
     def test_against_reference(self):
         rng = np.random.default_rng(3)

@@ -3,8 +3,8 @@
 
 For each data/node/<test>/model.onnx: import the model (input shapes from the
 test data), run every test_data_set_* through accy, and compare with the
-expected outputs (rtol 1e-3, atol 1e-7, NaN equal to NaN, exact for integers
-and bools). Prints a per-op table and a closing line
+expected outputs (rtol 1e-3 plus an absolute term for cancellation, see
+RTOL below; NaN equal to NaN, exact for integers and bools). Prints a per-op table and a closing line
 
     N passed, N failed, N skipped
 
@@ -36,7 +36,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("ACCY_TEST_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
 TEST_TIMEOUT_S = 120
+# Float outputs: |got - want| <= RTOL |want| + ATOL + CANCEL_TERMS eps32 M,
+# with M the largest finite |want| of that output.
+# - RTOL and ATOL are the ONNX project's own backend-test tolerances. The
+#   expected outputs are float32 results of numpy on the ONNX maintainers'
+#   machines (some, the window functions, are off by 7e-5 of their scale),
+#   and accy's elementwise kernels (exp, tanh, erf, pow) are a few ulps off
+#   libm; 1e-3 (8000 ulps) covers both with a wide margin.
+# - Both sides sum in their own order (numpy's BLAS and SIMD loops differ
+#   between AMD and Intel, AVX2 and AVX-512, and a future accy may use FMA):
+#   an element that is a sum of n terms is off by up to n eps32 sum|terms|,
+#   however small the element is after cancellation. The node tests' data
+#   are of the output's scale M, and no test sums more than 256 terms into
+#   one element (the largest: LayerNormalization's statistics over 60), so
+#   256 eps32 M bounds that part where a relative tolerance would not.
 RTOL, ATOL = 1e-3, 1e-7
+CANCEL_TERMS = 256
+EPS32 = 2.0 ** -23
 
 
 # ---- one test (runs in a worker process) ----------------------------------------
@@ -71,7 +87,10 @@ def _compare_float(g, w):
     import numpy as np
     both_nan = np.isnan(g) & np.isnan(w)
     same_inf = np.isinf(w) & (g == w)
-    ok = both_nan | same_inf | (np.abs(g - w) <= ATOL + RTOL * np.abs(w))
+    finite = np.abs(w[np.isfinite(w)])
+    scale = float(finite.max()) if finite.size else 0.0
+    atol = ATOL + CANCEL_TERMS * EPS32 * scale
+    ok = both_nan | same_inf | (np.abs(g - w) <= atol + RTOL * np.abs(w))
     if not ok.all():
         bad = np.argwhere(~ok)
         i = tuple(bad[0])

@@ -5,7 +5,8 @@
     with accy.Session() as s:
         outputs = s.compile(wire)(x)
 
-Command line: python3 -m accy.onnx MODEL.onnx -o OUT.accy [--input-shape name=1,3,224,224].
+Command line: python3 -m accy.onnx MODEL.onnx [-o OUT] [--input-shape name=1,3,224,224]
+(default output MODEL.accyb, wire bytes; MODEL.accy with --text, program text).
 Converters live in ops_*.py modules, registered by op type (registry.converter).
 """
 

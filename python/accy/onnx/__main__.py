@@ -1,6 +1,8 @@
-"""python3 -m accy.onnx MODEL.onnx -o OUT.accy [--input-shape name=1,3,224,224] ...
+"""python3 -m accy.onnx MODEL.onnx [-o OUT] [--input-shape name=1,3,224,224] ...
 
-Converts an ONNX model to accy wire bytes (or text with --text). On any
+Converts an ONNX model to accy wire bytes (or program text with --text).
+The output defaults to MODEL with its suffix replaced: .accyb for wire bytes,
+.accy for text (the project's convention: examples/*.accy are text). On any
 error it prints the reason (naming the node, op type and attribute) and
 writes no output file. --list-ops prints the supported ops as a Markdown
 table (docs/onnx.md is generated from it).
@@ -45,11 +47,16 @@ def list_ops():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m accy.onnx",
-                                 description="Convert an ONNX model to an accy program.")
+    ap = argparse.ArgumentParser(
+        prog="python3 -m accy.onnx",
+        description="Convert an ONNX model to an accy program: wire bytes (.accyb), or "
+                    "program text (.accy) with --text.")
     ap.add_argument("model", nargs="?", help="the .onnx file")
-    ap.add_argument("-o", "--output", help="the wire file to write (.accy)")
-    ap.add_argument("--text", action="store_true", help="write the text form instead of wire")
+    ap.add_argument("-o", "--output",
+                    help="the file to write (default: MODEL with its suffix replaced by "
+                         ".accyb, or by .accy with --text)")
+    ap.add_argument("--text", action="store_true",
+                    help="write program text (.accy) instead of wire bytes (.accyb)")
     ap.add_argument("--input-shape", action="append", type=_shape, default=[],
                     metavar="NAME=D0,D1,...", help="static shape of a graph input")
     ap.add_argument("--constant-input", action="append", type=_const, default=[],
@@ -59,8 +66,12 @@ def main(argv=None):
     if args.list_ops:
         print(list_ops())
         return 0
-    if not args.model or not args.output:
-        ap.error("MODEL and -o OUT are required")
+    if not args.model:
+        ap.error("MODEL is required")
+    if not args.output:
+        args.output = os.path.splitext(args.model)[0] + (".accy" if args.text else ".accyb")
+        if os.path.abspath(args.output) == os.path.abspath(args.model):
+            ap.error("the default output %s is the model itself: give -o OUT" % args.output)
 
     import accy
     from . import import_model
@@ -71,7 +82,7 @@ def main(argv=None):
     except (ConversionError, OSError, accy.Error) as e:
         print("accy.onnx: error: %s" % e, file=sys.stderr)
         return 1
-    except Exception as e:  # a malformed protobuf, for instance
+    except Exception as e:  # a bug of a converter, for instance
         print("accy.onnx: error: %s: %s" % (type(e).__name__, e), file=sys.stderr)
         return 1
     data = accy.disassemble(wire).encode() if args.text else wire

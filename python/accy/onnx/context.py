@@ -25,7 +25,10 @@ from .errors import ConversionError, NeedsConstantInput, UnsupportedError
 #: ONNX TensorProto element type -> accy dtype name.
 ONNX_DTYPES = {1: "f32", 2: "u8", 3: "i8", 4: "u16", 5: "i16", 6: "i32", 7: "i64", 9: "bool",
                10: "f16", 11: "f64", 12: "u32", 13: "u64", 16: "bf16"}
-ONNX_DTYPE_NAMES = {0: "UNDEFINED", 8: "STRING", 14: "COMPLEX64", 15: "COMPLEX128"}
+ONNX_DTYPE_NAMES = {0: "UNDEFINED", 8: "STRING", 14: "COMPLEX64", 15: "COMPLEX128",
+                    # IR 9 (opset 19) and IR 10 (opset 21) additions
+                    17: "FLOAT8E4M3FN", 18: "FLOAT8E4M3FNUZ", 19: "FLOAT8E5M2",
+                    20: "FLOAT8E5M2FNUZ", 21: "UINT4", 22: "INT4", 23: "FLOAT4E2M1"}
 
 FLOATS = ("f32", "f64", "f16", "bf16")
 SIGNED = ("i8", "i16", "i32", "i64")

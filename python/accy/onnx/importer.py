@@ -1,5 +1,7 @@
 """ONNX ModelProto -> accy wire bytes."""
 
+import warnings
+
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -10,7 +12,7 @@ from .. import session as _session
 from . import registry
 from .builder_errors import wrap_builder_error
 from .context import Context, Node, Tensor, onnx_dtype
-from .errors import ConversionError, UnsupportedError
+from .errors import ConversionError, NeedsConstantInput, UnsupportedError
 
 #: Constant folding: a node whose inputs are all known and hold at most this
 #: many elements in total is evaluated at import time (by accy itself, on a
@@ -19,15 +21,31 @@ FOLD_MAX_ELEMENTS = 1 << 16
 
 #: The opsets the importer accepts for the default domain (converters refuse
 #: older forms they do not implement with min_opset or by attribute).
-MIN_OPSET, MAX_OPSET = 1, 17
+MIN_OPSET, MAX_OPSET = 1, 21
 
 
 def _load(model):
     if isinstance(model, onnx.ModelProto):
         return model
     if isinstance(model, (bytes, bytearray, memoryview)):
-        return onnx.load_model_from_string(bytes(model))
-    return onnx.load(str(model))
+        data, what = bytes(model), "the bytes given"
+    else:
+        with open(model, "rb") as f:  # OSError: no such file, ...
+            data = f.read()
+        what = str(model)
+    m = onnx.ModelProto()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # protobuf's own warnings about the bytes
+            m.ParseFromString(data)
+    except Exception as e:  # protobuf's DecodeError (its module differs by version)
+        raise ConversionError("not an ONNX model: %s (%s)" % (what, e)) from None
+    if not m.HasField("graph") or not m.opset_import:
+        # protobuf parses many byte strings (an empty file, some text) as a
+        # message with unknown fields: without a graph and opsets it is not
+        # a model
+        raise ConversionError("not an ONNX model: %s (no graph or no opset_import)" % what)
+    return m
 
 
 def _initializer(t):
@@ -53,6 +71,8 @@ class _Importer:
             raise UnsupportedError("opset %d is outside the supported %d..%d"
                                    % (self.opset, MIN_OPSET, MAX_OPSET))
         self._fold_session = None
+        #: rank overrides of static declarations, added to a later error
+        self.rank_notes = []
 
     def close(self):
         if self._fold_session is not None:
@@ -60,6 +80,40 @@ class _Importer:
             self._fold_session = None
 
     # ---- graph inputs ----------------------------------------------------------
+    def _check_input_shapes(self):
+        """input_shapes must name graph inputs (not initializers) and give the
+        rank the model declares."""
+        graph = self.model.graph
+        inits = set(i.name for i in graph.initializer)
+        inputs = [vi for vi in graph.input if vi.name not in inits]
+        known = [vi.name for vi in inputs]
+        for what, names in (("input shape", self.input_shapes),
+                            ("constant input", self.constant_inputs)):
+            for name in names:
+                if name not in known:
+                    raise ConversionError(
+                        "%s given for %r, which is not a graph input of the model; its inputs "
+                        "are: %s" % (what, name, ", ".join(repr(n) for n in known) or "none"))
+        for vi in inputs:
+            if vi.name not in self.input_shapes or not vi.type.HasField("tensor_type"):
+                continue
+            tt = vi.type.tensor_type
+            if not tt.HasField("shape"):
+                continue  # the model declares no rank: any shape is taken
+            given = self.input_shapes[vi.name]
+            declared = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+                        for d in tt.shape.dim]
+            if len(given) != len(declared):
+                msg = "input shape for %r has rank %d (%s) but the model declares rank %d (%s)" \
+                    % (vi.name, len(given), ",".join(str(d) for d in given) or "scalar",
+                       len(declared), ",".join(str(d) for d in declared) or "scalar")
+                if any(not isinstance(d, int) for d in declared):
+                    # filling in symbolic dimensions: the rank must agree
+                    raise ConversionError(msg)
+                # a fully static declaration may be overridden (the ONNX test
+                # data do so); should the conversion fail, the error says so
+                self.rank_notes.append(msg)
+
     def _parameter(self, ctx, vi):
         name = vi.name
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
@@ -91,10 +145,15 @@ class _Importer:
             raise node.unsupported("domain %r is not supported" % proto.domain)
         conv = registry.CONVERTERS.get(proto.op_type)
         if conv is None:
-            raise node.unsupported("op type is not supported")
+            why = registry.REFUSED.get(proto.op_type, "op type is not supported")
+            raise node.unsupported("%s (opset %d)" % (why, self.opset))
         if self.opset < conv.min_opset:
             raise node.unsupported("opset %d is older than the converter supports (%d)"
                                    % (self.opset, conv.min_opset))
+        if self.opset < 6:
+            # Versions 1..5 of many ops carry consumed_inputs, a hint for
+            # in-place execution of the Caffe2 era: no effect on the values.
+            node.ignore_attrs("consumed_inputs")
         try:
             outs = conv.fn(ctx, node)
         except _errors.Error as e:
@@ -157,6 +216,7 @@ class _Importer:
 
     def run(self):
         registry.load_all()
+        self._check_input_shapes()
         graph = self.model.graph
         ctx = Context(self.opset)
         for init in graph.initializer:
@@ -217,5 +277,13 @@ def import_model(model, input_shapes=None, constant_inputs=None):
     imp = _Importer(_load(model), input_shapes, constant_inputs)
     try:
         return imp.run()
+    except NeedsConstantInput:
+        raise
+    except ConversionError as e:
+        if imp.rank_notes:
+            note = " (note: %s)" % "; ".join(imp.rank_notes)
+            e.args = (str(e) + note,) + e.args[1:]
+            e.detail = (e.detail or "") + note
+        raise
     finally:
         imp.close()

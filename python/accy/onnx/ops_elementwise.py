@@ -16,13 +16,49 @@ def _require_dtype(node, t, allowed, what="input"):
                                % (what, t.dtype, " ".join(allowed)))
 
 
+def binary_operands(ctx, node):
+    """The two operands of a binary op, broadcast to one shape. From opset 7:
+    numpy (multidirectional) broadcasting. Before (Add, Sub, Mul, Div, Pow,
+    And, Or, Xor, Equal, Less, Greater at versions 1 and 6): none unless the
+    attribute broadcast is 1, which broadcasts B to A's shape: B's dims
+    match a contiguous run of A's dims that starts at |axis| (default: A's
+    trailing dims); a one-element B is a scalar."""
+    a, b = node.input(0), node.input(1)
+    if ctx.opset >= 7:
+        for attr in ("broadcast", "axis"):
+            if node.has_attr(attr):
+                raise node.error("attribute %r exists only before opset 7 (opset %d "
+                                 "broadcasts implicitly)" % (attr, ctx.opset), attr)
+        return a, b
+    bc = node.attr("broadcast", 0)
+    axis = node.attr("axis")
+    if bc not in (0, 1):
+        raise node.error("broadcast must be 0 or 1, got %r" % (bc,), "broadcast")
+    if not bc:
+        if axis is not None:
+            raise node.error("axis is given but broadcast is 0", "axis")
+        if a.shape != b.shape:
+            raise node.error("shapes %s and %s differ and broadcast is 0 (before opset 7 "
+                             "there is no implicit broadcasting)"
+                             % (list(a.shape), list(b.shape)), "broadcast")
+        return a, b
+    if b.size == 1:
+        return a, ctx.broadcast_to(ctx.reshape(b, ()), a.shape)
+    start = a.rank - b.rank if axis is None else int(axis)
+    if start < 0 and axis is not None:
+        start += a.rank
+    if start < 0 or start + b.rank > a.rank or any(
+            d not in (1, a.shape[start + i]) for i, d in enumerate(b.shape)):
+        raise node.error("B %s does not broadcast to A %s at axis %s"
+                         % (list(b.shape), list(a.shape), start), "axis")
+    return a, ctx.broadcast_in_dim(b, a.shape, range(start, start + b.rank))
+
+
 @converter(*_BINARY)
 def binary(ctx, node):
-    a, b = node.input(0), node.input(1)
+    a, b = binary_operands(ctx, node)
     if node.op_type in ("Add", "Sub", "Mul", "Div"):
         _require_dtype(node, a, FLOATS + INTS)
-    if node.has_attr("broadcast") or node.has_attr("axis"):  # opset < 7 forms
-        raise node.unsupported("legacy broadcast attributes (opset < 7)", "broadcast")
     return ctx.binary(_BINARY[node.op_type], a, b)
 
 
@@ -32,7 +68,8 @@ _COMPARE = {"Equal": "EQ", "Less": "LT", "LessOrEqual": "LE", "Greater": "GT",
 
 @converter(*_COMPARE)
 def compare(ctx, node):
-    return ctx.compare(_COMPARE[node.op_type], node.input(0), node.input(1))
+    a, b = binary_operands(ctx, node)
+    return ctx.compare(_COMPARE[node.op_type], a, b)
 
 
 _UNARY = {"Abs": "abs", "Neg": "negate", "Floor": "floor", "Ceil": "ceil", "Sqrt": "sqrt",
@@ -73,15 +110,31 @@ def cast(ctx, node):
     to = node.attr("to")
     if to is None:
         raise node.error("attribute 'to' is required", "to")
+    if isinstance(to, str):
+        # Cast 1: the type by name ("FLOAT"); an int from Cast 6
+        from onnx import TensorProto
+        try:
+            to = TensorProto.DataType.Value(to.upper())
+        except ValueError:
+            raise node.error("unknown type name %r" % to, "to") from None
     try:
         dtype = onnx_dtype(to, "the target type")
     except Exception as e:
         raise node.unsupported(str(e), "to") from None
+    _saturate(ctx, node)
     return ctx.cast(node.input(0), dtype)
+
+
+def _saturate(ctx, node):
+    """Cast 19's saturate applies to float8 targets only, which accy lacks
+    (refused by type): for every type accy has it changes nothing."""
+    if ctx.opset >= 19:
+        node.attr("saturate", 1)
 
 
 @converter("CastLike")
 def cast_like(ctx, node):
+    _saturate(ctx, node)
     return ctx.cast(node.input(0), node.input(1).dtype)
 
 
@@ -263,9 +316,7 @@ def _pow_compute_dtype(a, b):
 
 @converter("Pow")
 def pow_(ctx, node):
-    a, b = node.input(0), node.input(1)
-    if node.has_attr("broadcast") or node.has_attr("axis"):
-        raise node.unsupported("legacy broadcast attributes (opset < 7)", "broadcast")
+    a, b = binary_operands(ctx, node)
     allowed = FLOATS + INTS if ctx.opset >= 12 else FLOATS
     _require_dtype(node, a, allowed, "base")
     _require_dtype(node, b, allowed, "exponent")
@@ -291,3 +342,24 @@ def bit_shift(ctx, node):
     if direction == "RIGHT":
         return ctx.binary("shift_right_logical", a, b)
     raise node.error("direction must be LEFT or RIGHT, got %r" % (direction,), "direction")
+
+
+# ---- opset 18: bitwise ops ------------------------------------------------------------
+
+_BITWISE = {"BitwiseAnd": "and", "BitwiseOr": "or", "BitwiseXor": "xor"}
+
+
+@converter(*_BITWISE, min_opset=18)
+def bitwise(ctx, node):
+    a, b = node.input(0), node.input(1)
+    _require_dtype(node, a, INTS)
+    if a.dtype != b.dtype:
+        raise node.error("inputs have different dtypes: %s and %s" % (a.dtype, b.dtype))
+    return ctx.binary(_BITWISE[node.op_type], a, b)
+
+
+@converter("BitwiseNot", min_opset=18)
+def bitwise_not(ctx, node):
+    x = node.input(0)
+    _require_dtype(node, x, INTS)
+    return ctx.unary("not", x)

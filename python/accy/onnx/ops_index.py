@@ -457,9 +457,19 @@ def _cubic_weights(ctx, t, s, a=-0.75):
 @converter("GridSample", min_opset=16)
 def grid_sample(ctx, node):
     x, grid = node.input(0), node.input(1)
-    mode = node.attr("mode", "bilinear")
+    mode = node.attr("mode", "bilinear" if ctx.opset < 20 else "linear")
     padding = node.attr("padding_mode", "zeros")
     align = node.attr("align_corners", 0)
+    if ctx.opset >= 20:
+        # GridSample 20 renames the modes (and allows N-D, of which the 2-D
+        # case is converted)
+        if mode in ("bilinear", "bicubic"):
+            raise node.error("mode %r is named %r from opset 20"
+                             % (mode, mode[2:] if mode == "bicubic" else "linear"), "mode")
+        mode = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
+        if x.rank != 4:
+            raise node.unsupported("%d-D sampling (only 2-D, X of rank 4, is converted)"
+                                   % (x.rank - 2))
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise node.unsupported("mode %r" % mode, "mode")
     if padding not in ("zeros", "border", "reflection"):
@@ -509,3 +519,82 @@ def grid_sample(ctx, node):
             t = gs.weighted(row, cy[j])
             out = t if out is None else ctx.add(out, t)
     return ctx.cast(ctx.transpose(out, [0, 3, 1, 2]), x.dtype)
+
+
+# ---- opset 20 AffineGrid, opset 18 Col2Im ------------------------------------------------
+
+@converter("AffineGrid", min_opset=20)
+def affine_grid(ctx, node):
+    """grid[n, ..., :] = theta[n] @ (x, y[, z], 1) over the normalised
+    coordinates of an image of |size| (2-D: [N, H, W, 2]; 3-D:
+    [N, D, H, W, 3]); x runs along the last axis."""
+    theta = node.input(0)
+    size = [int(v) for v in np.asarray(node.const_input(1, required=True)).reshape(-1)]
+    align = node.attr("align_corners", 0)
+    if theta.dtype not in FLOATS:
+        raise node.unsupported("dtype %s" % theta.dtype)
+    nd = len(size) - 2
+    if nd not in (2, 3) or theta.shape != (size[0], nd, nd + 1):
+        raise node.error("theta %s and size %s: expected [N, %d, %d] for a %d-D size"
+                         % (list(theta.shape), size, nd, nd + 1, len(size)))
+    spatial = size[2:]
+
+    def axis(n):
+        if align:
+            return np.linspace(-1, 1, n) if n > 1 else np.zeros(n)
+        return (np.arange(n) * 2 + 1) / n - 1
+
+    grids = np.meshgrid(*[axis(n) for n in spatial], indexing="ij")  # D, H, W order
+    coords = [grids[i].reshape(-1) for i in reversed(range(nd))]  # x first
+    base = np.stack(coords + [np.ones(coords[0].shape)], axis=1)  # [P, nd + 1]
+    dt = "f32" if theta.dtype in ("f16", "bf16") else theta.dtype
+    b = ctx.constant(base.astype(np.float32 if dt == "f32" else np.float64), dt)
+    t = ctx.cast(theta, dt)
+    r = ctx.dot_general(t, b, lhs_contract=[2], rhs_contract=[1])  # [N, nd, P]
+    r = ctx.transpose(r, [0, 2, 1])
+    return ctx.cast(ctx.reshape(r, [size[0]] + spatial + [nd]), theta.dtype)
+
+
+@converter("Col2Im", min_opset=18)
+def col2im(ctx, node):
+    """Sums the columns [N, C * prod(block), L] back into an image
+    [N, C, image...]: each kernel position's [N, C, out...] slab is spread
+    by a strided pad (interior stride - 1) to its place in the padded
+    image, the slabs are added in kernel order, and the pads cut off."""
+    x = node.input(0)
+    image = [int(v) for v in np.asarray(node.const_input(1, required=True)).reshape(-1)]
+    block = [int(v) for v in np.asarray(node.const_input(2, required=True)).reshape(-1)]
+    nd = len(image)
+    if nd < 1 or len(block) != nd:
+        raise node.error("image_shape %s and block_shape %s" % (image, block))
+    dil = list(node.attr("dilations", [1] * nd))
+    strides = list(node.attr("strides", [1] * nd))
+    pads = list(node.attr("pads", [0] * (2 * nd)))
+    if len(dil) != nd or len(strides) != nd or len(pads) != 2 * nd or \
+            min(dil + strides) < 1 or min(block) < 1 or min(pads) < 0:
+        raise node.error("dilations, strides (>= 1) and pads (>= 0) need %d, %d and %d "
+                         "entries" % (nd, nd, 2 * nd))
+    if x.rank != 3:
+        raise node.error("input must be [N, C * prod(block), L], got %s" % list(x.shape))
+    kprod = int(np.prod(block))
+    n, ck, l = x.shape
+    if ck % kprod:
+        raise node.error("dimension 1 (%d) is not a multiple of prod(block) %d" % (ck, kprod))
+    c = ck // kprod
+    padded = [image[i] + pads[i] + pads[nd + i] for i in range(nd)]
+    out = [(padded[i] - (dil[i] * (block[i] - 1) + 1)) // strides[i] + 1 for i in range(nd)]
+    if min(out) < 1 or int(np.prod(out)) != l:
+        raise node.error("L = %d does not match the %s blocks of image %s" % (l, out, image))
+    v = ctx.reshape(x, [n, c] + block + out)
+    acc = None
+    for k in np.ndindex(*block):
+        start = [0, 0] + list(k) + [0] * nd
+        limit = [n, c] + [ki + 1 for ki in k] + out
+        slab = ctx.reshape(ctx.slice(v, start, limit), [n, c] + out)
+        low = [0, 0] + [k[i] * dil[i] for i in range(nd)]
+        used = [out[i] + (out[i] - 1) * (strides[i] - 1) for i in range(nd)]
+        high = [0, 0] + [padded[i] - low[2 + i] - used[i] for i in range(nd)]
+        placed = ctx.pad(slab, low, high, [0, 0] + [s - 1 for s in strides])
+        acc = placed if acc is None else ctx.add(acc, placed)
+    return ctx.slice(acc, [0, 0] + pads[:nd],
+                     [n, c] + [pads[i] + image[i] for i in range(nd)])

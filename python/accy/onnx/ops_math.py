@@ -212,12 +212,14 @@ def prelu(ctx, node):
     if slope.dtype != x.dtype:
         raise node.error("slope dtype %s differs from the input's %s" % (slope.dtype, x.dtype))
     if ctx.opset < 7:
-        # Before opset 7: a single slope, or one per element.
+        # Versions 1 and 6: a one-element slope is shared by all elements; a
+        # 1-D slope of C values is one per channel (axis 1, the Caffe2
+        # exporters' form); otherwise the slope broadcasts to x
+        # unidirectionally (as from opset 7), which covers [C, 1, 1].
         if slope.size == 1:
             slope = ctx.reshape(slope, ())
-        elif slope.shape != x.shape:
-            raise node.unsupported("slope shape %s with input %s before opset 7"
-                                   % (list(slope.shape), list(x.shape)))
+        elif slope.rank == 1 and x.rank >= 2 and slope.shape[0] == x.shape[1]:
+            slope = ctx.broadcast_in_dim(slope, x.shape, [1])
     try:
         ok = broadcast_shapes(x.shape, slope.shape) == x.shape
     except ValueError:
@@ -318,3 +320,44 @@ def window(ctx, node):
                        ctx.scalar(a, "f64"))
         w = ctx.sub(w, term) if k % 2 else ctx.add(w, term)
     return ctx.cast(w, dt)
+
+
+# ---- opset 18 Mish, opset 20 Gelu ----------------------------------------------------
+
+def _softplus(ctx, x):
+    """log(1 + e^x) = max(x, 0) + log1p(e^-|x|), without overflow."""
+    t = ctx.unary("log1p", ctx.unary("exp", ctx.unary("negate", ctx.unary("abs", x))))
+    return ctx.add(ctx.binary("maximum", x, ctx.scalar(0, x.dtype)), t)
+
+
+@converter("Mish", min_opset=18)
+def mish(ctx, node):
+    """x tanh(softplus(x)); f16/bf16 in f32, rounded once."""
+    x = node.input(0)
+    if x.dtype not in FLOATS:
+        raise node.unsupported("dtype %s" % x.dtype)
+    v = ctx.cast(x, compute_dtype(x))
+    return ctx.cast(ctx.mul(v, ctx.unary("tanh", _softplus(ctx, v))), x.dtype)
+
+
+@converter("Gelu", min_opset=20)
+def gelu(ctx, node):
+    """approximate "none": x (1 + erf(x / sqrt 2)) / 2; "tanh":
+    x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2."""
+    x = node.input(0)
+    if x.dtype not in FLOATS:
+        raise node.unsupported("dtype %s" % x.dtype)
+    approx = node.attr("approximate", "none")
+    dt = compute_dtype(x)
+    v = ctx.cast(x, dt)
+    if approx == "none":
+        inner = ctx.unary("erf", ctx.mul(v, ctx.scalar(1 / math.sqrt(2), dt)))
+    elif approx == "tanh":
+        cube = ctx.mul(ctx.mul(v, v), v)
+        arg = ctx.add(v, ctx.mul(cube, ctx.scalar(0.044715, dt)))
+        inner = ctx.unary("tanh", ctx.mul(arg, ctx.scalar(math.sqrt(2 / math.pi), dt)))
+    else:
+        raise node.error("approximate must be 'none' or 'tanh', got %r" % (approx,),
+                         "approximate")
+    half = ctx.mul(v, ctx.scalar(0.5, dt))
+    return ctx.cast(ctx.mul(half, ctx.add(inner, ctx.scalar(1, dt))), x.dtype)

@@ -55,6 +55,11 @@ def gemm(ctx, node):
     beta = node.attr("beta", 1.0)
     trans_a = node.attr("transA", 0)
     trans_b = node.attr("transB", 0)
+    legacy_bc = node.attr("broadcast", 0) if ctx.opset < 7 else None
+    if ctx.opset >= 7 and node.has_attr("broadcast"):
+        raise node.error("attribute 'broadcast' exists only before opset 7", "broadcast")
+    if c is None and ctx.opset < 11:
+        raise node.error("input C is required before opset 11 (optional from 11)")
     if a.rank != 2 or b.rank != 2:
         raise node.error("A and B must be matrices, got %s and %s" % (list(a.shape),
                                                                        list(b.shape)))
@@ -63,6 +68,10 @@ def gemm(ctx, node):
     if alpha != 1.0:
         y = ctx.mul(y, ctx.scalar(alpha, y.dtype))
     if c is not None:
+        if legacy_bc == 0 and c.shape != y.shape:
+            # Gemm 1 and 6: C is (M, N) unless broadcast is 1
+            raise node.error("C %s is not %s and broadcast is 0 (before opset 7)"
+                             % (list(c.shape), list(y.shape)), "broadcast")
         if beta != 1.0:
             c = ctx.mul(c, ctx.scalar(beta, c.dtype))
         y = ctx.add(y, ctx.broadcast_to(c, y.shape))
@@ -397,8 +406,14 @@ def batch_norm(ctx, node):
     momentum = node.attr("momentum", 0.9)
     training = node.attr("training_mode", 0)
     spatial = node.attr("spatial", 1)
-    if node.attr("is_test", 1) != 1:
-        raise node.unsupported("is_test 0 (training is out of scope)", "is_test")
+    if ctx.opset < 7:
+        # Versions 1 and 6: is_test (default 0) is the inverse of training
+        # mode: without it, Y is normalised with the batch's own statistics.
+        training = 0 if node.attr("is_test", 0) else 1
+    elif node.has_attr("is_test"):
+        raise node.error("attribute 'is_test' exists only before opset 7", "is_test")
+    if ctx.opset >= 9 and node.has_attr("spatial"):
+        raise node.error("attribute 'spatial' exists only before opset 9", "spatial")
     if x.dtype not in FLOATS or x.rank < 2:
         raise node.unsupported("input %s%s" % (x.dtype, list(x.shape)))
     n_out = len([o for o in node.outputs if o])

@@ -110,3 +110,55 @@ def mean_variance_norm(ctx, node):
     mean_sq = _mean(ctx, ctx.mul(x, x), axes)
     std = ctx.unary("sqrt", ctx.sub(mean_sq, ctx.mul(mean, mean)))
     return ctx.div(ctx.sub(x, mean), ctx.add(std, ctx.scalar(1e-9, x.dtype)))
+
+
+@converter("GroupNormalization", min_opset=18)
+def group_norm(ctx, node):
+    """Y = (X - mean) / sqrt(var + epsilon) * scale + bias with the
+    statistics over each group of C / G channels and all spatial positions.
+    Opset 18: scale and bias have one value per group; 21: one per channel,
+    and stash_type names the precision of the statistics (default f32)."""
+    x, scale, bias = node.input(0), node.input(1), node.input(2)
+    if x.dtype not in FLOATS:
+        raise node.unsupported("dtype %s" % x.dtype)
+    if x.rank < 2:
+        raise node.error("X must have rank >= 2, got %s" % list(x.shape))
+    g = node.attr("num_groups")
+    if g is None:
+        raise node.error("attribute 'num_groups' is required", "num_groups")
+    eps = node.attr("epsilon", 1e-5)
+    n, c = x.shape[:2]
+    if g < 1 or c % g:
+        raise node.error("num_groups %d does not divide the %d channels" % (g, c),
+                         "num_groups")
+    dt = "f32" if x.dtype in ("f16", "bf16") else x.dtype
+    if ctx.opset >= 21:
+        stash = node.attr("stash_type", 1)
+        try:
+            dt = {1: "f32", 11: "f64"}[stash]
+        except KeyError:
+            raise node.unsupported("stash_type %r (FLOAT and DOUBLE are supported)" % stash,
+                                   "stash_type") from None
+        per = c
+    else:
+        per = g
+    for name, t in (("scale", scale), ("bias", bias)):
+        if t.shape != (per,):
+            raise node.error("%s must have shape [%d] at opset %d, got %s"
+                             % (name, per, ctx.opset, list(t.shape)))
+    spatial = int(np.prod(x.shape[2:], dtype=np.int64))
+    m = (c // g) * spatial
+    v = ctx.reshape(ctx.cast(x, dt), (n, g, m))
+    count = ctx.scalar(max(m, 1), dt)
+    mean = ctx.div(ctx.reduce("sum", v, [2], keepdims=True), count)
+    d = ctx.sub(v, mean)
+    var = ctx.div(ctx.reduce("sum", ctx.mul(d, d), [2], keepdims=True), count)
+    y = ctx.mul(d, ctx.unary("rsqrt", ctx.add(var, ctx.scalar(eps, dt))))
+    y = ctx.reshape(y, x.shape)
+    s, b = ctx.cast(scale, dt), ctx.cast(bias, dt)
+    if per == g:  # one value per group: the same for its C / G channels
+        s = ctx.reshape(ctx.broadcast_in_dim(s, (g, c // g), [0]), (c,))
+        b = ctx.reshape(ctx.broadcast_in_dim(b, (g, c // g), [0]), (c,))
+    y = ctx.add(ctx.mul(y, ctx.broadcast_in_dim(s, x.shape, [1])),
+                ctx.broadcast_in_dim(b, x.shape, [1]))
+    return ctx.cast(y, x.dtype)

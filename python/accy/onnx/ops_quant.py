@@ -8,6 +8,8 @@ f32: value * scale, rounded to nearest even, plus the zero point, saturated
 to the output type's range.
 """
 
+from .context import onnx_dtype
+from .errors import UnsupportedError
 from .ops_nn import conv_values, matmul_values
 from .registry import converter
 
@@ -34,6 +36,15 @@ def _per_axis(ctx, node, p, shape, axis, what):
                          % (what, p.shape[0], "the axis is out of range" if axis is None
                             else "axis %d has %d" % (axis, shape[axis])))
     return ctx.broadcast_in_dim(p, shape, [axis])
+
+
+def _block_size(ctx, node):
+    """QuantizeLinear/DequantizeLinear 21: block_size 0 is per tensor or per
+    axis as before; blocked quantisation is not converted."""
+    if ctx.opset >= 21:
+        b = node.attr("block_size", 0)
+        if b:
+            raise node.unsupported("blocked quantization (block_size %d)" % b, "block_size")
 
 
 def _axis(ctx, node, rank):
@@ -64,7 +75,22 @@ def quantize_linear(ctx, node):
         raise node.unsupported("input of type %s" % x.dtype)
     if scale.dtype != "f32":
         raise node.unsupported("y_scale of type %s" % scale.dtype)
-    qdtype = "u8" if zp is None else _qtype(node, zp, "y_zero_point")
+    _block_size(ctx, node)
+    if ctx.opset >= 19:
+        node.attr("saturate", 1)  # float8 outputs only; accy has none
+    out_dtype = node.attr("output_dtype", 0) if ctx.opset >= 21 else 0
+    if out_dtype:
+        try:
+            want = onnx_dtype(out_dtype, "output_dtype")
+        except UnsupportedError as e:
+            raise node.unsupported(str(e), "output_dtype") from None
+        if want not in QRANGE:
+            raise node.unsupported("output_dtype %s (u8 and i8 are supported)" % want,
+                                   "output_dtype")
+        if zp is not None and zp.dtype != want:
+            raise node.error("output_dtype %s but y_zero_point is %s" % (want, zp.dtype))
+    qdtype = _qtype(node, zp, "y_zero_point") if zp is not None else \
+        (onnx_dtype(out_dtype) if out_dtype else "u8")
     axis = _axis(ctx, node, x.rank)
     s = _per_axis(ctx, node, scale, x.shape, axis, "y_scale")
     if zp is not None:
@@ -82,6 +108,7 @@ def dequantize_linear(ctx, node):
         raise node.unsupported("x_scale of type %s" % scale.dtype)
     if zp is not None and zp.dtype != x.dtype:
         raise node.error("x_zero_point has type %s, x %s" % (zp.dtype, x.dtype))
+    _block_size(ctx, node)
     axis = _axis(ctx, node, x.rank)
     s = _per_axis(ctx, node, scale, x.shape, axis, "x_scale")
     v = ctx.cast(x, "f32")

@@ -12,12 +12,16 @@ _KINDS = {"ReduceSum": "sum", "ReduceMean": "sum", "ReduceMax": "max", "ReduceMi
 
 
 def reduce_axes(ctx, node, x):
-    """The reduced axes of a Reduce* node, normalised: the attribute, or for
-    ReduceSum from opset 13 input 1 (with noop_with_empty_axes, which only
-    that form has: no axes then means none rather than all)."""
+    """The reduced axes of a Reduce* node, normalised: the attribute, or
+    input 1 for ReduceSum from opset 13 and every Reduce* from opset 18
+    (with noop_with_empty_axes, which only that form has: no axes then means
+    none rather than all)."""
     axes = None
     noop = 0
-    if node.op_type == "ReduceSum" and ctx.opset >= 13:
+    if (node.op_type == "ReduceSum" and ctx.opset >= 13) or ctx.opset >= 18:
+        if node.has_attr("axes"):
+            raise node.error("axes is an input from opset %d, not an attribute"
+                             % (13 if node.op_type == "ReduceSum" else 18), "axes")
         a = node.const_input(1)
         if a is not None:
             a = np.asarray(a)
@@ -45,7 +49,9 @@ def _keepdims(node):
 @converter(*_KINDS)
 def reduce(ctx, node):
     x = node.input(0)
-    if x.dtype not in FLOATS + INTS:
+    if x.dtype == "bool" and ctx.opset >= 20 and node.op_type in ("ReduceMax", "ReduceMin"):
+        pass  # bool from ReduceMax/ReduceMin 20: or / and, as accy's max/min
+    elif x.dtype not in FLOATS + INTS:
         raise node.unsupported("input dtype %s is not supported" % x.dtype)
     axes = reduce_axes(ctx, node, x)
     keepdims = _keepdims(node)

@@ -14,11 +14,11 @@ final select.
 
 import numpy as np
 
-from .context import FLOATS, Tensor
+from .context import FLOATS, Tensor, normalize_axis
 from .registry import converter
 
 _CTMS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-         "tf_half_pixel_for_nn", "tf_crop_and_resize")
+         "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric")
 _NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
@@ -44,6 +44,10 @@ def _coordinates(ctm, in_len, out_len, scale, roi):
         xo = (x + 0.5) / scale
     elif ctm == "pytorch_half_pixel":
         xo = np.zeros_like(x) if width <= 1 else (x + 0.5) / scale - 0.5
+    elif ctm == "half_pixel_symmetric":  # Resize 19
+        adjustment = out_len / width
+        offset = in_len / 2 * (1 - adjustment)
+        xo = offset + (x + 0.5) / scale - 0.5
     else:  # half_pixel
         xo = (x + 0.5) / scale - 0.5
     return xo, valid
@@ -57,8 +61,25 @@ def _cubic(r, a):
                      - 4 * a], axis=1)
 
 
+def _cubic_kernel(t, a):
+    t = np.abs(t)
+    return np.where(t <= 1, ((a + 2) * t - (a + 3)) * t * t + 1,
+                    np.where(t < 2, ((a * t - 5 * a) * t + 8 * a) * t - 4 * a, 0.0))
+
+
+def _antialias(mode, ratio, scale, a):
+    """Resize 18's antialiased weights when downscaling: the linear or cubic
+    kernel stretched by 1 / scale (so n grows), normalised per output."""
+    s = min(scale, 1.0)
+    first = int(np.floor((-1 if mode == "linear" else -2) / s) + 1)
+    i = np.arange(first, 2 - first, dtype=np.float64)
+    t = (i[None, :] - ratio[:, None]) * s
+    w = np.clip(1 - np.abs(t), 0, 1) if mode == "linear" else _cubic_kernel(t, a)
+    return w / w.sum(axis=1, keepdims=True)
+
+
 def taps(mode, ctm, in_len, out_len, scale, roi=(0.0, 1.0), nearest_mode="round_prefer_floor",
-         cubic_a=-0.75, exclude_outside=False):
+         cubic_a=-0.75, exclude_outside=False, antialias=False):
     """(idx [out, n], weights [out, n] float64, valid [out]) along one axis.
     idx are already clamped into [0, in_len - 1] (edge padding)."""
     xo, valid = _coordinates(ctm, in_len, out_len, scale, roi)
@@ -66,7 +87,11 @@ def taps(mode, ctm, in_len, out_len, scale, roi=(0.0, 1.0), nearest_mode="round_
     fl = np.floor(xo)
     integer = xo == fl
     ratio = np.where(integer, 1.0, xo - fl)
+    antialias = antialias and mode != "nearest" and scale < 1
     n = 4 if mode == "cubic" else 2
+    if antialias:
+        aw = _antialias(mode, ratio, scale, cubic_a)
+        n = aw.shape[1]
     # The n nearest indices of the axis edge-padded by ceil(n / 2), ties to
     # the smaller: a window starting at ceil(x) - n / 2, kept inside.
     pad = (n + 1) // 2
@@ -85,6 +110,8 @@ def taps(mode, ctm, in_len, out_len, scale, roi=(0.0, 1.0), nearest_mode="round_
             pick = np.ones(out_len, dtype=bool)
         pick = np.where(integer, True, pick)
         w = np.stack([~pick, pick], axis=1).astype(np.float64)
+    elif antialias:
+        w = aw
     elif mode == "linear":
         w = np.stack([1 - ratio, ratio], axis=1)
     else:
@@ -110,7 +137,7 @@ def _weights(x_dtype, w):
 
 def resize_nd(ctx, node, x, out_shape, scales, mode, ctm, roi=None,
               nearest_mode="round_prefer_floor", cubic_a=-0.75, exclude_outside=False,
-              extrapolation_value=0.0):
+              extrapolation_value=0.0, antialias=False):
     if mode != "nearest" and x.dtype not in FLOATS:
         raise node.unsupported("mode %r on dtype %s" % (mode, x.dtype), "mode")
     if mode != "nearest" and x.dtype in ("f16", "bf16"):
@@ -129,7 +156,7 @@ def resize_nd(ctx, node, x, out_shape, scales, mode, ctm, roi=None,
             valid = np.ones(0, bool)
         else:
             idx, w, valid = taps(mode, ctm, in_len, out_len, scales[a], r, nearest_mode,
-                                 cubic_a, exclude_outside)
+                                 cubic_a, exclude_outside, antialias)
         if not valid.all():
             shape = [1] * x.rank
             shape[a] = out_len
@@ -192,7 +219,7 @@ def resize(ctx, node):
         out = _out_from_scales(node, x, scales)
         return resize_nd(ctx, node, x, out, scales, mode, "asymmetric", nearest_mode="floor")
     ctm = node.attr("coordinate_transformation_mode", "half_pixel")
-    if ctm not in _CTMS:
+    if ctm not in _CTMS or (ctm == "half_pixel_symmetric" and ctx.opset < 19):
         raise node.unsupported("coordinate_transformation_mode %r" % ctm,
                                "coordinate_transformation_mode")
     cubic_a = float(node.attr("cubic_coeff_a", -0.75))
@@ -201,12 +228,37 @@ def resize(ctx, node):
     nearest_mode = node.attr("nearest_mode", "round_prefer_floor")
     if nearest_mode not in _NEAREST:
         raise node.unsupported("nearest_mode %r" % nearest_mode, "nearest_mode")
+    # Resize 18: antialias, axes, keep_aspect_ratio_policy
+    antialias = node.attr("antialias", 0) if ctx.opset >= 18 else 0
+    axes = node.attr("axes") if ctx.opset >= 18 else None
+    policy = node.attr("keep_aspect_ratio_policy", "stretch") if ctx.opset >= 18 else "stretch"
+    if antialias not in (0, 1):
+        raise node.error("antialias must be 0 or 1", "antialias")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise node.unsupported("keep_aspect_ratio_policy %r" % policy,
+                               "keep_aspect_ratio_policy")
+    if axes is None:
+        axes = list(range(x.rank))
+    else:
+        axes = [normalize_axis(a, x.rank, node) for a in axes]
+        if len(set(axes)) != len(axes):
+            raise node.error("axes %s repeat an axis" % axes, "axes")
+    k = len(axes)
+
+    def full(values, fill):
+        """|values| for the listed axes -> one value per axis."""
+        out = list(fill)
+        for i, a in enumerate(axes):
+            out[a] = values[i]
+        return out
+
     roi = None
     if ctm == "tf_crop_and_resize":
         roi = node.const_input(1)
         if roi is None:
             raise node.error("tf_crop_and_resize needs roi")
-        roi = _floats(node, roi, "roi", 2 * x.rank)
+        roi = _floats(node, roi, "roi", 2 * k)
+        roi = full(roi[:k], [0.0] * x.rank) + full(roi[k:], [1.0] * x.rank)
     scales = node.const_input(2)
     sizes = node.const_input(3)
     if scales is not None and np.asarray(scales).size == 0:
@@ -217,25 +269,52 @@ def resize(ctx, node):
         raise node.error("exactly one of scales and sizes must be given")
     if sizes is not None:
         sizes = np.asarray(sizes)
-        if sizes.dtype.kind not in "iu" or sizes.size != x.rank or np.any(sizes < 0):
-            raise node.error("sizes must be %d non-negative integers" % x.rank)
-        out = [int(s) for s in sizes.reshape(-1)]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scales = np.array(out, np.float64) / np.array(x.shape, np.float64)
+        if sizes.dtype.kind not in "iu" or sizes.size != k or np.any(sizes < 0):
+            raise node.error("sizes must be %d non-negative integers" % k)
+        out = full([int(s) for s in sizes.reshape(-1)], x.shape)
         if any(d == 0 and o != 0 for d, o in zip(x.shape, out)):
             raise node.error("cannot resize an empty axis to %s" % out)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scales = np.array(out, np.float64) / np.array(x.shape, np.float64)
         scales = np.where(np.isfinite(scales), scales, 1.0)
+        if policy != "stretch":
+            # one scale for the listed axes, the output rounded half up
+            pick = np.min if policy == "not_larger" else np.max
+            common = float(pick(scales[axes]))
+            for a in axes:
+                scales[a] = common
+                out[a] = int(np.floor(common * x.shape[a] + 0.5))
     else:
-        scales = _floats(node, scales, "scales", x.rank)
+        if policy != "stretch":
+            raise node.error("keep_aspect_ratio_policy needs sizes", "keep_aspect_ratio_policy")
+        scales = np.array(full(_floats(node, scales, "scales", k), [1.0] * x.rank))
         out = _out_from_scales(node, x, scales)
     return resize_nd(ctx, node, x, out, scales, mode, ctm, roi, nearest_mode, cubic_a,
-                     bool(exclude), extrapolation)
+                     bool(exclude), extrapolation, bool(antialias))
 
 
-@converter("Upsample", min_opset=7)
+@converter("Upsample")
 def upsample(ctx, node):
     x = node.input(0)
     mode = node.attr("mode", "nearest")
+    if ctx.opset < 7:
+        # Upsample 1: NCHW with height_scale and width_scale attributes;
+        # modes nearest and bilinear (linear over H and W).
+        if mode == "bilinear":
+            mode = "linear"
+        if mode not in ("nearest", "linear"):
+            raise node.unsupported("mode %r" % mode, "mode")
+        if x.rank != 4:
+            raise node.error("Upsample before opset 7 takes NCHW (rank 4), got %s"
+                             % list(x.shape))
+        hs, ws = node.attr("height_scale"), node.attr("width_scale")
+        if hs is None or ws is None:
+            raise node.error("height_scale and width_scale are required")
+        scales = np.array([1, 1, hs, ws], np.float64)
+        if np.any(~np.isfinite(scales)) or np.any(scales < 1):
+            raise node.error("Upsample scales must be >= 1, got %s" % list(scales))
+        out = _out_from_scales(node, x, scales)
+        return resize_nd(ctx, node, x, out, scales, mode, "asymmetric", nearest_mode="floor")
     if mode not in ("nearest", "linear"):
         raise node.unsupported("mode %r" % mode, "mode")
     if ctx.opset < 9:

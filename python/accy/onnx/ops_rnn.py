@@ -141,6 +141,10 @@ def _recurrent(ctx, node):
     clip = node.attr("clip")
     if clip is not None and not clip > 0:
         raise node.error("clip must be positive", "clip")
+    if ctx.opset < 7:
+        # RNN 1, GRU 1/3, LSTM 1: output_sequence only said whether Y is
+        # produced, which the node's outputs say too.
+        node.attr("output_sequence")
     lbr = node.attr("linear_before_reset", 0) if kind == "GRU" else 0
     input_forget = node.attr("input_forget", 0) if kind == "LSTM" else 0
     if x.rank != 3:

@@ -97,8 +97,13 @@ def range_(ctx, node):
 def reshape(ctx, node):
     x = node.input(0)
     if ctx.opset < 5:
-        raise node.unsupported("opset < 5 Reshape")
-    dims = _ints(node, node.const_input(1, required=True), "the shape")
+        # Reshape 1: the shape is an attribute (same 0 and -1 rules).
+        dims = node.attr("shape")
+        if dims is None:
+            raise node.error("attribute 'shape' is required before opset 5", "shape")
+        dims = [int(d) for d in dims]
+    else:
+        dims = _ints(node, node.const_input(1, required=True), "the shape")
     allowzero = node.attr("allowzero", 0)
     out = []
     for i, d in enumerate(dims):
@@ -186,7 +191,7 @@ def concat(ctx, node):
     xs = [node.input(i) for i in range(len(node.inputs)) if node.has_input(i)]
     if not xs:
         raise node.error("needs at least one input")
-    axis = node.attr("axis")
+    axis = node.attr("axis", 1 if ctx.opset < 4 else None)  # Concat 1: default 1
     if axis is None:
         raise node.error("attribute 'axis' is required", "axis")
     axis = normalize_axis(axis, xs[0].rank, node)
@@ -278,6 +283,18 @@ def split(ctx, node):
         parts = node.attr("split")
         parts = None if parts is None else list(parts)
     d = x.shape[axis]
+    if ctx.opset >= 18:
+        # Split 18: without split, num_outputs (required then) gives parts of
+        # ceil(d / n) elements, the last one smaller.
+        num = node.attr("num_outputs")
+        if (num is None) == (parts is None):
+            raise node.error("exactly one of the input split and the attribute "
+                             "num_outputs must be given", "num_outputs")
+        if num is not None:
+            if num < 1 or num != n:
+                raise node.error("num_outputs %d for %d outputs" % (num, n), "num_outputs")
+            chunk = -(-d // num)
+            parts = [max(0, min(chunk, d - i * chunk)) for i in range(num)]
     if parts is None:
         if n == 0 or d % n:
             raise node.error("axis %d of extent %d does not split into %d equal parts"
@@ -307,12 +324,26 @@ def _pad_index(node, d, low, high, mode):
 def pad(ctx, node):
     x = node.input(0)
     mode = node.attr("mode", "constant")
-    if mode not in ("constant", "reflect", "edge"):
-        raise node.unsupported("mode %r" % mode, "mode")
+    if mode not in ("constant", "reflect", "edge") and not (mode == "wrap" and ctx.opset >= 19):
+        raise node.unsupported("mode %r%s" % (mode, " (wrap needs opset 19)"
+                                              if mode == "wrap" else ""), "mode")
     if ctx.opset >= 11:
         pads = _ints(node, node.const_input(1, required=True), "pads")
         if node.has_input(3):
-            raise node.unsupported("the axes input (opset 18) is not supported")
+            if ctx.opset < 18:
+                raise node.error("the axes input needs opset 18")
+            # Pad 18: pads name the axes listed (2 values per listed axis)
+            axes = [normalize_axis(a, x.rank, node)
+                    for a in _ints(node, node.const_input(3, required=True), "axes")]
+            if len(set(axes)) != len(axes):
+                raise node.error("axes %s repeat an axis" % axes)
+            if len(pads) != 2 * len(axes):
+                raise node.error("pads has %d values for %d axes" % (len(pads), len(axes)),
+                                 "pads")
+            full = [0] * (2 * x.rank)
+            for i, a in enumerate(axes):
+                full[a], full[x.rank + a] = pads[i], pads[len(axes) + i]
+            pads = full
         v = node.input(2, required=False)
         if v is None:
             v = ctx.scalar(0, x.dtype)
@@ -359,10 +390,20 @@ def pad(ctx, node):
 
 # ---- repeating and broadcasting ---------------------------------------------------
 
-@converter("Tile", min_opset=6)
+@converter("Tile")
 def tile(ctx, node):
     x = node.input(0)
-    reps = _ints(node, node.const_input(1, required=True), "repeats")
+    if ctx.opset < 6:
+        # Tile 1: inputs (input, tiles, axis), two scalars: |tiles| copies
+        # along |axis|.
+        t = _ints(node, node.const_input(1, required=True), "tiles")
+        ax = _ints(node, node.const_input(2, required=True), "axis")
+        if len(t) != 1 or len(ax) != 1:
+            raise node.error("tiles and axis must be scalars before opset 6")
+        a = normalize_axis(ax[0], x.rank, node)
+        reps = [t[0] if i == a else 1 for i in range(x.rank)]
+    else:
+        reps = _ints(node, node.const_input(1, required=True), "repeats")
     if len(reps) != x.rank:
         raise node.error("repeats has %d values for rank %d" % (len(reps), x.rank))
     if any(r < 0 for r in reps):
@@ -473,3 +514,35 @@ def trilu(ctx, node):
     diff = ctx.sub(ctx.iota(nm, 1, "i64"), ctx.iota(nm, 0, "i64"))
     keep = ctx.compare("GE" if upper else "LE", diff, k)
     return ctx.select(keep, x, ctx.scalar(0, x.dtype))
+
+
+@converter("CenterCropPad", min_opset=18)
+def center_crop_pad(ctx, node):
+    """Each listed axis cropped (a centred window) or zero-padded (the input
+    centred) to the size in |shape|; an odd difference puts the extra
+    element at the end."""
+    x = node.input(0)
+    shape = _ints(node, node.const_input(1, required=True), "shape")
+    axes = node.attr("axes")
+    axes = list(range(x.rank)) if axes is None else \
+        [normalize_axis(a, x.rank, node) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise node.error("axes %s repeat an axis" % axes, "axes")
+    if len(shape) != len(axes):
+        raise node.error("shape has %d values for %d axes" % (len(shape), len(axes)))
+    start, limit = [0] * x.rank, list(x.shape)
+    low, high = [0] * x.rank, [0] * x.rank
+    for a, s in zip(axes, shape):
+        d = x.shape[a]
+        if s < 0:
+            raise node.error("negative size %d" % s)
+        if s < d:
+            start[a] = (d - s) // 2
+            limit[a] = start[a] + s
+        elif s > d:
+            low[a] = (s - d) // 2
+            high[a] = s - d - low[a]
+    x = ctx.slice(x, start, limit)
+    if any(low) or any(high):
+        x = ctx.pad(x, low, high)
+    return x

@@ -19,6 +19,22 @@ import pkgutil
 #: op type -> Converter
 CONVERTERS = {}
 
+#: ops of opsets up to 21 that are deliberately not converted -> why (the
+#: message of the UnsupportedError; other unknown ops say "not supported")
+REFUSED = {
+    "DeformConv": "DeformConv (opset 19) samples the input at data-dependent offsets, "
+                  "which accy's convolution cannot express",
+    "ImageDecoder": "ImageDecoder decodes image file bytes, which accy has no type for",
+    "RegexFullMatch": "strings are not supported",
+    "StringConcat": "strings are not supported",
+    "StringSplit": "strings are not supported",
+    "DFT": "complex values are not supported",
+    "STFT": "complex values are not supported",
+    "OptionalHasElement": "optionals are not supported",
+    "OptionalGetElement": "optionals are not supported",
+    "Optional": "optionals are not supported",
+}
+
 
 class Converter:
     __slots__ = ("op_type", "fn", "min_opset", "fold", "module")
