@@ -445,10 +445,10 @@ static const struct golden {
   builder_fn build;
   uint16_t minor; /* the version the file declares */
 } kGolden[] = {
-    {"tests/data/wire/v1.0/tiny.accy", build_tiny, 0},
-    {"tests/data/wire/v1.0/dtypes.accy", build_dtypes, 0},
-    {"tests/data/wire/v1.0/ops.accy", build_ops, 0},
-    {"tests/data/wire/v1.1/ops_v1_1.accy", build_ops_v1_1, 1},
+    {"tests/data/wire/v1.0/tiny.accyb", build_tiny, 0},
+    {"tests/data/wire/v1.0/dtypes.accyb", build_dtypes, 0},
+    {"tests/data/wire/v1.0/ops.accyb", build_ops, 0},
+    {"tests/data/wire/v1.1/ops_v1_1.accyb", build_ops_v1_1, 1},
 };
 
 /* Every op code the format defines, for random programs. */
@@ -643,7 +643,7 @@ END_TEST
 
 START_TEST(test_tiny_golden_file_is_the_documented_example) {
   size_t size = 0;
-  uint8_t *bytes = read_file(tu_srcdir_path("tests/data/wire/v1.0/tiny.accy"), &size);
+  uint8_t *bytes = read_file(tu_srcdir_path("tests/data/wire/v1.0/tiny.accyb"), &size);
   ck_assert_uint_eq(size, sizeof kTiny);
   ck_assert(memcmp(bytes, kTiny, size) == 0);
   free(bytes);

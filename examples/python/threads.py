@@ -3,8 +3,7 @@
 during each library call, so the threads' invokes of one program run in
 parallel (accy allows many threads to invoke one handle at once).
 
-    GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 PYTHONPATH=python \
-        python3 examples/python/threads.py
+    PYTHONPATH=python python3 examples/python/threads.py
 """
 
 import os

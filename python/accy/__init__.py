@@ -42,15 +42,21 @@ def info(key):
     return None if v is None else v.decode()
 
 
-def assemble(text, base_dir=None):
+def assemble(text, base_dir=None, allow_files=True):
     """Program text (docs/text-format.md) -> wire bytes, by the library's
-    assembler. |base_dir| resolves relative `file "..."` constants."""
+    assembler. `file "..."` constants are read from regular files under
+    |base_dir| (None: the current directory) and may not leave it (no
+    absolute paths, no "..", no symbolic link out); allow_files=False
+    refuses them altogether, for text from an untrusted source."""
     data = text.encode() if isinstance(text, str) else bytes(text)
     buf = ctypes.c_void_p()
     size = ctypes.c_size_t()
     bd = os.fsencode(base_dir) if base_dir is not None else None
-    _errors.check(_lib.lib.accy_text_assemble(data, len(data), bd, ctypes.byref(buf),
-                                              ctypes.byref(size)), "accy_text_assemble")
+    opts = _lib.TextOptions(ctypes.sizeof(_lib.TextOptions),
+                            0 if allow_files else _lib.TEXT_NO_FILES, bd)
+    _errors.check(_lib.lib.accy_text_assemble_with(data, len(data), ctypes.byref(opts),
+                                                   ctypes.byref(buf), ctypes.byref(size)),
+                  "accy_text_assemble")
     try:
         return ctypes.string_at(buf, size.value)
     finally:

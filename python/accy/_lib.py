@@ -40,7 +40,16 @@ class Handle(ctypes.Structure):
 
 
 class SessionOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("num_threads", ctypes.c_uint32)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("num_threads", ctypes.c_uint32),
+                ("memory_limit_bytes", ctypes.c_uint64)]
+
+
+class TextOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("base_dir", ctypes.c_char_p)]
+
+
+TEXT_NO_FILES = 0x1
 
 
 class Type(ctypes.Structure):
@@ -125,6 +134,8 @@ _fn("accy_session_invoke", _st, _c.c_void_p, Handle, _P(Input), _c.c_size_t,
 _fn("accy_session_release", _st, _c.c_void_p, Handle)
 _fn("accy_session_last_cause", _c.c_char_p, _c.c_void_p)
 _fn("accy_free", None, _c.c_void_p)
+_fn("accy_text_assemble_with", _st, _c.c_char_p, _c.c_size_t, _P(TextOptions), _P(_c.c_void_p),
+    _P(_c.c_size_t))
 _fn("accy_text_assemble", _st, _c.c_char_p, _c.c_size_t, _c.c_char_p, _P(_c.c_void_p),
     _P(_c.c_size_t))
 _fn("accy_text_disassemble", _st, _c.c_void_p, _c.c_size_t, _P(_c.c_void_p))

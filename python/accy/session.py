@@ -79,15 +79,31 @@ class TensorInfo:
         return "TensorInfo(%r, %s%s)" % (self.name, self.accy_dtype, list(self.shape))
 
 
+def _memory_limit(v):
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("memory_limit must be an int number of bytes or None, not %s"
+                        % type(v).__name__)
+    if v < 1 or v > 2 ** 64 - 1:
+        raise ValueError("memory_limit must be 1..2**64-1 bytes (None: the default), got %d" % v)
+    return v
+
+
 class Session:
     """An accy session: a table of up to 64 compiled programs.
 
     threads: most threads working on one invoke (None: ACCY_NUM_THREADS,
-    OMP_NUM_THREADS, else the CPUs in the affinity mask). Use as a context
-    manager, or call close(). Programs must not be used after close()."""
+    OMP_NUM_THREADS, else the CPUs in the affinity mask).
+    memory_limit: most bytes the session's programs may hold (constants,
+    plans, launch scratch); None: the library's default, half of the
+    machine's (or cgroup's) memory. Over it, compile and invoke raise
+    OutOfMemory at once. Use as a context manager, or call close().
+    Programs must not be used after close()."""
 
-    def __init__(self, threads=None):
-        opts = _lib.SessionOptions(ctypes.sizeof(_lib.SessionOptions), _threads(threads))
+    def __init__(self, threads=None, memory_limit=None):
+        opts = _lib.SessionOptions(ctypes.sizeof(_lib.SessionOptions), _threads(threads),
+                                   _memory_limit(memory_limit))
         ptr = ctypes.c_void_p()
         errors.check(_L.accy_session_create(ctypes.byref(opts), ctypes.byref(ptr)),
                      "accy_session_create")
