@@ -127,6 +127,9 @@ struct accy__pool {
   _Alignas(SCHED_LINE) _Atomic uint32_t sleepers;
   _Alignas(SCHED_LINE) _Atomic uint32_t stop;
   _Atomic uint32_t exited; /* team members that left worker_main */
+  /* Kernel thread id of each team member, so that shutdown can wait until
+   * libgomp's threads are really gone (see wait_for_threads). */
+  _Atomic int32_t tids[ACCY_SCHED_MAX_THREADS];
   /* Admission queue for launches that found every slot taken. */
   _Alignas(SCHED_LINE) pthread_mutex_t qlock;
   sched_launch *qhead;
@@ -573,6 +576,9 @@ static void *team_main(void *arg) {
 #pragma omp parallel num_threads(p->n_requested)
   {
     uint32_t me = (uint32_t)omp_get_thread_num();
+#ifdef __linux__
+    if (me < ACCY_SCHED_MAX_THREADS) atomic_store(&p->tids[me], (int32_t)syscall(SYS_gettid));
+#endif
     if (me == 0) {
       pthread_mutex_lock(&g_lock);
       p->n_threads = (uint32_t)omp_get_num_threads();
@@ -676,6 +682,27 @@ accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out) {
   return ACCY_STATUS_OK;
 }
 
+/* libgomp's team threads are detached: joining the dedicated thread makes
+ * them leave, but they may still be exiting when the last session's
+ * destroy returns, and a process that exits then has their thread-local
+ * blocks in flight (valgrind: "possibly lost"). Wait, at most a second,
+ * until the kernel has no such thread any more. */
+static void wait_for_threads(accy__pool *pool) {
+#ifdef __linux__
+  pid_t pid = getpid();
+  struct timespec pause = {0, 100000};
+  for (uint32_t i = 1; i < pool->n_threads && i < ACCY_SCHED_MAX_THREADS; i++) {
+    int32_t tid = atomic_load(&pool->tids[i]);
+    for (int tries = 0; tid > 0 && tries < 10000; tries++) {
+      if (syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) break;
+      nanosleep(&pause, NULL);
+    }
+  }
+#else
+  (void)pool;
+#endif
+}
+
 void accy__pool_release(accy__pool *pool) {
   if (!pool) return;
   pthread_mutex_lock(&g_lock);
@@ -695,6 +722,7 @@ void accy__pool_release(accy__pool *pool) {
     /* Joined under g_lock so that a new team never overlaps the old one. */
     pthread_join(pool->thread, NULL);
     while (atomic_load(&pool->exited) < pool->n_threads) cpu_relax(); /* already true */
+    wait_for_threads(pool);
   }
   /* An orphaned pool's queue lock may have been held by a parent thread. */
   if (!pool->orphaned) pthread_mutex_destroy(&pool->qlock);

@@ -4,7 +4,8 @@
  * Ownership: a session from accy_session_create belongs to the caller and is
  * freed with accy_session_destroy. A handle from compile is freed with
  * release. Descriptor arrays, their dims and names are borrowed and stay valid
- * until the program is released. Wire bytes and input buffers are borrowed for
+ * until the program is released (see accy_session_inputs: copy what you need
+ * if another thread may release it). Wire bytes and input buffers are borrowed for
  * the call only; output buffers are caller memory accy writes into.
  *
  * Thread-safety: every call is safe from any thread, on one session, at once.
@@ -92,8 +93,14 @@ ACCY_API accy_status accy_session_compile(accy_session *session, const void *byt
                                           size_t size, accy_handle *out);
 
 /* The program's input (parameter) descriptors, in parameter order. The array
- * stays valid until the program is released. Returns OK or INVALID_HANDLE.
- * Thread-safe. */
+ * (and the dims and names it points to) stays valid until the program is
+ * released; when release happens while invokes of the program run, until the
+ * last of those returns. A thread that does not itself control when the
+ * program is released (a worker loop beside a thread that may release it)
+ * must copy what it needs (byte_size, dims, dtype) right after this call,
+ * before another thread can release the handle, and must not read the array
+ * afterwards: reading it after a release is a use after free. Returns OK or
+ * INVALID_HANDLE. Thread-safe. */
 ACCY_API accy_status accy_session_inputs(const accy_session *session, accy_handle handle,
                                          const accy_descriptor **out, size_t *count);
 

@@ -46,7 +46,7 @@ typedef enum accy_dtype {
 
 /* One program input or output, as a caller sizes and types its buffer.
  * |dims| and |name| point into the compiled program and stay valid until the
- * program is released. |alignment| is what invoke requires of the buffer's
+ * program is released (copy them first if another thread may release it). |alignment| is what invoke requires of the buffer's
  * address: the element's natural alignment. |byte_size| is the exact size
  * the buffer must have (product of dims times the element size; booleans are
  * one byte each, 0 or 1). */
