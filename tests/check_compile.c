@@ -527,7 +527,7 @@ START_TEST(test_compile_time_growth) {
   /* 8x the nodes may cost at most 20x the time: n log n gives about 9-10x,
    * the old quadratic planner 64x. A ratio, not seconds: it holds on any
    * machine. Tiny times are floored so that timer noise cannot fail it. */
-  accy_session_options o = {sizeof o, 1};
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = 1};
   accy_session *s;
   ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
   size_t sa, sb;
@@ -558,7 +558,7 @@ START_TEST(test_steady_invokes_make_no_allocations) {
   ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
   accy__program_free(&p);
 
-  accy_session_options o = {sizeof o, (uint32_t)_i + 1};
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = (uint32_t)_i + 1};
   accy_session *s;
   ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
   accy_handle h;

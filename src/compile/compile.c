@@ -44,6 +44,7 @@ typedef struct builder {
   edge *edges;
   size_t n_edges, cap_edges;
   uint32_t cap_tasks;
+  uint32_t cap_refs;
 } builder;
 
 static accy_status oom(const char *what) {
@@ -163,10 +164,16 @@ static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *r
     plan->ctasks = n;
     b->cap_tasks = ncap;
   }
-  if (plan->n_refs > UINT32_MAX - n_refs) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "too many buffer references");
-  uint32_t *nr = accy__realloc(plan->refs, (size_t)(plan->n_refs + n_refs) * sizeof(uint32_t));
-  if (!nr) return oom("buffer references");
-  plan->refs = nr;
+  if (plan->n_refs > UINT32_MAX / 2 - n_refs) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "too many buffer references");
+  if (plan->n_refs + n_refs > b->cap_refs) {
+    /* Geometric growth: one realloc per task would copy O(n^2) bytes. */
+    uint32_t ncap = b->cap_refs ? b->cap_refs : 256;
+    while (ncap < plan->n_refs + n_refs) ncap *= 2;
+    uint32_t *nr = accy__realloc(plan->refs, (size_t)ncap * sizeof(uint32_t));
+    if (!nr) return oom("buffer references");
+    plan->refs = nr;
+    b->cap_refs = ncap;
+  }
   accy__ctask *t = &plan->ctasks[plan->n_tasks];
   memset(t, 0, sizeof *t);
   t->kernel = *k;
