@@ -104,7 +104,7 @@ static double quiesce(double max_s) {
 /* ---- options ------------------------------------------------------------------------------ */
 
 typedef struct options {
-  const char *models, *filter, *csv, *plot, *ort_path, *blas, *serve;
+  const char *models, *filter, *csv, *plot, *ort_path, *blas, *serve, *replot;
   int threads[PERF_MAX_THREADS], n_threads;
   int clients[16], n_clients;
   double time_s, block_s, serve_s;
@@ -122,6 +122,7 @@ static void usage(FILE *f) {
           "  --block S           length of one alternation block (0.05)\n"
           "  --csv FILE          write every measurement as CSV\n"
           "  --plot DIR          render PNG + SVG charts with gnuplot (needs --csv)\n"
+          "  --replot CSV        only render the charts of an earlier run's CSV (with --plot)\n"
           "  --ort PATH          libonnxruntime.so.1, or a directory with it or an npm install\n"
           "                      of onnxruntime-node (default: $ACCY_PERF_ORT, then the\n"
           "                      system search)\n"
@@ -165,6 +166,7 @@ static int parse_options(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--filter")) VALUE(), o->filter = v;
     else if (!strcmp(a, "--csv")) VALUE(), o->csv = v;
     else if (!strcmp(a, "--plot")) VALUE(), o->plot = v;
+    else if (!strcmp(a, "--replot")) VALUE(), o->replot = v;
     else if (!strcmp(a, "--ort")) VALUE(), o->ort_path = v;
     else if (!strcmp(a, "--blas")) VALUE(), o->blas = v;
     else if (!strcmp(a, "--serve")) VALUE(), o->serve = v;
@@ -194,6 +196,13 @@ static int parse_options(int argc, char **argv, options *o) {
       return -1;
     }
 #undef VALUE
+  }
+  if (o->replot) {
+    if (!o->plot) {
+      fprintf(stderr, "perf_harness: --replot CSV needs --plot DIR\n");
+      return -1;
+    }
+    return 0;
   }
   if (!o->models) {
     fprintf(stderr, "perf_harness: --models DIR is required (perf/run writes the models)\n");
@@ -369,7 +378,8 @@ static int run_once(runner *r, double *dt) {
  * turn (the order rotates) waits for the process to go quiet, makes one
  * untimed warm-up call (short calls only), and runs one block of calls, each
  * timed on its own. It stops when every runner has --time seconds of timed
- * calls and at least 3 rounds were run. Quick mode: two calls, both kept. */
+ * calls and at least 3 rounds were run (2 when every call is longer than
+ * --time). Quick mode: two calls, both kept. */
 static void measure(runner *rs, int n, const workload *w, const data *d, const options *o) {
   double est[MAX_RUNNERS] = {0};
   long reps[MAX_RUNNERS] = {0};
@@ -387,21 +397,26 @@ static void measure(runner *rs, int n, const workload *w, const data *d, const o
     est[i] = dt;
   }
   if (!o->quick) {
+    double spent[MAX_RUNNERS] = {0};
+    int min_rounds = 2; /* 3 unless every call lasts longer than --time */
     for (int i = 0; i < n; i++) {
-      rs[i].n = 0; /* the first two calls were warm-up */
+      /* The first call warmed up; the second is kept only for calls longer
+       * than a block, which get no warm-up call per block either. */
+      if (est[i] < o->block_s) rs[i].n = 0;
+      else spent[i] = est[i];
       double b = est[i] > 0 ? o->block_s / est[i] : 1;
       reps[i] = b < 1 ? 1 : b > 1e6 ? 1000000 : (long)b;
+      if (!rs[i].failed && est[i] < o->time_s) min_rounds = 3;
     }
-    double spent[MAX_RUNNERS] = {0};
     for (int round = 0; round < 1000; round++) {
-      int done = round >= 3;
+      int done = round >= min_rounds;
       for (int i = 0; i < n; i++)
         if (!rs[i].failed && spent[i] < o->time_s) done = 0;
       if (done) break;
       for (int k = 0; k < n; k++) {
         int i = (k + round) % n;
         runner *r = &rs[i];
-        if (r->failed || (round >= 3 && spent[i] >= o->time_s)) continue;
+        if (r->failed || (round >= min_rounds && spent[i] >= o->time_s)) continue;
         quiesce(0.3);
         if (r->before) r->before(r);
         double dt;
@@ -1054,6 +1069,12 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if (o.replot) {
+    int rc = perf_plot(o.replot, o.plot);
+    if (rc == 1) printf("plots: skipped (no gnuplot; Debian: gnuplot-nox)\n");
+    else printf("plots: %s%s\n", o.plot, rc < 0 ? ": gnuplot failed (see gnuplot.log there)" : "");
+    return rc < 0 ? 1 : 0;
+  }
   regex_t re;
   if (o.filter && regcomp(&re, o.filter, REG_EXTENDED | REG_NOSUB) != 0) {
     fprintf(stderr, "perf_harness: bad --filter regex '%s'\n", o.filter);
@@ -1133,8 +1154,13 @@ int main(int argc, char **argv) {
   if (o.plot) {
     int rc = perf_plot(o.csv, o.plot);
     if (rc == 1) printf("plots: skipped (no gnuplot; Debian: gnuplot-nox)\n");
-    else if (rc < 0) printf("plots: gnuplot failed\n");
+    else if (rc < 0) printf("plots: gnuplot failed (see %s/gnuplot.log)\n", o.plot);
     else printf("plots: %s\n", o.plot);
+  }
+  if (!o.serve) {
+    int ok = 0;
+    for (int i = 0; i < n_sums; i++) ok += sums[i].ok;
+    printf("accy checks: %d of %d workload x thread runs ok\n", ok, n_sums);
   }
   if (e.failures) printf("%d accy failure(s)\n", e.failures);
   return e.failures ? 1 : 0;

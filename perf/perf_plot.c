@@ -136,10 +136,10 @@ int perf_plot(const char *csv, const char *dir) {
           "set terminal unknown\nset datafile missing '-'\nset key outside top center horizontal\n"
           "set grid ytics\nset style fill solid 0.8 border -1\n"
           "termpng = (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) ? "
-          "'pngcairo size 1400,600 font \",10\"' : 'png size 1400,600'\n"
-          "termsvg = 'svg size 1400,600 dynamic font \",10\"'\n"
+          "'pngcairo noenhanced size 1400,600 font \",10\"' : 'png noenhanced size 1400,600'\n"
+          "termsvg = 'svg noenhanced size 1400,600 dynamic font \",10\"'\n"
           "render(name) = sprintf('set terminal %%s; set output \"%%s.png\"; replot; "
-          "set terminal %%s; set output \"%%s.svg\"; replot; unset output', termpng, name, "
+          "set terminal %%s; set output \"%%s.svg\"; replot; unset output; set terminal unknown', termpng, name, "
           "termsvg, name)\n",
           csv, dir);
   for (int ti = 0; ti < tb.n_t; ti++) {
