@@ -34,6 +34,7 @@ typedef struct perf_bounds {
   double fma_zmm_gflops[PERF_MAX_THREADS + 1];
   double copy_dram_gbps[PERF_MAX_THREADS + 1], triad_dram_gbps[PERF_MAX_THREADS + 1];
   double copy_cache_gbps[PERF_MAX_THREADS + 1], triad_cache_gbps[PERF_MAX_THREADS + 1];
+  double read_dram_gbps[PERF_MAX_THREADS + 1], read_cache_gbps[PERF_MAX_THREADS + 1];
   size_t dram_array_bytes, cache_array_bytes;
 } perf_bounds;
 
@@ -42,7 +43,8 @@ void perf_machine_read(perf_machine *m);
 void perf_bounds_measure(const perf_machine *m, int max_threads, double scale, perf_bounds *b);
 /* The FMA peak at t threads: zmm where the CPU has AVX-512, else ymm; 0 unknown. */
 double perf_bounds_peak(const perf_bounds *b, int t);
-/* Triad bandwidth for a working set of |bytes|: cache-resident or DRAM. */
+/* The bandwidth bound for a working set of |bytes| at t threads: the best of
+ * read, copy and triad, cache-resident (|bytes| <= L3/2) or DRAM. */
 double perf_bounds_bw(const perf_bounds *b, const perf_machine *m, double bytes, int t,
                       const char **level);
 
