@@ -97,6 +97,26 @@ typedef struct perf_blas {
  * absent one on stderr. */
 int perf_blas_load(const char *list, perf_blas *out, int verbose);
 
+/* ---- serving mode (perf_serve.c) ---- */
+/* One call by client |client|; 0 on success, else -1 with a message. */
+typedef int (*perf_client_fn)(void *ctx, int client, char *err, size_t err_size);
+
+typedef struct perf_serve_result {
+  int clients;
+  long calls;
+  double calls_per_s;
+  double p50_s, p99_s, p999_s, max_s;
+  long proc_threads;                /* peak while the clients ran */
+  long rss_before_kb, rss_after_kb; /* VmRSS */
+  int failed;
+  char err[240];
+} perf_serve_result;
+
+/* Runs |clients| threads calling fn for |seconds| (all start together). */
+void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_serve_result *r);
+/* A numeric field of /proc/self/status ("Threads", "VmRSS"), or -1. */
+long perf_proc_status(const char *key);
+
 /* ---- plots (perf_plot.c) ---- */
 /* Renders PNG and SVG charts from |csv| into |dir| with gnuplot; 0 done,
  * 1 skipped (no gnuplot), -1 failed. */

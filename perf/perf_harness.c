@@ -29,7 +29,6 @@
 
 #include "accy/accy.h"
 #include "perf/perf.h"
-#include "perf/perf_serve.h"
 
 #define MAX_WORKLOADS 64
 #define MAX_RUNNERS 8
@@ -124,8 +123,8 @@ static void usage(FILE *f) {
           "  --plot DIR          render PNG + SVG charts with gnuplot (needs --csv)\n"
           "  --replot CSV        only render the charts of an earlier run's CSV (with --plot)\n"
           "  --ort PATH          libonnxruntime.so.1, or a directory with it or an npm install\n"
-          "                      of onnxruntime-node (default: $ACCY_PERF_ORT, then the\n"
-          "                      system search)\n"
+          "                      of onnxruntime-node (default: $ACCY_PERF_ORT, then\n"
+          "                      ~/.cache/accy-perf/ort, then the system search)\n"
           "  --no-ort            no ONNX Runtime\n"
           "  --ort-spin 0|1      ORT intra-op spinning (default: ORT's default, on)\n"
           "  --blas LIST         all (default), none, or some of openblas,blis,onednn\n"
@@ -1107,7 +1106,14 @@ int main(int argc, char **argv) {
   printf("; %s\n", o.quick ? "two calls per system" : "timed calls alternate between systems");
 
   if (!o.no_ort) {
-    char why[512] = "";
+    char why[512] = "", def[600];
+    if (!o.ort_path || !*o.ort_path) { /* where perf/run --install-peers puts it */
+      const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+      struct stat st;
+      if (xdg && *xdg) snprintf(def, sizeof def, "%s/accy-perf/ort", xdg);
+      else snprintf(def, sizeof def, "%s/.cache/accy-perf/ort", home ? home : "");
+      if (stat(def, &st) == 0 && S_ISDIR(st.st_mode)) o.ort_path = def;
+    }
     e.ort = perf_ort_load(o.ort_path, why, sizeof why);
     if (e.ort)
       printf("peer ort: ONNX Runtime %s (%s); intra-op = t, inter-op 1, sequential, "
@@ -1148,6 +1154,26 @@ int main(int argc, char **argv) {
       run_workload(&e, &ws[i]);
     }
     print_summary(&e);
+    if (e.have_bounds && !o.quick) {
+      /* The machine is shared: measure again, so that a noisy start shows. */
+      perf_bounds end;
+      perf_bounds_measure(&e.m, max_t, 1.0, &end);
+      printf("bounds again at the end (FMA GFLOP/s, DRAM triad GB/s; start -> end):");
+      int noisy = 0;
+      for (int t = 1; t <= end.max_threads; t++) {
+        double p0 = perf_bounds_peak(&e.b, t), p1 = perf_bounds_peak(&end, t);
+        printf("  t=%d %.1f -> %.1f, %.1f -> %.1f", t, p0, p1, e.b.triad_dram_gbps[t],
+               end.triad_dram_gbps[t]);
+        if (p1 > 1.1 * p0 || p1 < 0.9 * p0) noisy = 1;
+        row rw = {.kind = "bound", .workload = "fma_end", .group = "bound", .system = "machine"};
+        rw.threads = t;
+        rw.gflops = p1;
+        snprintf(rw.note, sizeof rw.note, "FMA peak measured again at the end of the run");
+        csv_row(&rw);
+      }
+      printf("\n%s", noisy ? "  the FMA peak moved by more than 10%: the machine was busy; "
+                             "read the fractions of the bound with care\n" : "");
+    }
   }
   if (csv) fclose(csv);
   if (o.plot) {

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "perf/perf_serve.h"
+#include "perf/perf.h"
+
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
