@@ -829,7 +829,7 @@ static void run_workload(env *e, const workload *w) {
     if (ra->failed || !ra->chk.ok) e->failures++;
     summary *s = &sums[n_sums < (int)(sizeof sums / sizeof sums[0]) ? n_sums++ : n_sums - 1];
     memset(s, 0, sizeof *s);
-    snprintf(s->workload, sizeof s->workload, "%s", w->name);
+    snprintf(s->workload, sizeof s->workload, "%.63s", w->name);
     s->threads = t;
     s->accy = am;
     s->ok = !ra->failed && ra->chk.ok;
