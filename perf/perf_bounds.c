@@ -311,6 +311,7 @@ void perf_bounds_measure(const perf_machine *m, int max_threads, double scale, p
   for (int t = 1; t <= max_threads; t++) {
     if (m->has_avx2_fma) b->fma_ymm_gflops[t] = fma_peak(0, t, 0.15 * scale);
     if (m->has_avx512f) b->fma_zmm_gflops[t] = fma_peak(1, t, 0.15 * scale);
+    if (!m->has_avx2_fma) continue; /* the kernels below are AVX2 */
     stream_measure(b->dram_array_bytes, t, 0.5 * scale, &b->copy_dram_gbps[t],
                    &b->triad_dram_gbps[t], &b->read_dram_gbps[t]);
     stream_measure(b->cache_array_bytes, t, 0.2 * scale, &b->copy_cache_gbps[t],

@@ -85,6 +85,9 @@ static int parse_list(const char *s, int *out, int max) {
 /* Sleeps until no thread of this process burns CPU (spinning pools of the
  * system measured before: ORT's, OpenBLAS's, libgomp's), at most max_s:
  * the process's CPU time grows by under 10% of one core over a 2 ms nap. */
+static double quiet_waited_s; /* summed, for -v */
+static int quiet_timeouts;
+
 static double quiesce(double max_s) {
   double t0 = perf_now();
   for (;;) {
@@ -95,8 +98,13 @@ static double quiesce(double max_s) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     double w = perf_now() - w0;
     double busy = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
-    if (busy < 0.1 * w || perf_now() - t0 > max_s) break;
+    if (busy < 0.1 * w) break;
+    if (perf_now() - t0 > max_s) {
+      quiet_timeouts++;
+      break;
+    }
   }
+  quiet_waited_s += perf_now() - t0;
   return perf_now() - t0;
 }
 
@@ -824,7 +832,13 @@ static void run_workload(env *e, const workload *w) {
     int blas_first = n;
     if (w->gemm_m > 0 && !w->const_b && w->n_inputs == 2)
       for (int i = 0; i < e->n_blas; i++) blas_open(&rs[n++], &e->blas[i], w, &d, t);
+    quiet_waited_s = 0;
+    quiet_timeouts = 0;
+    double m0 = perf_now();
     measure(rs, n, w, &d, o);
+    if (o->verbose)
+      printf("  (t=%d: %.2f s in all, %.3f s waiting for quiet, %d waits timed out)\n", t,
+             perf_now() - m0, quiet_waited_s, quiet_timeouts);
     double am = ra->failed ? 0 : ra->median;
     if (ra->failed || !ra->chk.ok) e->failures++;
     summary *s = &sums[n_sums < (int)(sizeof sums / sizeof sums[0]) ? n_sums++ : n_sums - 1];
