@@ -481,7 +481,7 @@ static int accy_open(runner *r, const workload *w, const data *d, const void *wi
   snprintf(r->detail, sizeof r->detail, "accy %s", accy_version());
   r->threads = threads;
   r->call = accy_call;
-  accy_session_options so = {sizeof so, (uint32_t)threads};
+  accy_session_options so = {.struct_size = sizeof so, .num_threads = (uint32_t)threads};
   double t0 = perf_now();
   accy_status st = accy_session_create(&so, &c->s);
   if (st == ACCY_STATUS_OK) st = accy_session_compile(c->s, wire, wire_size, &c->h);
