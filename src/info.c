@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "src/base/cpu.h"
 #include "src/scratch.h"
 
 static pthread_once_t limit_once = PTHREAD_ONCE_INIT;
@@ -19,6 +20,8 @@ const char *accy_info(const char *key) {
   if (strcmp(key, "version") == 0) return accy_version();
   if (strcmp(key, "scratch.backend") == 0) return accy__scratch_backend();
   if (strcmp(key, "scratch.backend.note") == 0) return accy__scratch_backend_note();
+  if (strcmp(key, "isa") == 0) return accy__isa_name(accy__isa_level());
+  if (strcmp(key, "isa.detected") == 0) return accy__isa_name(accy__cpu_get()->detected);
   if (strcmp(key, "memory.limit.default") == 0) {
     pthread_once(&limit_once, format_limit);
     return limit_text;

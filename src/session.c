@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "scheduler/sched.h"
+#include "src/base/cpu.h"
 #include "src/compile/compile.h"
 #include "src/ir/verify.h"
 #include "src/scratch.h"
@@ -93,6 +94,7 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
                      "accy_session_create: num_threads %u exceeds ACCY_MAX_THREADS %u", threads,
                      ACCY_MAX_THREADS);
   if (threads == 0) ACCY_TRY(accy__sched_default_threads(&threads));
+  ACCY_TRY(accy__cpu_check_env());
   accy_session *s = accy__aligned_alloc(sizeof *s, 64);
   if (!s) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory creating a session");
   s->max_workers = threads;

@@ -210,8 +210,15 @@ outputs: 2
   [1] x\x20copy        i32[2]               bytes=8 align=4 flags=copied_output
 EOF
 expect_rc 0 "describe names" -- "$ACCY" describe "$TMP/names.accy"
-grep -v '^file:' "$TMP/out" >"$TMP/names.got"
+grep -v '^file:\|^runtime:' "$TMP/out" >"$TMP/names.got"
 cmp -s "$TMP/names.got" "$TMP/names.want" || { fail "describe: format"; diff "$TMP/names.want" "$TMP/names.got" >&2; }
+# The last line names the ISA level and the scratch backend in use;
+# ACCY_MAX_ISA=portable caps the level, a bad value is refused.
+expect_grep "$TMP/out" '^runtime: isa=\(portable\|avx2\|avx512\) scratch=\(jemalloc\|malloc\)$' "describe runtime line"
+expect_rc 0 "describe at portable" -- env ACCY_MAX_ISA=portable "$ACCY" describe "$TMP/names.accy"
+expect_grep "$TMP/out" '^runtime: isa=portable ' "ACCY_MAX_ISA=portable"
+expect_fails 1 "ACCY_MAX_ISA='avx9' is not an ISA level" "bad ACCY_MAX_ISA" -- \
+  env ACCY_MAX_ISA=avx9 "$ACCY" describe "$TMP/names.accy"
 # Describe compiles, it does not disassemble: a program with 4 MiB of
 # constants is described without being printed as text.
 dd if=/dev/zero of="$TMP/big.bin" bs=1048576 count=4 2>/dev/null
@@ -385,7 +392,7 @@ else
     grep -q -- "$roff" "$MAN" || fail "man page: option $opt not in $MAN"
     grep -qF -- "$opt" "$SRC/docs/cli.md" || fail "docs/cli.md: option $opt not in it"
   done <"$TMP/options"
-  for v in ACCY_NUM_THREADS OMP_NUM_THREADS ACCY_SPIN_US; do
+  for v in ACCY_NUM_THREADS OMP_NUM_THREADS ACCY_SPIN_US ACCY_MAX_ISA ACCY_SCRATCH_BACKEND; do
     grep -q "$v" "$MAN" || fail "man page: environment variable $v not in it"
   done
   if command -v groff >/dev/null 2>&1; then

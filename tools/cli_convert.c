@@ -206,6 +206,7 @@ int cli_describe(const cli_command *cmd, int argc, char **argv) {
     printf("nodes: %u\n", nodes);
     print_descriptors("inputs", in, n_in);
     print_descriptors("outputs", out, n_out);
+    printf("runtime: isa=%s scratch=%s\n", accy_info("isa"), accy_info("scratch.backend"));
   } else {
     rc = cli_fail_status(s);
   }

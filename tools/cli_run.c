@@ -420,6 +420,7 @@ int cli_run(const cli_command *cmd, int argc, char **argv) {
     fprintf(summary, "run %s: %llu iteration%s, min %.1f us, median %.1f us per call\n",
             cli_is_stdio(o.file) ? "-" : o.file, (unsigned long long)o.iterations,
             o.iterations == 1 ? "" : "s", times[0] * 1e6, times[o.iterations / 2] * 1e6);
+    fprintf(summary, "runtime: isa=%s scratch=%s\n", accy_info("isa"), accy_info("scratch.backend"));
     for (size_t i = 0; i < n_out; i++) print_summary(summary, &dout[i], outputs[i].data);
     if (!cli_flush(summary)) rc = CLI_EXIT_FAIL;
     for (size_t f = 0; f < o.n_outputs && rc == 0; f++) {

@@ -15,6 +15,10 @@ extern "C" {
  *   "scratch.backend"       "jemalloc" or "malloc": where launch scratch
  *                           comes from (README: "Allocator")
  *   "scratch.backend.note"  why the malloc backend was chosen; "" for jemalloc
+ *   "isa"                   the ISA level kernels run at: "portable", "avx2"
+ *                           or "avx512" (docs/ops.md, "Numeric contract")
+ *   "isa.detected"          the best level this CPU and build have, before
+ *                           ACCY_MAX_ISA caps it
  *   "memory.limit.default"  the default memory_limit_bytes of a session, in
  *                           decimal bytes ("18446744073709551615": none)
  * Keys are only ever added. The backend is decided at the first call that

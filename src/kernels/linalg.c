@@ -38,6 +38,7 @@
 
 #include <string.h>
 
+#include "src/kernels/gemm.h"
 #include "src/kernels/half.h"
 #include "src/kernels/kernels.h"
 
@@ -280,6 +281,67 @@ DOT_GENERIC(dot_gen_u16, uint16_t, uint32_t, LOAD_U32, STORE_U16)
 DOT_GENERIC(dot_gen_u32, uint32_t, uint32_t, LOAD_U32, STORE_U32)
 DOT_GENERIC(dot_gen_u64, uint64_t, uint64_t, LOAD_U64, STORE_U64)
 
+/* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
+ * level's microkernel, when the operands' index spaces are single strides
+ * (B may be anything when it is a constant: it is packed at compile time). */
+static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  accy__gemm_run(k->params, bufs[1], bufs[2], bufs[0], begin, end);
+}
+
+static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const dot_params *dp,
+                                    accy__arena *arena, accy__kernel *k, bool *used) {
+  *used = false;
+  const accy__node *nd = &p->nodes[node];
+  if (nd->type.dtype != ACCY_DTYPE_F32 || dp->bl.tab || dp->m.tab || dp->kl.tab) return ACCY_STATUS_OK;
+  const accy__node *rhs = &p->nodes[nd->operands[1]];
+  const bool packed = rhs->op == ACCY_OP_CONSTANT;
+  const bool direct = !dp->br.tab && !dp->kr.tab && !dp->n.tab && (dp->n.stride == 1 || dp->n.count <= 1);
+  if (!packed && !direct) return ACCY_STATUS_OK;
+  accy__gemm *g = accy__arena_alloc(arena, sizeof *g, 64);
+  if (!g) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): kernel parameters", node);
+  g->uk = accy__uk_get()->f32_gemm;
+  g->batch = dp->bl.count;
+  g->M = dp->m.count;
+  g->N = dp->n.count;
+  g->K = dp->kl.count;
+  g->a_bs = dp->bl.stride;
+  g->a_rs = dp->m.stride;
+  g->a_cs = dp->kl.stride;
+  g->c_rs = (ptrdiff_t)g->N;
+  g->c_bs = (ptrdiff_t)(g->M * g->N);
+  accy__gemm_plan(g);
+  if (packed) {
+    uint64_t nf = accy__gemm_packed_floats(g);
+    float *dst = nf ? accy__arena_alloc(arena, (size_t)nf * sizeof(float), 64) : NULL;
+    if (nf && !dst)
+      return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): %llu bytes of packed weights",
+                       node, (unsigned long long)nf * 4);
+    const float *src = rhs->payload;
+    const uint64_t nr = g->uk.nr, panels = (g->N + nr - 1) / nr;
+    for (uint64_t b = 0; b < g->batch; b++)
+      for (uint64_t pn = 0; pn < panels; pn++)
+        for (uint64_t kk = 0; kk < g->K; kk++) {
+          float *d = dst + ((b * panels + pn) * g->K + kk) * nr;
+          const int64_t base = map_off(&dp->br, b) + map_off(&dp->kr, kk);
+          for (uint64_t j = 0; j < nr; j++) {
+            uint64_t col = pn * nr + j;
+            d[j] = col < g->N ? src[base + map_off(&dp->n, col)] : 0.0f;
+          }
+        }
+    static const float kNoWeights[1];
+    g->b_packed = dst ? dst : kNoWeights; /* packed mode even when B is empty */
+  } else {
+    g->b_bs = dp->br.stride;
+    g->b_rs = dp->kr.stride;
+  }
+  k->run = dot_gemm_f32;
+  k->params = g;
+  k->n_items = accy__gemm_items(g);
+  k->item_cost = accy__gemm_item_cost(g);
+  *used = true;
+  return ACCY_STATUS_OK;
+}
+
 static accy_status no_kernel(const accy__program *p, uint32_t node) {
   const accy__node *nd = &p->nodes[node];
   return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for %s", node,
@@ -396,6 +458,10 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, accy__aren
   ACCY_TRY(map_build(arena, node, "rhs free", nn, ndims, ns, &dp->n));
   ACCY_TRY(map_build(arena, node, "lhs contracting", nc, kd, kls, &dp->kl));
   ACCY_TRY(map_build(arena, node, "rhs contracting", nc, kd, krs, &dp->kr));
+
+  bool gemm = false;
+  ACCY_TRY(prepare_dot_gemm(p, node, dp, arena, k, &gemm));
+  if (gemm) return ACCY_STATUS_OK;
 
   const uint64_t B = dp->bl.count, M = dp->m.count, N = dp->n.count, K = dp->kl.count;
   dp->m_blocks = (M + DOT_MR - 1) / DOT_MR;

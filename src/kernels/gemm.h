@@ -1,0 +1,56 @@
+/* src/kernels/gemm.h: the f32 GEMM driver on top of the microkernels
+ * (uk/uk.h). It knows nothing of the IR: a problem is C = A x B over a batch,
+ * with A and C given by strides and B either given by strides (each row's
+ * columns contiguous) or packed once into panels of the microkernel's width.
+ *
+ * Work is split into items, rectangles of C of mb rows by nb columns of one
+ * batch index, whose size comes from the problem's shape and the
+ * microkernel's tile only (never from the thread count). An item walks K in
+ * blocks of kc (so that a kc x nr panel of B stays in L1 and an mb x kc block
+ * of A in L2), panels of nr columns, then tiles of mr rows. Every element of
+ * C is one chain over k in increasing order, whatever the blocking, so the
+ * geometry decides speed only, never bits. */
+#ifndef ACCY_KERNELS_GEMM_H
+#define ACCY_KERNELS_GEMM_H
+
+#include "src/internal.h"
+#include "src/kernels/uk/uk.h"
+
+typedef struct accy__gemm {
+  accy__uk_f32_gemm uk;
+  uint64_t batch, M, N, K;
+  /* A(b, i, k) = a[b * a_bs + i * a_rs + k * a_cs] */
+  ptrdiff_t a_bs, a_rs, a_cs;
+  /* B: packed (b_packed != NULL: per batch index, ceil(N / nr) panels of
+   * K x nr floats, columns past N zero) or direct: B(b, k, j) =
+   * b[b * b_bs + k * b_rs + j]. */
+  const float *b_packed;
+  ptrdiff_t b_bs, b_rs;
+  /* C(b, i, j) = c[b * c_bs + i * c_rs + j] */
+  ptrdiff_t c_bs, c_rs;
+  /* The epilogue: bias_row indexed by i, bias_col by j (NULL: none); clamp
+   * when ep_flags has ACCY__UK_CLAMP. */
+  accy__uk_epilogue ep;
+  uint32_t ep_flags; /* 0, or ACCY__UK_EPILOGUE [| ACCY__UK_CLAMP] */
+  /* Geometry, from accy__gemm_plan. */
+  uint64_t kc, mb, nb, m_items, n_items;
+} accy__gemm;
+
+/* Chooses the item geometry from the shape and the microkernel in g->uk. */
+void accy__gemm_plan(accy__gemm *g);
+/* batch * m_items * n_items. */
+uint64_t accy__gemm_items(const accy__gemm *g);
+/* Work of one (full) item in multiply-adds, for the tile grain. */
+uint64_t accy__gemm_item_cost(const accy__gemm *g);
+/* Runs items [begin, end). |b| is ignored when B is packed. */
+void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, uint64_t begin,
+                    uint64_t end);
+
+/* Bytes of packed B for g's shape (batch x panels x K x nr floats). */
+uint64_t accy__gemm_packed_floats(const accy__gemm *g);
+/* Packs B(b, k, j) = src[b * bs + k * ks + j * js] into |dst|
+ * (accy__gemm_packed_floats(g) floats). */
+void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
+                       ptrdiff_t js, float *dst);
+
+#endif /* ACCY_KERNELS_GEMM_H */

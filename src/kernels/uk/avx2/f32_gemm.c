@@ -1,0 +1,114 @@
+/* src/kernels/uk/avx2/f32_gemm.c: accy__f32_gemm_6x16__avx2 (uk.h), built
+ * with -mavx2 -mfma. Twelve ymm accumulators (6 rows x 2 vectors of 8);
+ * per k, two loads of B, six broadcasts of A, twelve FMAs. Columns beyond
+ * nr are masked on load and store; rows beyond mr repeat row 0 (always
+ * readable) and are never stored. */
+#include "src/internal.h"
+
+#include <immintrin.h>
+
+#include "src/kernels/uk/uk.h"
+
+#define MR 6
+#define NR 16
+
+/* Lane masks for the first n (0..8) lanes. */
+static inline __m256i first_lanes(size_t n) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), idx);
+}
+
+void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
+                               ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
+                               ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep) {
+  const float *ar[MR];
+  for (size_t i = 0; i < MR; i++) ar[i] = a + (ptrdiff_t)(i < mr ? i : 0) * a_rs;
+  const bool full = nr == NR;
+  const __m256i m0 = full ? _mm256_set1_epi32(-1) : first_lanes(nr < 8 ? nr : 8);
+  const __m256i m1 = full ? _mm256_set1_epi32(-1) : first_lanes(nr > 8 ? nr - 8 : 0);
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  if (flags & ACCY__UK_ACCUMULATE) {
+    float *cr[MR];
+    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
+    c00 = _mm256_maskload_ps(cr[0], m0), c01 = _mm256_maskload_ps(cr[0] + 8, m1);
+    c10 = _mm256_maskload_ps(cr[1], m0), c11 = _mm256_maskload_ps(cr[1] + 8, m1);
+    c20 = _mm256_maskload_ps(cr[2], m0), c21 = _mm256_maskload_ps(cr[2] + 8, m1);
+    c30 = _mm256_maskload_ps(cr[3], m0), c31 = _mm256_maskload_ps(cr[3] + 8, m1);
+    c40 = _mm256_maskload_ps(cr[4], m0), c41 = _mm256_maskload_ps(cr[4] + 8, m1);
+    c50 = _mm256_maskload_ps(cr[5], m0), c51 = _mm256_maskload_ps(cr[5] + 8, m1);
+  } else {
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+  }
+  const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5];
+#define STEP(B0, B1, OFF)                                                   \
+  do {                                                                      \
+    __m256 av = _mm256_broadcast_ss(a0 + (OFF));                            \
+    c00 = _mm256_fmadd_ps(av, B0, c00), c01 = _mm256_fmadd_ps(av, B1, c01); \
+    av = _mm256_broadcast_ss(a1 + (OFF));                                   \
+    c10 = _mm256_fmadd_ps(av, B0, c10), c11 = _mm256_fmadd_ps(av, B1, c11); \
+    av = _mm256_broadcast_ss(a2 + (OFF));                                   \
+    c20 = _mm256_fmadd_ps(av, B0, c20), c21 = _mm256_fmadd_ps(av, B1, c21); \
+    av = _mm256_broadcast_ss(a3 + (OFF));                                   \
+    c30 = _mm256_fmadd_ps(av, B0, c30), c31 = _mm256_fmadd_ps(av, B1, c31); \
+    av = _mm256_broadcast_ss(a4 + (OFF));                                   \
+    c40 = _mm256_fmadd_ps(av, B0, c40), c41 = _mm256_fmadd_ps(av, B1, c41); \
+    av = _mm256_broadcast_ss(a5 + (OFF));                                   \
+    c50 = _mm256_fmadd_ps(av, B0, c50), c51 = _mm256_fmadd_ps(av, B1, c51); \
+  } while (0)
+  if (full) {
+    if (a_cs == 1) {
+      for (size_t k = 0; k < kc; k++) {
+        const float *bk = b + (ptrdiff_t)k * b_rs;
+        __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+        STEP(b0, b1, (ptrdiff_t)k);
+      }
+    } else {
+      for (size_t k = 0; k < kc; k++) {
+        const float *bk = b + (ptrdiff_t)k * b_rs;
+        __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+        STEP(b0, b1, (ptrdiff_t)k * a_cs);
+      }
+    }
+  } else {
+    for (size_t k = 0; k < kc; k++) {
+      const float *bk = b + (ptrdiff_t)k * b_rs;
+      __m256 b0 = _mm256_maskload_ps(bk, m0), b1 = _mm256_maskload_ps(bk + 8, m1);
+      STEP(b0, b1, (ptrdiff_t)k * a_cs);
+    }
+  }
+#undef STEP
+  __m256 acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+  if (flags & ACCY__UK_EPILOGUE) {
+    __m256 bc0 = _mm256_setzero_ps(), bc1 = _mm256_setzero_ps();
+    if (ep->bias_col) bc0 = _mm256_maskload_ps(ep->bias_col, m0), bc1 = _mm256_maskload_ps(ep->bias_col + 8, m1);
+    for (size_t i = 0; i < mr; i++) {
+      if (ep->bias_row) {
+        __m256 br = _mm256_set1_ps(ep->bias_row[i]);
+        acc[i][0] = _mm256_add_ps(acc[i][0], br), acc[i][1] = _mm256_add_ps(acc[i][1], br);
+      }
+      if (ep->bias_col) acc[i][0] = _mm256_add_ps(acc[i][0], bc0), acc[i][1] = _mm256_add_ps(acc[i][1], bc1);
+      if (flags & ACCY__UK_CLAMP) {
+        /* max(v, lo) with v first keeps a NaN v (the portable kernel's
+         * comparisons do the same): _mm256_max_ps returns its second
+         * operand when either is NaN. */
+        __m256 lo = _mm256_set1_ps(ep->lo), hi = _mm256_set1_ps(ep->hi);
+        for (int h = 0; h < 2; h++) {
+          __m256 v = acc[i][h];
+          v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
+          v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
+          acc[i][h] = v;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < mr; i++) {
+    float *ci = c + (ptrdiff_t)i * c_rs;
+    if (full) {
+      _mm256_storeu_ps(ci, acc[i][0]);
+      _mm256_storeu_ps(ci + 8, acc[i][1]);
+    } else {
+      _mm256_maskstore_ps(ci, m0, acc[i][0]);
+      _mm256_maskstore_ps(ci + 8, m1, acc[i][1]);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/* src/kernels/uk/portable/f32_gemm.c: accy__f32_gemm_4x16__portable, the
+ * reference GEMM microkernel (uk.h). Plain C with contraction off: every
+ * product is rounded, then added, for k = 0, 1, ... in order, which is the
+ * summation order docs/ops.md gives for the portable level. */
+#include "src/internal.h"
+
+#include <string.h>
+
+#include "src/kernels/uk/uk.h"
+
+#define MR 4
+#define NR 16
+
+void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float *a,
+                                   ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs,
+                                   float *c, ptrdiff_t c_rs, uint32_t flags,
+                                   const accy__uk_epilogue *ep) {
+  float acc[MR][NR];
+  memset(acc, 0, sizeof acc);
+  if (flags & ACCY__UK_ACCUMULATE)
+    for (size_t i = 0; i < mr; i++)
+      for (size_t j = 0; j < nr; j++) acc[i][j] = c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j];
+  float bv[NR];
+  memset(bv, 0, sizeof bv);
+  for (size_t k = 0; k < kc; k++) {
+    const float *bk = b + (ptrdiff_t)k * b_rs;
+    for (size_t j = 0; j < nr; j++) bv[j] = bk[j];
+    for (size_t i = 0; i < mr; i++) {
+      const float av = a[(ptrdiff_t)i * a_rs + (ptrdiff_t)k * a_cs];
+      for (size_t j = 0; j < NR; j++) acc[i][j] = acc[i][j] + av * bv[j];
+    }
+  }
+  if (flags & ACCY__UK_EPILOGUE) {
+    for (size_t i = 0; i < mr; i++)
+      for (size_t j = 0; j < nr; j++) {
+        float v = acc[i][j];
+        if (ep->bias_row) v = v + ep->bias_row[i];
+        if (ep->bias_col) v = v + ep->bias_col[j];
+        if (flags & ACCY__UK_CLAMP) {
+          /* max/min that keep NaN (docs/ops.md maximum/minimum). */
+          if (v < ep->lo) v = ep->lo;
+          if (v > ep->hi) v = ep->hi;
+        }
+        acc[i][j] = v;
+      }
+  }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t j = 0; j < nr; j++) c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j] = acc[i][j];
+}

@@ -1,0 +1,31 @@
+/* src/kernels/uk/uk.c: the microkernel table of each ISA level. */
+#include "src/internal.h"
+
+#include "src/kernels/uk/uk.h"
+
+static const accy__uk kPortable = {
+    .isa = ACCY__ISA_PORTABLE,
+    .f32_gemm = {"f32_gemm_4x16__portable", 4, 16, accy__f32_gemm_4x16__portable},
+};
+
+#if ACCY__BUILD_HAS_AVX2
+static const accy__uk kAvx2 = {
+    .isa = ACCY__ISA_AVX2,
+    .f32_gemm = {"f32_gemm_6x16__avx2", 6, 16, accy__f32_gemm_6x16__avx2},
+};
+#endif
+
+const accy__uk *accy__uk_for(accy__isa isa) {
+  switch (isa) {
+    case ACCY__ISA_PORTABLE: return &kPortable;
+#if ACCY__BUILD_HAS_AVX2
+    case ACCY__ISA_AVX2: return &kAvx2;
+#endif
+    default: return NULL;
+  }
+}
+
+const accy__uk *accy__uk_get(void) {
+  const accy__uk *t = accy__uk_for(accy__isa_level());
+  return t ? t : &kPortable;
+}

@@ -1,0 +1,270 @@
+/* tests/check_uk.c: every microkernel variant of every ISA level this CPU
+ * can run (src/kernels/uk/), and the GEMM driver on top of them
+ * (src/kernels/gemm.c), against references on the same inputs:
+ *  - the portable GEMM microkernel bit for bit against a scalar
+ *    product-then-sum chain in increasing k (its documented order);
+ *  - every other level within the contract's bound (docs/ops.md, "Numeric
+ *    contract"): |got - exact| <= (n + 1) * 2^-24 * sum |a * b|;
+ *  - nothing outside the mr x nr tile is written (sentinels);
+ *  - the driver, packed and direct B, with batches, tails and K blocks,
+ *    bit-identical for any split of its items.
+ * Levels the CPU lacks are skipped and named in the log. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include "src/internal.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/base/cpu.h"
+#include "src/kernels/gemm.h"
+#include "src/kernels/uk/uk.h"
+#include "tests/testutil.h"
+
+/* The levels this process can run, portable first. */
+static int levels(const accy__uk **out) {
+  const accy__cpu *cpu = accy__cpu_get();
+  int n = 0;
+  for (int l = 0; l < ACCY__ISA_COUNT; l++) {
+    const accy__uk *t = accy__uk_for((accy__isa)l);
+    if (!t) continue;
+    if (l > (int)cpu->detected) {
+      fprintf(stderr, "check_uk: level %s is built but this CPU lacks it: skipped\n",
+              accy__isa_name((accy__isa)l));
+      continue;
+    }
+    out[n++] = t;
+  }
+  for (int l = 0; l < ACCY__ISA_COUNT; l++)
+    if (!accy__uk_for((accy__isa)l))
+      fprintf(stderr, "check_uk: level %s is not in this build: skipped\n",
+              accy__isa_name((accy__isa)l));
+  return n;
+}
+
+static float rnd(tu_rng *r) { return (float)(tu_rng_unit(r) * 4.0 - 2.0); }
+
+/* One microkernel call on random data; |a_cs| 1 or a stride. */
+static void gemm_uk_case(const accy__uk_f32_gemm *uk, bool portable, tu_rng *r, size_t mr,
+                         size_t nr, size_t kc, ptrdiff_t a_cs, uint32_t flags) {
+  const ptrdiff_t a_rs = a_cs == 1 ? (ptrdiff_t)kc + 3 : 1;
+  if (a_cs != 1) a_cs = (ptrdiff_t)mr + 2;
+  const ptrdiff_t b_rs = (ptrdiff_t)nr + 5, c_rs = (ptrdiff_t)nr + 7;
+  size_t na = (size_t)(mr * (size_t)(a_cs == 1 ? a_rs : 1) + kc * (size_t)(a_cs == 1 ? 1 : a_cs)) + 64;
+  float *a = malloc(na * sizeof(float)), *b = malloc(((kc + 1) * (size_t)b_rs + 16) * sizeof(float));
+  float *c = malloc(((mr + 1) * (size_t)c_rs + 16) * sizeof(float));
+  float *c0 = malloc(((mr + 1) * (size_t)c_rs + 16) * sizeof(float));
+  float bias_row[8], bias_col[16];
+  ck_assert(a && b && c && c0);
+  for (size_t i = 0; i < na; i++) a[i] = rnd(r);
+  for (size_t i = 0; i < (kc + 1) * (size_t)b_rs + 16; i++) b[i] = rnd(r);
+  for (size_t i = 0; i < (mr + 1) * (size_t)c_rs + 16; i++) c[i] = c0[i] = (flags & ACCY__UK_ACCUMULATE) ? rnd(r) : 1234.5f;
+  for (int i = 0; i < 8; i++) bias_row[i] = rnd(r);
+  for (int i = 0; i < 16; i++) bias_col[i] = rnd(r);
+  accy__uk_epilogue ep = {tu_rng_range(r, 0, 1) ? bias_row : NULL,
+                          tu_rng_range(r, 0, 1) ? bias_col : NULL, -0.5f, 0.75f};
+  uk->fn(mr, nr, kc, a, a_rs, a_cs, b, b_rs, c, c_rs, flags, &ep);
+  for (size_t i = 0; i <= mr; i++)
+    for (ptrdiff_t j = 0; j < c_rs; j++) {
+      float got = c[(ptrdiff_t)i * c_rs + j];
+      if (i >= mr || (size_t)j >= nr) {
+        ck_assert_msg(memcmp(&got, &c0[(ptrdiff_t)i * c_rs + j], 4) == 0,
+                      "%s wrote outside its %zux%zu tile at (%zu, %td)", uk->name, mr, nr, i, j);
+        continue;
+      }
+      /* The portable chain, in float, and the exact sum in double. */
+      float chain = (flags & ACCY__UK_ACCUMULATE) ? c0[(ptrdiff_t)i * c_rs + j] : 0.0f;
+      double exact = chain, abssum = fabs(chain);
+      for (size_t k = 0; k < kc; k++) {
+        float av = a[(ptrdiff_t)i * a_rs + (ptrdiff_t)k * a_cs], bv = b[(ptrdiff_t)k * b_rs + j];
+        float prod = av * bv;
+        chain = chain + prod;
+        exact += (double)av * bv;
+        abssum += fabs((double)av * bv);
+      }
+      uint64_t terms = kc + 1;
+      if (flags & ACCY__UK_EPILOGUE) {
+        if (ep.bias_row) chain = chain + ep.bias_row[i], exact += ep.bias_row[i], abssum += fabs(ep.bias_row[i]), terms++;
+        if (ep.bias_col) chain = chain + ep.bias_col[j], exact += ep.bias_col[j], abssum += fabs(ep.bias_col[j]), terms++;
+        if (flags & ACCY__UK_CLAMP) {
+          if (chain < ep.lo) chain = ep.lo;
+          if (chain > ep.hi) chain = ep.hi;
+          if (exact < ep.lo) exact = ep.lo;
+          if (exact > ep.hi) exact = ep.hi;
+        }
+      }
+      if (portable) {
+        ck_assert_msg(memcmp(&got, &chain, 4) == 0, "%s (%zu,%td) of %zux%zux%zu: %.9g, chain %.9g",
+                      uk->name, i, j, mr, nr, kc, got, chain);
+      } else {
+        double tol = (double)terms * 0x1p-24 * abssum;
+        ck_assert_msg(fabs(got - exact) <= tol,
+                      "%s (%zu,%td) of %zux%zux%zu flags %u: %.9g, exact %.9g, bound %.3g", uk->name,
+                      i, j, mr, nr, kc, flags, got, exact, tol);
+      }
+    }
+  free(a);
+  free(b);
+  free(c);
+  free(c0);
+}
+
+START_TEST(test_gemm_microkernels) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int n = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 11);
+  const size_t kcs[] = {0, 1, 2, 7, 64, 257};
+  for (int l = 0; l < n; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    for (size_t mr = 1; mr <= uk->mr; mr++)
+      for (size_t nr = 1; nr <= uk->nr; nr += (nr < 3 || nr + 3 > uk->nr) ? 1 : 3)
+        for (size_t q = 0; q < sizeof kcs / sizeof kcs[0]; q++) {
+          uint32_t flags = (uint32_t)tu_rng_range(&r, 0, 7);
+          if ((flags & ACCY__UK_CLAMP) && !(flags & ACCY__UK_EPILOGUE)) flags &= ~ACCY__UK_CLAMP;
+          gemm_uk_case(uk, ts[l]->isa == ACCY__ISA_PORTABLE, &r, mr, nr, kcs[q],
+                       tu_rng_range(&r, 0, 1) ? 1 : 2, flags);
+        }
+  }
+}
+END_TEST
+
+/* The driver: C = A x B for random shapes, batches and layouts, packed and
+ * direct B, against the exact sums; any split of the items gives the same
+ * bits as the whole run. */
+START_TEST(test_gemm_driver) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int n = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 23 + (uint64_t)_i);
+  for (int l = 0; l < n; l++) {
+    for (int rep = 0; rep < 6; rep++) {
+      accy__gemm g;
+      memset(&g, 0, sizeof g);
+      g.uk = ts[l]->f32_gemm;
+      g.batch = (uint64_t)tu_rng_range(&r, 1, 3);
+      g.M = (uint64_t)tu_rng_range(&r, 0, 120);
+      g.N = (uint64_t)tu_rng_range(&r, 0, 300);
+      g.K = (uint64_t)tu_rng_range(&r, 0, 600);
+      if (rep == 0) g.M = 1; /* batch 1 */
+      bool trans_a = tu_rng_range(&r, 0, 1);
+      g.a_rs = trans_a ? 1 : (ptrdiff_t)g.K;
+      g.a_cs = trans_a ? (ptrdiff_t)g.M : 1;
+      g.a_bs = (ptrdiff_t)(g.M * g.K);
+      g.c_rs = (ptrdiff_t)g.N;
+      g.c_bs = (ptrdiff_t)(g.M * g.N);
+      accy__gemm_plan(&g);
+      size_t na = (size_t)(g.batch * g.M * g.K) + 1, nb = (size_t)(g.batch * g.K * g.N) + 1;
+      size_t nc = (size_t)(g.batch * g.M * g.N) + 1;
+      float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4), *c2 = malloc(nc * 4);
+      float *bias = malloc((g.N + 1) * 4);
+      for (size_t i = 0; i < na; i++) a[i] = rnd(&r);
+      for (size_t i = 0; i < nb; i++) b[i] = rnd(&r);
+      for (size_t i = 0; i <= g.N; i++) bias[i] = rnd(&r);
+      bool packed = tu_rng_range(&r, 0, 1);
+      float *pb = NULL;
+      if (packed) {
+        uint64_t nf = accy__gemm_packed_floats(&g);
+        pb = malloc((size_t)nf * 4 + 4);
+        accy__gemm_pack_b(&g, b, (ptrdiff_t)(g.K * g.N), (ptrdiff_t)g.N, 1, pb);
+        g.b_packed = pb;
+      } else {
+        g.b_bs = (ptrdiff_t)(g.K * g.N);
+        g.b_rs = (ptrdiff_t)g.N;
+      }
+      bool with_bias = tu_rng_range(&r, 0, 1);
+      if (with_bias) {
+        g.ep.bias_col = bias;
+        g.ep_flags = ACCY__UK_EPILOGUE;
+      }
+      uint64_t items = accy__gemm_items(&g);
+      accy__gemm_run(&g, a, b, c, 0, items);
+      for (uint64_t bi = 0; bi < g.batch; bi++)
+        for (uint64_t i = 0; i < g.M; i++)
+          for (uint64_t j = 0; j < g.N; j++) {
+            double exact = 0, abssum = 0;
+            for (uint64_t k = 0; k < g.K; k++) {
+              double p = (double)a[bi * g.M * g.K + (trans_a ? k * g.M + i : i * g.K + k)] *
+                         b[bi * g.K * g.N + k * g.N + j];
+              exact += p;
+              abssum += fabs(p);
+            }
+            if (with_bias) exact += bias[j], abssum += fabs(bias[j]);
+            double got = c[bi * g.M * g.N + i * g.N + j];
+            double tol = ((double)g.K + 2) * 0x1p-24 * abssum;
+            ck_assert_msg(fabs(got - exact) <= tol, "%s %llux%llux%llu batch %llu (%llu,%llu): %.9g vs %.9g",
+                          g.uk.name, (unsigned long long)g.M, (unsigned long long)g.N,
+                          (unsigned long long)g.K, (unsigned long long)bi, (unsigned long long)i,
+                          (unsigned long long)j, got, exact);
+          }
+      /* A random split in shuffled order: the same bits. */
+      memset(c2, 0x7f, nc * 4);
+      uint64_t cut = items ? (uint64_t)tu_rng_range(&r, 0, (int64_t)items) : 0;
+      accy__gemm_run(&g, a, b, c2, cut, items);
+      accy__gemm_run(&g, a, b, c2, 0, cut);
+      ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
+      free(a);
+      free(b);
+      free(c);
+      free(c2);
+      free(bias);
+      free(pb);
+    }
+  }
+}
+END_TEST
+
+/* The geometry depends on the shape and the microkernel only. */
+START_TEST(test_gemm_geometry_is_fixed_and_sane) {
+  const accy__uk *t = accy__uk_get();
+  const uint64_t shapes[][3] = {{1, 1024, 784}, {256, 1024, 1024}, {128, 768, 256}, {64, 12544, 27}, {7, 5, 3}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    accy__gemm g;
+    memset(&g, 0, sizeof g);
+    g.uk = t->f32_gemm;
+    g.batch = 1;
+    g.M = shapes[s][0];
+    g.N = shapes[s][1];
+    g.K = shapes[s][2];
+    accy__gemm_plan(&g);
+    accy__gemm h = g;
+    accy__gemm_plan(&h);
+    ck_assert_int_eq(memcmp(&g, &h, sizeof g), 0);
+    ck_assert_uint_ge(g.mb, 1);
+    ck_assert_uint_eq(g.nb % g.uk.nr, 0);
+    ck_assert_uint_ge(g.m_items * g.mb, g.M);
+    ck_assert_uint_ge(g.n_items * g.nb, g.N);
+    /* Big problems are split into enough items to feed many workers. */
+    if (g.M * g.N * g.K >= (UINT64_C(1) << 26)) ck_assert_uint_ge(accy__gemm_items(&g), 16);
+  }
+}
+END_TEST
+
+static Suite *uk_suite(void) {
+  Suite *s = suite_create("uk");
+  TCase *tc = tcase_create("gemm");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_gemm_microkernels);
+  tcase_add_loop_test(tc, test_gemm_driver, 0, 3);
+  tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  const accy__cpu *cpu = accy__cpu_get();
+  fprintf(stderr, "check_uk: CPU %s, detected level %s, running at %s\n", cpu->vendor,
+          accy__isa_name(cpu->detected), accy__isa_name(cpu->level));
+  SRunner *sr = srunner_create(uk_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
