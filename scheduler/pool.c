@@ -374,21 +374,21 @@ static bool claimable(sched_launch *L) {
   return false;
 }
 
-static void run_chunk(sched_launch *L, uint32_t t, uint32_t lo, uint32_t hi) {
+static void run_chunk(sched_launch *L, uint32_t t, uint32_t lo, uint32_t hi, uint32_t worker) {
   const accy__sched_task *task = &L->g->tasks[t];
   accy__sched_fn fn = task->fn;
   const void *ctx = task->ctx;
   void *data = L->data;
-  for (uint32_t k = lo; k < hi; k++) fn(ctx, data, k);
+  for (uint32_t k = lo; k < hi; k++) fn(ctx, data, k, worker);
   uint32_t n = hi - lo;
   if (atomic_fetch_sub(&L->ts[t].remaining, n) == n) announce(L, finish_tasks(L, t));
 }
 
 /* Runs up to |budget| chunks. Returns the number run. */
-static uint32_t drain(sched_launch *L, uint32_t budget) {
+static uint32_t drain(sched_launch *L, uint32_t budget, uint32_t worker) {
   uint32_t t, lo, hi, n = 0;
   while (n < budget && claim(L, &t, &lo, &hi)) {
-    run_chunk(L, t, lo, hi);
+    run_chunk(L, t, lo, hi, worker);
     n++;
   }
   return n;
@@ -522,7 +522,7 @@ static void leave_slot(sched_slot *s) {
 
 /* One round-robin pass over the slots; joins the first launch that admits
  * us and has claimable tiles. Returns true if it ran anything. */
-static bool scan_slots(accy__pool *p, uint32_t *start) {
+static bool scan_slots(accy__pool *p, uint32_t *start, uint32_t me) {
   for (uint32_t k = 0; k < SCHED_SLOTS; k++) {
     uint32_t i = (*start + k) & (SCHED_SLOTS - 1);
     sched_slot *s = &p->slots[i];
@@ -533,7 +533,7 @@ static bool scan_slots(accy__pool *p, uint32_t *start) {
      * are within the cap of the launch now in it and it cannot go away. */
     if (!atomic_compare_exchange_strong(&s->ctl, &c, c + 1)) continue;
     sched_launch *L = s->launch;
-    uint32_t ran = drain(L, SCHED_WORKER_BUDGET);
+    uint32_t ran = drain(L, SCHED_WORKER_BUDGET, me + 1);
     /* Leaving with budget spent while work may remain: make sure a sleeping
      * caller takes over if no worker comes back (e.g. during shutdown). */
     if (ran == SCHED_WORKER_BUDGET) wake_caller(L);
@@ -550,7 +550,7 @@ static void worker_main(accy__pool *p, uint32_t me) {
   uint32_t start = me * 7u;
   uint64_t spin_until = 0;
   while (!atomic_load(&p->stop)) {
-    if (scan_slots(p, &start)) {
+    if (scan_slots(p, &start, me)) {
       spin_until = 0;
       continue;
     }
@@ -561,7 +561,7 @@ static void worker_main(accy__pool *p, uint32_t me) {
     }
     uint32_t seq = atomic_load(&p->work_seq);
     atomic_fetch_add(&p->sleepers, 1);
-    if (!atomic_load(&p->stop) && !scan_slots(p, &start)) futex_wait(&p->work_seq, seq);
+    if (!atomic_load(&p->stop) && !scan_slots(p, &start, me)) futex_wait(&p->work_seq, seq);
     atomic_fetch_sub(&p->sleepers, 1);
     spin_until = 0;
   }
@@ -738,7 +738,7 @@ static void run_inline(const accy__sched_graph *g, void *launch_data) {
   for (uint32_t t = 0; t < g->n_tasks; t++) {
     const accy__sched_task *task = &g->tasks[t];
     accy__sched_fn fn = task->fn;
-    for (uint32_t k = 0; k < task->n_tiles; k++) fn(task->ctx, launch_data, k);
+    for (uint32_t k = 0; k < task->n_tiles; k++) fn(task->ctx, launch_data, k, 0);
   }
 }
 
@@ -808,7 +808,7 @@ void accy__sched_run(accy__pool *pool, const accy__sched_graph *g, void *launch_
   bool was_queued = publish(pool, L, chunks > 1 ? chunks - 1 : 0);
   uint64_t spin_until = 0;
   for (;;) {
-    if (drain(L, UINT32_MAX)) {
+    if (drain(L, UINT32_MAX, 0)) {
       spin_until = 0;
       continue;
     }

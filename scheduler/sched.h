@@ -16,8 +16,14 @@
 #include "accy/status.h"
 
 /* Runs tile |tile| of a task. |task_ctx| is the task's immutable context,
- * |launch_data| the pointer given to accy__sched_run. Must not fail or block. */
-typedef void (*accy__sched_fn)(const void *task_ctx, void *launch_data, uint32_t tile);
+ * |launch_data| the pointer given to accy__sched_run. |worker| names the
+ * thread running it within this launch: 0 for the submitting thread (and
+ * every inline run), 1 + its team index for a pool member, so it is below
+ * accy__sched_worker_slots(pool) and no two threads of one launch share it
+ * at once; a tile may use per-worker memory indexed by it. Must not fail or
+ * block. */
+typedef void (*accy__sched_fn)(const void *task_ctx, void *launch_data, uint32_t tile,
+                               uint32_t worker);
 
 typedef struct accy__sched_task {
   accy__sched_fn fn;
@@ -54,6 +60,11 @@ accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out);
 void accy__pool_release(accy__pool *pool);
 /* Number of team members (worker threads) of the pool. */
 uint32_t accy__pool_size(const accy__pool *pool);
+/* How many distinct worker indices a launch on |pool| may see: the pool's
+ * size + 1 (the submitter), or 1 for no pool. */
+static inline uint32_t accy__sched_worker_slots(const accy__pool *pool) {
+  return pool ? accy__pool_size(pool) + 1 : 1;
+}
 
 /* Checks that |g| is well formed: tasks in topological order (every
  * successor index greater than its task's and below n_tasks), each n_preds

@@ -163,6 +163,7 @@ static uint64_t program_bytes(const program *prog) {
 }
 
 static accy_status build_program(accy_session *s, const void *bytes, size_t size, program **out) {
+  const uint32_t worker_slots = accy__sched_worker_slots(s->pool);
   *out = NULL;
   accy__memory_budget *budget = &s->budget;
   /* The constants come from the bytes: refuse what cannot fit before
@@ -181,7 +182,7 @@ static accy_status build_program(accy_session *s, const void *bytes, size_t size
     return st;
   }
   st = accy__verify(&prog->ir);
-  if (st == ACCY_STATUS_OK) st = accy__compile(&prog->ir, &prog->plan);
+  if (st == ACCY_STATUS_OK) st = accy__compile(&prog->ir, worker_slots, &prog->plan);
   if (st != ACCY_STATUS_OK) {
     accy__program_free(&prog->ir);
     accy__free(prog);

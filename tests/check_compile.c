@@ -44,7 +44,7 @@ static void out(accy__program *p, uint32_t node, const char *name) {
 static void compile_ok(const accy__program *p, accy__plan *plan) {
   accy_status s = accy__verify(p);
   ck_assert_msg(s == ACCY_STATUS_OK, "verify: %s", accy__cause());
-  s = accy__compile(p, plan);
+  s = accy__compile(p, 16, plan);
   ck_assert_msg(s == ACCY_STATUS_OK, "compile: %s", accy__cause());
 }
 

@@ -85,7 +85,7 @@ typedef struct rec {
   uint32_t sleep_us;         /* sleep per tile: keeps threads inside without CPU */
 } rec;
 
-static void tile_fn(const void *vctx, void *data, uint32_t tile);
+static void tile_fn(const void *vctx, void *data, uint32_t tile, uint32_t worker);
 
 /* |edges| holds n_edges (from, to) pairs with from < to. */
 static void tg_build(tgraph *tg, uint32_t n, const uint32_t *tiles, uint32_t n_edges,
@@ -184,7 +184,7 @@ static void rec_free(rec *r) {
   free(r->thread);
 }
 
-static void tile_fn(const void *vctx, void *data, uint32_t tile) {
+static void tile_fn(const void *vctx, void *data, uint32_t tile, uint32_t worker) {
   const tctx *c = vctx;
   rec *r = data;
   if (tile >= c->tg->tasks[c->task].n_tiles) {
@@ -504,7 +504,7 @@ typedef struct caller_probe {
   _Atomic uint32_t ran;
 } caller_probe;
 
-static void probe_fn(const void *ctx, void *data, uint32_t tile) {
+static void probe_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
   (void)ctx;
   (void)tile;
   caller_probe *p = data;
@@ -642,7 +642,7 @@ enum { CROWD = 72 };
 static _Atomic uint32_t g_arrived;
 static _Atomic uint32_t g_crowd_timeout;
 
-static void gate_fn(const void *ctx, void *data, uint32_t tile) {
+static void gate_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
   (void)ctx;
   (void)tile;
   atomic_fetch_add((_Atomic uint32_t *)data, 1);
@@ -651,7 +651,7 @@ static void gate_fn(const void *ctx, void *data, uint32_t tile) {
   for (int k = 0; k < 20000 && atomic_load(&g_arrived) < CROWD; k++) sleep_ms(1);
   if (atomic_load(&g_arrived) < CROWD) atomic_store(&g_crowd_timeout, 1);
 }
-static void count_fn(const void *ctx, void *data, uint32_t tile) {
+static void count_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
   (void)ctx;
   (void)tile;
   atomic_fetch_add((_Atomic uint32_t *)data, 1);
@@ -685,6 +685,70 @@ START_TEST(test_more_launches_than_slots) {
   }
   ck_assert_uint_eq(atomic_load(&g_arrived), CROWD);
   ck_assert_uint_eq(atomic_load(&g_crowd_timeout), 0);
+  accy__pool_release(pool);
+}
+END_TEST
+
+/* ---- worker indices ---------------------------------------------------------------------- */
+
+/* Every tile learns a worker index below accy__sched_worker_slots(pool),
+ * and no two threads of one launch hold the same index at once (tiles may
+ * use per-worker memory indexed by it). Several launches run at once, each
+ * with its own table of indices in use. */
+enum { WORKER_LAUNCHES = 4, WORKER_MAX = 64 };
+typedef struct worker_rec {
+  _Atomic uint32_t in_use[WORKER_MAX];
+  _Atomic uint32_t bad;
+  _Atomic uint32_t seen[WORKER_MAX];
+  uint32_t slots;
+} worker_rec;
+
+static void worker_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
+  (void)ctx;
+  (void)tile;
+  worker_rec *r = data;
+  if (worker >= r->slots || worker >= WORKER_MAX) {
+    atomic_store(&r->bad, 1);
+    return;
+  }
+  atomic_store(&r->seen[worker], 1);
+  uint32_t expected = 0;
+  if (!atomic_compare_exchange_strong(&r->in_use[worker], &expected, 1)) {
+    atomic_store(&r->bad, 2); /* two threads with one index */
+    return;
+  }
+  for (volatile int k = 0; k < 2000; k++) {
+  }
+  atomic_store(&r->in_use[worker], 0);
+}
+
+static void *worker_launch(void *vpool) {
+  accy__pool *pool = vpool;
+  accy__sched_task tasks[1] = {{worker_fn, NULL, 4000, 0, 0, 0}};
+  accy__sched_graph g = {1, tasks, NULL};
+  void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
+  worker_rec *r = calloc(1, sizeof *r);
+  r->slots = accy__sched_worker_slots(pool);
+  accy__sched_run(pool, &g, r, state, r->slots);
+  uintptr_t bad = atomic_load(&r->bad);
+  free(state);
+  free(r);
+  return (void *)bad;
+}
+
+START_TEST(test_worker_indices_are_unique_per_launch) {
+  accy__pool *pool = pool_get(POOL_N);
+  ck_assert_uint_eq(accy__sched_worker_slots(pool), accy__pool_size(pool) + 1);
+  ck_assert_uint_eq(accy__sched_worker_slots(NULL), 1);
+  pthread_t th[WORKER_LAUNCHES];
+  for (int h = 0; h < WORKER_LAUNCHES; h++)
+    ck_assert_int_eq(pthread_create(&th[h], NULL, worker_launch, pool), 0);
+  for (int h = 0; h < WORKER_LAUNCHES; h++) {
+    void *bad;
+    pthread_join(th[h], &bad);
+    ck_assert_msg(bad == NULL, "launch %d: worker index %s", h,
+                  (uintptr_t)bad == 1 ? "out of range" : "shared by two threads at once");
+  }
   accy__pool_release(pool);
 }
 END_TEST
@@ -964,6 +1028,7 @@ static Suite *scheduler_suite(void) {
   tcase_add_test(tc, test_max_workers_bounds_concurrency);
   tcase_add_loop_test(tc, test_many_host_threads, 0, 2);
   tcase_add_test(tc, test_more_launches_than_slots);
+  tcase_add_test(tc, test_worker_indices_are_unique_per_launch);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("lifetime");

@@ -145,12 +145,23 @@ static accy_status assign_locations(builder *b) {
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-static void task_tile(const void *ctx, void *launch_data, uint32_t tile) {
+/* Largest operand list of a kernel with a worker workspace (its pointer
+ * table is copied to append the workspace). */
+#define WS_MAX_REFS 8u
+
+static void task_tile(const void *ctx, void *launch_data, uint32_t tile, uint32_t worker) {
   const accy__ctask *t = ctx;
   void *const *bufs = (void *const *)launch_data + t->refs_offset;
   uint64_t begin = (uint64_t)tile * t->grain;
   uint64_t end = begin + t->grain;
   if (end > t->kernel.n_items) end = t->kernel.n_items;
+  if (t->kernel.worker_bytes) {
+    void *local[WS_MAX_REFS + 1];
+    memcpy(local, bufs, t->n_refs * sizeof(void *));
+    local[t->n_refs] = (char *)launch_data + t->ws_delta + (uint64_t)worker * t->ws_stride;
+    t->kernel.run(&t->kernel, local, begin, end);
+    return;
+  }
   t->kernel.run(&t->kernel, bufs, begin, end);
 }
 
@@ -174,9 +185,14 @@ static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *r
     plan->refs = nr;
     b->cap_refs = ncap;
   }
+  if (k->worker_bytes && n_refs > WS_MAX_REFS)
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                     "a kernel with a worker workspace has %u buffers (at most %u)", n_refs,
+                     WS_MAX_REFS);
   accy__ctask *t = &plan->ctasks[plan->n_tasks];
   memset(t, 0, sizeof *t);
   t->kernel = *k;
+  if (k->worker_bytes > plan->ws_bytes) plan->ws_bytes = accy__align_up(k->worker_bytes, 64);
   uint64_t cost = k->item_cost ? k->item_cost : 1;
   t->grain = cost >= TILE_COST ? 1 : TILE_COST / cost;
   if (k->n_items / t->grain >= UINT32_MAX) t->grain = k->n_items / (UINT32_MAX - 1) + 1;
@@ -459,8 +475,9 @@ static accy_status make_descriptors(builder *b) {
 
 /* ---- entry points ------------------------------------------------------------- */
 
-accy_status accy__compile(const accy__program *p, accy__plan *plan) {
+accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__plan *plan) {
   memset(plan, 0, sizeof *plan);
+  plan->worker_slots = worker_slots ? worker_slots : 1;
   accy__arena_init(&plan->arena);
   builder b;
   memset(&b, 0, sizeof b);
@@ -501,7 +518,21 @@ accy_status accy__compile(const accy__program *p, accy__plan *plan) {
   plan->values_offset = at;
   at = accy__align_up(at + (uint64_t)n * sizeof(void *), 64);
   plan->data_offset = at;
-  at += plan->data_bytes;
+  at = accy__align_up(at + plan->data_bytes, 64);
+  plan->ws_offset = at;
+  uint64_t ws_total;
+  if (!accy__mul_u64(plan->ws_bytes, plan->worker_slots, &ws_total) ||
+      !accy__add_u64(at, ws_total, &at) || at > ACCY_MAX_SCRATCH_BYTES) {
+    s = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                  "launch scratch with %u workers' workspaces of %llu bytes exceeds "
+                  "ACCY_MAX_SCRATCH_BYTES",
+                  plan->worker_slots, (unsigned long long)plan->ws_bytes);
+    goto done;
+  }
+  for (uint32_t t = 0; t < plan->n_tasks; t++) {
+    plan->ctasks[t].ws_delta = (int64_t)plan->ws_offset - (int64_t)plan->ptrs_offset;
+    plan->ctasks[t].ws_stride = plan->ws_bytes;
+  }
   plan->block_bytes = accy__align_up(at, 64);
 done:
   accy__free(b.uses);
@@ -559,7 +590,10 @@ void accy__plan_run(const accy__plan *plan, const accy__program *p, accy__pool *
       default: ptrs[r] = nonnull(vals[idx]); break;
     }
   }
-  bool inline_run = plan->sequential || max_workers <= 1;
+  /* A pool with more worker indices than the plan has workspaces for (not
+   * the one it was compiled for) runs the launch inline: still correct. */
+  bool inline_run = plan->sequential || max_workers <= 1 ||
+                    (pool && accy__sched_worker_slots(pool) > plan->worker_slots);
   accy__sched_run(inline_run ? NULL : pool, &plan->graph, ptrs, base + plan->sched_offset,
                   inline_run ? 1 : max_workers);
 }

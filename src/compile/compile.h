@@ -48,6 +48,8 @@ typedef struct accy__ctask {
   uint64_t grain;        /* items per tile */
   uint32_t n_refs;       /* 1 + operands */
   uint32_t refs_offset;  /* first entry in plan->refs and in the launch's pointer table */
+  int64_t ws_delta;      /* worker workspace 0 minus the pointer table, in bytes */
+  uint64_t ws_stride;    /* bytes between two workers' workspaces */
 } accy__ctask;
 
 typedef struct accy__plan {
@@ -68,6 +70,9 @@ typedef struct accy__plan {
   uint64_t ptrs_offset;         /* void *[n_refs]: the tasks' resolved buffers */
   uint64_t values_offset;       /* void *[n_nodes]: resolved node buffers */
   uint64_t data_offset;         /* intermediates and copied inputs */
+  uint64_t ws_offset;           /* per-worker workspaces: worker_slots x ws_bytes */
+  uint64_t ws_bytes;            /* one worker's workspace: the most any task needs */
+  uint32_t worker_slots;        /* distinct worker indices a launch may see */
   uint64_t data_bytes;          /* planned peak of the data region */
   uint64_t block_bytes;         /* whole block */
   /* Descriptors: inputs then outputs. */
@@ -76,9 +81,12 @@ typedef struct accy__plan {
 } accy__plan;
 
 /* Compiles the verified program |p| (which must outlive the plan: descriptor
- * dims and names point into it). Returns OK, COMPILE_FAILED or
- * OUT_OF_MEMORY with a cause; on failure *plan holds nothing to free. */
-ACCY_NODISCARD accy_status accy__compile(const accy__program *p, accy__plan *plan);
+ * dims and names point into it) for launches that may see |worker_slots|
+ * worker indices (accy__sched_worker_slots of the pool it runs on; at least
+ * 1). Returns OK, COMPILE_FAILED or OUT_OF_MEMORY with a cause; on failure
+ * *plan holds nothing to free. */
+ACCY_NODISCARD accy_status accy__compile(const accy__program *p, uint32_t worker_slots,
+                                         accy__plan *plan);
 void accy__plan_free(accy__plan *plan);
 
 /* Runs one launch of |plan| with the caller's (already validated) buffers,

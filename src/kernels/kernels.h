@@ -38,6 +38,10 @@ struct accy__kernel {
   uint32_t node;             /* index of the node this kernel computes */
   const void *params;        /* kernel-private data, allocated from the arena
                                 given to prepare; immutable after prepare */
+  uint64_t worker_bytes;     /* per-worker workspace the tile function may use
+                                (64-byte aligned, contents unspecified at
+                                entry), passed as the buffer after the last
+                                operand; 0: none */
 };
 
 /* Fills *k for node |node| of the verified program |p|. |arena| outlives the

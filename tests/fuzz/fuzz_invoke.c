@@ -66,7 +66,7 @@ static bool small_enough(const uint8_t *bytes, size_t size) {
   if (accy__wire_decode(bytes, size, &p) != ACCY_STATUS_OK) return false;
   bool ok = false;
   accy__plan plan;
-  if (accy__verify(&p) == ACCY_STATUS_OK && accy__compile(&p, &plan) == ACCY_STATUS_OK) {
+  if (accy__verify(&p) == ACCY_STATUS_OK && accy__compile(&p, 16, &plan) == ACCY_STATUS_OK) {
     uint64_t io = 0;
     bool fits = true;
     for (uint32_t i = 0; i < plan.n_inputs + plan.n_outputs && fits; i++)
