@@ -89,8 +89,11 @@ static void case_free(lin_case *c) {
 }
 
 static void run_range(const lin_case *c, void *out, uint64_t begin, uint64_t end) {
-  void *bufs[3] = {out, c->lhs, c->rhs};
+  /* A kernel's per-worker workspace comes after its operands. */
+  void *ws = c->k.worker_bytes ? aligned_alloc(64, (size_t)(c->k.worker_bytes + 63) / 64 * 64) : NULL;
+  void *bufs[4] = {out, c->lhs, c->rhs, ws};
   c->k.run(&c->k, bufs, begin, end);
+  free(ws);
 }
 
 /* The f32 bound of docs/ops.md ("Numeric contract") for levels above
@@ -506,6 +509,53 @@ START_TEST(test_dot_empty_result_has_no_items) {
 }
 END_TEST
 
+/* rhs as a constant (the weights of a layer): the GEMM path packs it at
+ * prepare time; every layout of it (N-major or K-major, batches) must give
+ * what the reference gives on the same values. */
+START_TEST(test_dot_constant_rhs_is_packed) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 900 + (uint64_t)_i);
+  struct {
+    int64_t ld[3], rd[3];
+    uint32_t lr, rr;
+    int64_t attrs[6];
+    uint32_t na;
+  } cases[] = {
+      {{7, 33}, {33, 40}, 2, 2, {0, 1, 1, 0}, 4},        /* x @ W */
+      {{1, 300}, {70, 300}, 2, 2, {0, 1, 1, 1}, 4},      /* x @ W^T, batch 1 (ONNX Gemm transB) */
+      {{100, 20}, {29, 20}, 2, 2, {0, 1, 1, 1}, 4},      /* several row tiles */
+      {{3, 5, 17}, {3, 17, 9}, 3, 3, {1, 0, 0, 1, 2, 1}, 6}, /* batched */
+  };
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    accy__type lt = tu_type(ACCY_DTYPE_F32, cases[ci].lr, cases[ci].ld);
+    accy__type rt = tu_type(ACCY_DTYPE_F32, cases[ci].rr, cases[ci].rd);
+    accy__type ot = dot_result_type(&lt, &rt, cases[ci].attrs);
+    lin_case c;
+    memset(&c, 0, sizeof c);
+    c.lt = lt, c.rt = rt, c.ot = ot;
+    accy__program_init(&c.p);
+    accy__arena_init(&c.arena);
+    c.lhs = calloc(tu_elems(&lt) + 1, 4);
+    c.rhs = calloc(tu_elems(&rt) + 1, 4);
+    tu_fill_random(&rng, ACCY_DTYPE_F32, c.lhs, (size_t)tu_elems(&lt), _i == 1, 0);
+    tu_fill_random(&rng, ACCY_DTYPE_F32, c.rhs, (size_t)tu_elems(&rt), _i == 1, 0);
+    uint32_t ops[2], node;
+    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_PARAMETER, &lt, NULL, 0, NULL, 0, "x", 1,
+                                            NULL, 0, &ops[0]), ACCY_STATUS_OK);
+    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONSTANT, &rt, NULL, 0, NULL, 0, "w", 1,
+                                            c.rhs, tu_elems(&rt) * 4, &ops[1]), ACCY_STATUS_OK);
+    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_DOT_GENERAL, &ot, ops, 2, cases[ci].attrs,
+                                            cases[ci].na, NULL, 0, NULL, 0, &node), ACCY_STATUS_OK);
+    ck_assert_int_eq(accy__kernel_prepare(&c.p, node, &c.arena, &c.k), ACCY_STATUS_OK);
+    void *ref = calloc(tu_elems(&ot) + 1, 4);
+    ref_dot(&c, cases[ci].attrs, ref);
+    check_runs(&c, ref, &rng);
+    free(ref);
+    case_free(&c);
+  }
+}
+END_TEST
+
 /* Helper for the hand-computed cases: f32-valued operands given as doubles. */
 static void dot_explicit(int32_t dt, const accy__type *lt, const accy__type *rt,
                          const int64_t *attrs, uint32_t na, const double *lv, const double *rv,
@@ -910,6 +960,7 @@ static Suite *linalg_suite(void) {
   TCase *tc = tcase_create("dot_general");
   tcase_add_loop_test(tc, test_dot_matmul_matches_reference_for_every_dtype, 0, N_NUMERIC);
   tcase_add_loop_test(tc, test_dot_batched_with_odd_axis_placement, 0, N_NUMERIC);
+  tcase_add_loop_test(tc, test_dot_constant_rhs_is_packed, 0, 2);
   tcase_add_loop_test(tc, test_dot_random_layouts_match_reference, 0, 2 * N_NUMERIC);
   tcase_add_loop_test(tc, test_dot_rank8_operands, 0, N_NUMERIC);
   tcase_add_loop_test(tc, test_dot_wide_rows_are_split_into_column_blocks, 0, 4);

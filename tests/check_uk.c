@@ -160,6 +160,9 @@ START_TEST(test_gemm_driver) {
       g.a_bs = (ptrdiff_t)(g.M * g.K);
       g.c_rs = (ptrdiff_t)g.N;
       g.c_bs = (ptrdiff_t)(g.M * g.N);
+      bool packed = tu_rng_range(&r, 0, 1);
+      static const float kSentinel[1];
+      if (packed) g.b_packed = kSentinel;
       accy__gemm_plan(&g);
       size_t na = (size_t)(g.batch * g.M * g.K) + 1, nb = (size_t)(g.batch * g.K * g.N) + 1;
       size_t nc = (size_t)(g.batch * g.M * g.N) + 1;
@@ -168,7 +171,6 @@ START_TEST(test_gemm_driver) {
       for (size_t i = 0; i < na; i++) a[i] = rnd(&r);
       for (size_t i = 0; i < nb; i++) b[i] = rnd(&r);
       for (size_t i = 0; i <= g.N; i++) bias[i] = rnd(&r);
-      bool packed = tu_rng_range(&r, 0, 1);
       float *pb = NULL;
       if (packed) {
         uint64_t nf = accy__gemm_packed_floats(&g);
@@ -185,7 +187,9 @@ START_TEST(test_gemm_driver) {
         g.ep_flags = ACCY__UK_EPILOGUE;
       }
       uint64_t items = accy__gemm_items(&g);
-      accy__gemm_run(&g, a, b, c, 0, items);
+      uint64_t wsb = accy__gemm_workspace_bytes(&g);
+      void *ws = wsb ? aligned_alloc(64, (size_t)(wsb + 63) / 64 * 64) : NULL;
+      accy__gemm_run(&g, a, b, c, 0, items, ws);
       for (uint64_t bi = 0; bi < g.batch; bi++)
         for (uint64_t i = 0; i < g.M; i++)
           for (uint64_t j = 0; j < g.N; j++) {
@@ -207,8 +211,13 @@ START_TEST(test_gemm_driver) {
       /* A random split in shuffled order: the same bits. */
       memset(c2, 0x7f, nc * 4);
       uint64_t cut = items ? (uint64_t)tu_rng_range(&r, 0, (int64_t)items) : 0;
-      accy__gemm_run(&g, a, b, c2, cut, items);
-      accy__gemm_run(&g, a, b, c2, 0, cut);
+      accy__gemm_run(&g, a, b, c2, cut, items, ws);
+      accy__gemm_run(&g, a, b, c2, 0, cut, ws);
+      /* Without the workspace (no packing of A): the same bits too. */
+      memset(c2, 0x7f, nc * 4);
+      accy__gemm_run(&g, a, b, c2, 0, items, NULL);
+      ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
+      free(ws);
       ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
       free(a);
       free(b);

@@ -6,30 +6,56 @@
 #include "src/kernels/gemm.h"
 
 /* K block: a kc x 16 panel of B is 16 KiB, half of a 32 KiB L1. */
-#define GEMM_KC 256u
+#define GEMM_KC 512u
 /* Most rows and columns of one item. */
 #define GEMM_MB_TILES 16u /* mb <= 16 * mr */
 #define GEMM_NB_MAX 256u
-/* Target work of one item, in multiply-adds plus 8 per B element read:
- * a batch-1 product is bound by reading B, so its items are sized by bytes. */
-#define GEMM_ITEM_WORK (UINT64_C(1) << 19)
-#define GEMM_B_WEIGHT 8u
+/* Item work, in multiply-adds: at most GEMM_ITEM_MAX (so that items stay
+ * small enough to balance), and items are halved down towards
+ * GEMM_ITEM_MIN while there are fewer than GEMM_ITEMS_WANTED of them. */
+#define GEMM_ITEM_MAX (UINT64_C(1) << 25)
+#define GEMM_ITEM_MIN (UINT64_C(1) << 20)
+#define GEMM_ITEMS_WANTED 16u
 
 static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
+static uint64_t div_up(uint64_t x, uint64_t m) { return (x + m - 1) / m; }
 
 void accy__gemm_plan(accy__gemm *g) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
+  const uint64_t K = g->K ? g->K : 1;
   g->kc = GEMM_KC;
   uint64_t mb_max = GEMM_MB_TILES * mr;
   g->mb = g->M <= mb_max ? (g->M ? g->M : 1) : mb_max;
   uint64_t ncap = round_up(g->N ? g->N : 1, nr);
-  if (ncap > GEMM_NB_MAX) ncap = GEMM_NB_MAX;
-  uint64_t per_col = (g->K ? g->K : 1) * (g->mb + GEMM_B_WEIGHT);
-  uint64_t nb = nr;
-  while (nb * 2 <= ncap && nb * 2 * per_col <= GEMM_ITEM_WORK) nb *= 2;
-  g->nb = nb < ncap ? nb : ncap;
-  g->m_items = g->M ? (g->M + g->mb - 1) / g->mb : 0;
-  g->n_items = g->N ? (g->N + g->nb - 1) / g->nb : 0;
+  uint64_t nb = ncap < GEMM_NB_MAX ? ncap : GEMM_NB_MAX;
+  const uint64_t m_items = g->M ? div_up(g->M, g->mb) : 0;
+  /* Halve while an item is too big, or while there are too few items and
+   * halving keeps them above the minimum. */
+  while (nb > nr) {
+    uint64_t work = g->mb * nb * K;
+    uint64_t items = g->batch * m_items * div_up(g->N ? g->N : 1, nb);
+    bool too_big = work > GEMM_ITEM_MAX;
+    bool too_few = items < GEMM_ITEMS_WANTED && work / 2 >= GEMM_ITEM_MIN;
+    if (!too_big && !too_few) break;
+    nb = round_up(nb / 2, nr);
+  }
+  g->nb = nb;
+  g->m_items = m_items;
+  g->n_items = g->N ? div_up(g->N, g->nb) : 0;
+  /* Packing A pays when an item's A block serves several panels of B, or
+   * when A is read across rows (transposed) rather than along them. */
+  g->pack_a = g->mb > mr && (g->nb / nr >= 4 || g->a_cs != 1);
+  g->pack_b_panels = !g->b_packed && g->mb > mr;
+}
+
+/* The workspace: the packed A block, then one packed B panel. */
+static uint64_t ws_a_floats(const accy__gemm *g) {
+  return g->pack_a ? round_up(g->mb, g->uk.mr) * g->kc : 0;
+}
+
+uint64_t accy__gemm_workspace_bytes(const accy__gemm *g) {
+  uint64_t f = ws_a_floats(g) + (g->pack_b_panels ? g->kc * g->uk.nr : 0);
+  return f * sizeof(float);
 }
 
 uint64_t accy__gemm_items(const accy__gemm *g) { return g->batch * g->m_items * g->n_items; }
@@ -63,11 +89,34 @@ void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrd
     }
 }
 
+/* Copies rows [m0, m0 + rows) x columns [k0, k0 + kcur) of A into |dst| as
+ * micro-panels of mr rows: panel t holds element (m0 + t*mr + i, k0 + k) at
+ * dst[t * kcur * mr + k * mr + i]; rows past the block repeat its first row
+ * of that panel (they are computed, never stored). */
+static void pack_a(const accy__gemm *g, const float *a, uint64_t m0, uint64_t rows, uint64_t k0,
+                   uint64_t kcur, float *dst) {
+  const uint64_t mr = g->uk.mr;
+  for (uint64_t t = 0; t * mr < rows; t++) {
+    float *d = dst + t * kcur * mr;
+    const uint64_t r0 = m0 + t * mr, n = rows - t * mr < mr ? rows - t * mr : mr;
+    for (uint64_t i = 0; i < mr; i++) {
+      const float *src = a + (ptrdiff_t)(r0 + (i < n ? i : 0)) * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
+      if (g->a_cs == 1)
+        for (uint64_t k = 0; k < kcur; k++) d[k * mr + i] = src[k];
+      else
+        for (uint64_t k = 0; k < kcur; k++) d[k * mr + i] = src[(ptrdiff_t)k * g->a_cs];
+    }
+  }
+}
+
 void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, uint64_t begin,
-                    uint64_t end) {
+                    uint64_t end, void *ws) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
   const uint64_t panels = (g->N + nr - 1) / nr;
   const accy__uk_f32_gemm_fn fn = g->uk.fn;
+  const bool packing = g->pack_a && ws;
+  const bool packing_b = g->pack_b_panels && ws;
+  float *pa = ws, *pbp = (float *)ws + ws_a_floats(g);
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t ni = it % g->n_items, rest = it / g->n_items;
     const uint64_t mi = rest % g->m_items, bi = rest / g->m_items;
@@ -81,6 +130,7 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
       const uint64_t kcur = K - k0 < g->kc ? K - k0 : g->kc;
       const bool last = k0 + kcur >= K;
       const uint32_t flags = (k0 ? ACCY__UK_ACCUMULATE : 0u) | (last ? g->ep_flags : 0u);
+      if (packing && kcur) pack_a(g, ab, m0, rows, k0, kcur, pa);
       for (uint64_t j0 = n0; j0 < n0 + cols; j0 += nr) {
         const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
         const float *bp;
@@ -91,14 +141,32 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
         } else {
           bp = bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;
           brs = g->b_rs;
+          if (packing_b) {
+            for (uint64_t k = 0; k < kcur; k++) {
+              memcpy(pbp + k * nr, bp + (ptrdiff_t)k * brs, (size_t)ncur * sizeof(float));
+              for (uint64_t j = ncur; j < nr; j++) pbp[k * nr + j] = 0.0f;
+            }
+            bp = pbp;
+            brs = (ptrdiff_t)nr;
+          }
         }
         for (uint64_t i0 = m0; i0 < m0 + rows; i0 += mr) {
           const uint64_t mcur = m0 + rows - i0 < mr ? m0 + rows - i0 : mr;
           accy__uk_epilogue ep = g->ep;
           if (ep.bias_row) ep.bias_row += i0;
           if (ep.bias_col) ep.bias_col += j0;
-          fn((size_t)mcur, (size_t)ncur, (size_t)kcur,
-             ab + (ptrdiff_t)i0 * g->a_rs + (ptrdiff_t)k0 * g->a_cs, g->a_rs, g->a_cs, bp, brs,
+          const float *ap;
+          ptrdiff_t ars, acs;
+          if (packing) {
+            ap = pa + ((i0 - m0) / mr) * kcur * mr;
+            ars = 1;
+            acs = (ptrdiff_t)mr;
+          } else {
+            ap = ab + (ptrdiff_t)i0 * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
+            ars = g->a_rs;
+            acs = g->a_cs;
+          }
+          fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs,
              cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0, g->c_rs, flags, &ep);
         }
       }

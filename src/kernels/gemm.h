@@ -34,17 +34,30 @@ typedef struct accy__gemm {
   uint32_t ep_flags; /* 0, or ACCY__UK_EPILOGUE [| ACCY__UK_CLAMP] */
   /* Geometry, from accy__gemm_plan. */
   uint64_t kc, mb, nb, m_items, n_items;
+  /* Whether an item copies its A block into the worker workspace, one K
+   * block at a time, as micro-panels of mr rows with k outermost (so the
+   * microkernel reads A contiguously); needs accy__gemm_workspace_bytes. */
+  bool pack_a;
+  /* Whether an item copies each kc x nr panel of a direct (unpacked) B into
+   * the worker workspace before its row tiles use it (B rows are then read
+   * once per panel instead of once per row tile, and contiguously). */
+  bool pack_b_panels;
 } accy__gemm;
 
-/* Chooses the item geometry from the shape and the microkernel in g->uk. */
+/* Chooses the item geometry from the shape and the microkernel in g->uk;
+ * b_packed must already say whether B is packed (any non-NULL pointer). */
 void accy__gemm_plan(accy__gemm *g);
 /* batch * m_items * n_items. */
 uint64_t accy__gemm_items(const accy__gemm *g);
 /* Work of one (full) item in multiply-adds, for the tile grain. */
 uint64_t accy__gemm_item_cost(const accy__gemm *g);
-/* Runs items [begin, end). |b| is ignored when B is packed. */
+/* Bytes of the per-worker workspace accy__gemm_run needs (0: none). */
+uint64_t accy__gemm_workspace_bytes(const accy__gemm *g);
+/* Runs items [begin, end). |b| is ignored when B is packed. |ws| is a
+ * 64-byte aligned workspace of accy__gemm_workspace_bytes(g) bytes private
+ * to the calling thread (may be NULL when that is 0). */
 void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, uint64_t begin,
-                    uint64_t end);
+                    uint64_t end, void *ws);
 
 /* Bytes of packed B for g's shape (batch x panels x K x nr floats). */
 uint64_t accy__gemm_packed_floats(const accy__gemm *g);

@@ -285,7 +285,7 @@ DOT_GENERIC(dot_gen_u64, uint64_t, uint64_t, LOAD_U64, STORE_U64)
  * level's microkernel, when the operands' index spaces are single strides
  * (B may be anything when it is a constant: it is packed at compile time). */
 static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
-  accy__gemm_run(k->params, bufs[1], bufs[2], bufs[0], begin, end);
+  accy__gemm_run(k->params, bufs[1], bufs[2], bufs[0], begin, end, k->worker_bytes ? bufs[3] : NULL);
 }
 
 static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const dot_params *dp,
@@ -309,6 +309,8 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   g->a_cs = dp->kl.stride;
   g->c_rs = (ptrdiff_t)g->N;
   g->c_bs = (ptrdiff_t)(g->M * g->N);
+  static const float kNoWeights[1];
+  if (packed) g->b_packed = kNoWeights; /* the plan needs to know; the pointer comes below */
   accy__gemm_plan(g);
   if (packed) {
     uint64_t nf = accy__gemm_packed_floats(g);
@@ -328,14 +330,14 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
             d[j] = col < g->N ? src[base + map_off(&dp->n, col)] : 0.0f;
           }
         }
-    static const float kNoWeights[1];
-    g->b_packed = dst ? dst : kNoWeights; /* packed mode even when B is empty */
+    if (dst) g->b_packed = dst; /* else empty: kNoWeights keeps packed mode */
   } else {
     g->b_bs = dp->br.stride;
     g->b_rs = dp->kr.stride;
   }
   k->run = dot_gemm_f32;
   k->params = g;
+  k->worker_bytes = accy__gemm_workspace_bytes(g);
   k->n_items = accy__gemm_items(g);
   k->item_cost = accy__gemm_item_cost(g);
   *used = true;

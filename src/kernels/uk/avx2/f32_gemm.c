@@ -55,7 +55,33 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
     av = _mm256_broadcast_ss(a5 + (OFF));                                   \
     c50 = _mm256_fmadd_ps(av, B0, c50), c51 = _mm256_fmadd_ps(av, B1, c51); \
   } while (0)
-  if (full) {
+  if (full && a_rs == 1 && a_cs == MR && mr == MR) {
+    /* Packed A (gemm.c's micro-panels): one pointer, MR floats per k. */
+    const float *ap = a;
+#define STEP_P(B0, B1)                                                        \
+  do {                                                                        \
+    __m256 av = _mm256_broadcast_ss(ap + 0);                                  \
+    c00 = _mm256_fmadd_ps(av, B0, c00), c01 = _mm256_fmadd_ps(av, B1, c01);   \
+    av = _mm256_broadcast_ss(ap + 1);                                         \
+    c10 = _mm256_fmadd_ps(av, B0, c10), c11 = _mm256_fmadd_ps(av, B1, c11);   \
+    av = _mm256_broadcast_ss(ap + 2);                                         \
+    c20 = _mm256_fmadd_ps(av, B0, c20), c21 = _mm256_fmadd_ps(av, B1, c21);   \
+    av = _mm256_broadcast_ss(ap + 3);                                         \
+    c30 = _mm256_fmadd_ps(av, B0, c30), c31 = _mm256_fmadd_ps(av, B1, c31);   \
+    av = _mm256_broadcast_ss(ap + 4);                                         \
+    c40 = _mm256_fmadd_ps(av, B0, c40), c41 = _mm256_fmadd_ps(av, B1, c41);   \
+    av = _mm256_broadcast_ss(ap + 5);                                         \
+    c50 = _mm256_fmadd_ps(av, B0, c50), c51 = _mm256_fmadd_ps(av, B1, c51);   \
+    ap += MR;                                                                 \
+  } while (0)
+    const float *bk = b;
+    for (size_t k = 0; k < kc; k++) {
+      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+      STEP_P(b0, b1);
+      bk += b_rs;
+    }
+#undef STEP_P
+  } else if (full) {
     if (a_cs == 1) {
       for (size_t k = 0; k < kc; k++) {
         const float *bk = b + (ptrdiff_t)k * b_rs;
