@@ -100,7 +100,7 @@ static void run_range(const lin_case *c, void *out, uint64_t begin, uint64_t end
  * portable: the reference functions record, per result element, the exact
  * sum of its products (in double: products of floats are exact there), the
  * sum of their magnitudes and their number; a result must be within
- * (n + 1) * 2^-24 * sum|a*b| of the exact sum. Recorded when g_bound_cap
+ * (n + 1) * (2^-24 * sum|a*b| + 2^-149) of the exact sum. Recorded when g_bound_cap
  * covers the element. */
 static double *g_exact, *g_abssum;
 static uint64_t *g_terms;
@@ -126,7 +126,9 @@ static bool within_bound(size_t i, double got, double ref) {
   double abssum = g_abssum[i];
   /* Sums that overflow f32 somewhere may overflow differently with FMA. */
   if (!isfinite(abssum) || abssum > 3.4e38) return true;
-  double tol = ((double)g_terms[i] + 1) * 0x1p-24 * abssum;
+  /* Relative rounding per term, plus the absolute unit of underflow (a
+   * product that is subnormal in f32 rounds to a multiple of 2^-149). */
+  double tol = ((double)g_terms[i] + 1) * (0x1p-24 * abssum + 0x1p-149);
   return fabs(got - g_exact[i]) <= tol;
 }
 
@@ -912,6 +914,66 @@ START_TEST(test_conv_random_configs_match_reference) {
 }
 END_TEST
 
+/* Filters as constants, the way real networks have them: f32 takes the
+ * GEMM path (im2col panels, or the input read directly for a pointwise
+ * convolution), any other filter (one with an Inf) the direct one; both
+ * must match the reference, and padding taps must stay skipped. */
+static void conv_const_case(tu_rng *rng, const conv_cfg *g, bool edges, bool inf_weight) {
+  accy__type lt, rt, ot;
+  conv_types(ACCY_DTYPE_F32, g, &lt, &rt, &ot);
+  int64_t attrs[2 + 5 * 3];
+  uint32_t na = conv_attrs(g, attrs);
+  lin_case c;
+  memset(&c, 0, sizeof c);
+  c.lt = lt, c.rt = rt, c.ot = ot;
+  accy__program_init(&c.p);
+  accy__arena_init(&c.arena);
+  c.lhs = calloc(tu_elems(&lt) + 1, 4);
+  c.rhs = calloc(tu_elems(&rt) + 1, 4);
+  tu_fill_random(rng, ACCY_DTYPE_F32, c.lhs, (size_t)tu_elems(&lt), edges, 0);
+  tu_fill_random(rng, ACCY_DTYPE_F32, c.rhs, (size_t)tu_elems(&rt), false, 0);
+  if (inf_weight && tu_elems(&rt)) ((float *)c.rhs)[tu_elems(&rt) / 2] = INFINITY;
+  uint32_t ops[2], node;
+  ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_PARAMETER, &lt, NULL, 0, NULL, 0, "x", 1,
+                                          NULL, 0, &ops[0]), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONSTANT, &rt, NULL, 0, NULL, 0, "w", 1,
+                                          c.rhs, tu_elems(&rt) * 4, &ops[1]), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONVOLUTION, &ot, ops, 2, attrs, na, NULL,
+                                          0, NULL, 0, &node), ACCY_STATUS_OK);
+  ck_assert_msg(accy__kernel_prepare(&c.p, node, &c.arena, &c.k) == ACCY_STATUS_OK, "prepare: %s",
+                accy__cause());
+  void *ref = calloc(tu_elems(&ot) + 1, 4);
+  ref_conv(&c, g, ref);
+  check_runs(&c, ref, rng);
+  free(ref);
+  case_free(&c);
+}
+
+START_TEST(test_conv_constant_filters_match_reference) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 1300 + (uint64_t)_i);
+  for (int rep = 0; rep < 10; rep++) {
+    conv_cfg g;
+    memset(&g, 0, sizeof g);
+    g.s = (uint32_t)tu_rng_range(&rng, 1, 2);
+    g.n = tu_rng_range(&rng, 1, 2);
+    g.groups = rep % 4 == 3 ? tu_rng_range(&rng, 2, 6) : 1;
+    g.c = g.groups * tu_rng_range(&rng, 1, rep % 4 == 3 ? 1 : 20);
+    g.o = g.groups * tu_rng_range(&rng, 1, rep % 4 == 3 ? 1 : 40); /* depthwise on rep % 4 == 3 */
+    for (uint32_t i = 0; i < g.s; i++) {
+      g.in[i] = tu_rng_range(&rng, 1, 24);
+      g.k[i] = rep % 5 == 0 ? 1 : tu_rng_range(&rng, 1, 5);
+      g.stride[i] = rep % 5 == 0 ? 1 : tu_rng_range(&rng, 1, 3);
+      g.pad_lo[i] = rep % 5 == 0 ? 0 : tu_rng_range(&rng, -1, 3);
+      g.pad_hi[i] = rep % 5 == 0 ? 0 : tu_rng_range(&rng, -1, 3);
+      g.ldil[i] = 1;
+      g.rdil[i] = rep % 5 == 0 ? 1 : tu_rng_range(&rng, 1, 2);
+    }
+    conv_const_case(&rng, &g, rep % 2 == 1, rep == 7);
+  }
+}
+END_TEST
+
 START_TEST(test_conv_zero_extents) {
   const int32_t dt = kNumeric[_i];
   tu_rng rng;
@@ -981,6 +1043,7 @@ static Suite *linalg_suite(void) {
   tcase_add_test(tc, test_conv_taps_over_padding_are_skipped);
   tcase_add_test(tc, test_conv_integers_wrap);
   tcase_add_test(tc, test_conv_half_types_accumulate_in_f32);
+  tcase_add_loop_test(tc, test_conv_constant_filters_match_reference, 0, 4);
   tcase_add_loop_test(tc, test_conv_random_configs_match_reference, 0, 2 * N_NUMERIC);
   tcase_add_loop_test(tc, test_conv_zero_extents, 0, N_NUMERIC);
   tcase_add_test(tc, test_conv_rejects_bool);

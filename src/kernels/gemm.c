@@ -45,7 +45,7 @@ void accy__gemm_plan(accy__gemm *g) {
   /* Packing A pays when an item's A block serves several panels of B, or
    * when A is read across rows (transposed) rather than along them. */
   g->pack_a = g->mb > mr && (g->nb / nr >= 4 || g->a_cs != 1);
-  g->pack_b_panels = !g->b_packed && g->mb > mr;
+  g->pack_b_panels = !g->b_packed && (g->mb > mr || g->b_panel);
 }
 
 /* The workspace: the packed A block, then one packed B panel. */
@@ -122,7 +122,7 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
     const uint64_t mi = rest % g->m_items, bi = rest / g->m_items;
     const uint64_t m0 = mi * g->mb, rows = g->M - m0 < g->mb ? g->M - m0 : g->mb;
     const uint64_t n0 = ni * g->nb, cols = g->N - n0 < g->nb ? g->N - n0 : g->nb;
-    const float *ab = a + (ptrdiff_t)bi * g->a_bs;
+    const float *ab = a + (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->a_bs;
     float *cb = c + (ptrdiff_t)bi * g->c_bs;
     const float *bb = g->b_packed ? g->b_packed + bi * panels * K * nr : b + (ptrdiff_t)bi * g->b_bs;
     /* K == 0 still writes C (zeros, plus the epilogue): one empty block. */
@@ -137,6 +137,11 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
         ptrdiff_t brs;
         if (g->b_packed) {
           bp = bb + ((j0 / nr) * K + k0) * nr;
+          brs = (ptrdiff_t)nr;
+        } else if (g->b_panel) {
+          /* ws is required for a provider (workspace_bytes says so). */
+          g->b_panel(g->b_panel_ctx, bb, bi, k0, kcur, j0, ncur, pbp);
+          bp = pbp;
           brs = (ptrdiff_t)nr;
         } else {
           bp = bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;

@@ -16,11 +16,25 @@
 #include "src/internal.h"
 #include "src/kernels/uk/uk.h"
 
+/* Fills a kcur x nr panel of B (rows k0.., columns j0.. of batch index b;
+ * columns past ncur zero) at |dst|, row k at dst + k * nr. Lets an operand
+ * that is not a matrix in memory (a convolution's input, read as im2col)
+ * be B without being materialised: the driver builds one panel at a time in
+ * the worker workspace. */
+typedef void (*accy__gemm_panel_fn)(const void *ctx, const float *b, uint64_t bi, uint64_t k0,
+                                    uint64_t kcur, uint64_t j0, uint64_t ncur, float *dst);
+
 typedef struct accy__gemm {
   accy__uk_f32_gemm uk;
   uint64_t batch, M, N, K;
-  /* A(b, i, k) = a[b * a_bs + i * a_rs + k * a_cs] */
+  /* A(b, i, k) = a[(b % a_batch_mod) * a_bs + i * a_rs + k * a_cs]
+   * (a_batch_mod 0: no modulus), so that a convolution's filters repeat
+   * over images while its groups step through them. */
   ptrdiff_t a_bs, a_rs, a_cs;
+  uint64_t a_batch_mod;
+  /* B from a panel provider (then b_bs, b_rs are unused): */
+  accy__gemm_panel_fn b_panel;
+  const void *b_panel_ctx;
   /* B: packed (b_packed != NULL: per batch index, ceil(N / nr) panels of
    * K x nr floats, columns past N zero) or direct: B(b, k, j) =
    * b[b * b_bs + k * b_rs + j]. */

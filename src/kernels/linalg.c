@@ -667,6 +667,138 @@ static bool conv_range_for(const conv_axis_attrs *x, int64_t y, int64_t g, int64
   return true;
 }
 
+/* ---- convolution as GEMM (f32, constant finite filters) -------------------- */
+
+/* One image and group at a time, a 2-D convolution is a GEMM: A is the
+ * group's filters [O/G, C/G x KH x KW] (the constant, row-major), B the
+ * input read as im2col [C/G x KH x KW, OH x OW], C the output rows of the
+ * group. A 1x1 convolution with unit stride and no padding reads the input
+ * as B directly; any other is read through a panel provider that gathers
+ * one kc x nr panel of im2col at a time into the worker workspace, so the
+ * column matrix is never materialised. Taps over padding read 0, which adds
+ * nothing to a sum that starts from +0 when the filter is finite (w * 0 is
+ * +-0, and x + +-0 == x, also for x = +0): the same as skipping them, which
+ * is what docs/ops.md defines. Filters with an Inf or NaN keep the direct
+ * path, where skipping matters. */
+typedef struct conv_gemm {
+  accy__gemm g;
+  uint64_t groups;
+  int64_t C, H, W, KH, KW;     /* C: input channels per group */
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t OH, OW;
+  int64_t img_stride;          /* elements of one input image */
+} conv_gemm;
+
+static void conv_im2col_panel(const void *vctx, const float *x, uint64_t bi, uint64_t k0,
+                              uint64_t kcur, uint64_t j0, uint64_t ncur, float *dst) {
+  const conv_gemm *cg = vctx;
+  const uint64_t nr = cg->g.uk.nr;
+  const uint64_t n = bi / cg->groups, grp = bi % cg->groups;
+  const float *xb = x + (int64_t)n * cg->img_stride + (int64_t)grp * cg->C * cg->H * cg->W;
+  const int64_t khw = cg->KH * cg->KW;
+  for (uint64_t k = 0; k < kcur; k++) {
+    const int64_t kk = (int64_t)(k0 + k), c = kk / khw, r = kk % khw;
+    const int64_t ky = r / cg->KW, kx = r % cg->KW;
+    const float *xc = xb + c * cg->H * cg->W;
+    float *d = dst + k * nr;
+    int64_t oy = (int64_t)j0 / cg->OW, ox = (int64_t)j0 % cg->OW;
+    const int64_t yoff = ky * cg->dh - cg->ph, xoff = kx * cg->dw - cg->pw;
+    uint64_t j = 0;
+    while (j < ncur) {
+      /* One output row's run: its input row is fixed. */
+      const int64_t iy = oy * cg->sh + yoff;
+      uint64_t run = (uint64_t)(cg->OW - ox);
+      if (run > ncur - j) run = ncur - j;
+      if (iy < 0 || iy >= cg->H) {
+        for (uint64_t t = 0; t < run; t++) d[j + t] = 0.0f;
+      } else {
+        const float *row = xc + iy * cg->W;
+        int64_t ix = ox * cg->sw + xoff;
+        for (uint64_t t = 0; t < run; t++, ix += cg->sw) d[j + t] = ix >= 0 && ix < cg->W ? row[ix] : 0.0f;
+      }
+      j += run;
+      ox += (int64_t)run;
+      if (ox == cg->OW) ox = 0, oy++;
+    }
+    for (; j < nr; j++) d[j] = 0.0f;
+  }
+}
+
+static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const conv_gemm *cg = k->params;
+  accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], begin, end, k->worker_bytes ? bufs[3] : NULL);
+}
+
+/* Fills *k with the GEMM form of the convolution when it applies (sets
+ * *used). Otherwise leaves the direct path to the caller. */
+static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, accy__arena *arena,
+                                     accy__kernel *k, bool *used) {
+  *used = false;
+  const accy__node *nd = &p->nodes[node];
+  const accy__node *wn = &p->nodes[nd->operands[1]];
+  const accy__type *lt = &p->nodes[nd->operands[0]].type, *rt = &wn->type, *ot = &nd->type;
+  const int64_t *at = nd->attrs;
+  const uint32_t s = (uint32_t)at[0];
+  if (nd->type.dtype != ACCY_DTYPE_F32 || wn->op != ACCY_OP_CONSTANT || s > 2) return ACCY_STATUS_OK;
+  for (uint32_t i = 0; i < s; i++)
+    if (at[1 + 3 * s + i] != 1) return ACCY_STATUS_OK; /* lhs dilation: direct path */
+  uint64_t nw;
+  if (!accy__type_elements(rt, &nw)) return ACCY_STATUS_OK;
+  const float *w = wn->payload;
+  for (uint64_t i = 0; i < nw; i++)
+    if (!(w[i] - w[i] == 0.0f)) return ACCY_STATUS_OK; /* Inf or NaN */
+  const int64_t G = at[1 + 5 * s];
+  conv_gemm *cg = accy__arena_alloc(arena, sizeof *cg, 64);
+  if (!cg) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): kernel parameters", node);
+  const int64_t N = lt->dims[0], O = rt->dims[0];
+  cg->groups = (uint64_t)G;
+  cg->C = rt->dims[1];
+  /* 1-D is 2-D with one row. */
+  cg->H = s == 2 ? lt->dims[2] : 1;
+  cg->W = lt->dims[s + 1];
+  cg->KH = s == 2 ? rt->dims[2] : 1;
+  cg->KW = rt->dims[s + 1];
+  cg->OH = s == 2 ? ot->dims[2] : 1;
+  cg->OW = ot->dims[s + 1];
+  cg->sh = s == 2 ? at[1] : 1;
+  cg->sw = at[s];
+  cg->ph = s == 2 ? at[1 + s] : 0;
+  cg->pw = at[2 * s];
+  cg->dh = s == 2 ? at[1 + 4 * s] : 1;
+  cg->dw = at[5 * s];
+  cg->img_stride = lt->dims[1] * cg->H * cg->W;
+  const int64_t Og = O / G, Kg = cg->C * cg->KH * cg->KW, OHW = cg->OH * cg->OW;
+  accy__gemm *g = &cg->g;
+  g->uk = accy__uk_get()->f32_gemm;
+  g->batch = (uint64_t)(N * G);
+  g->M = (uint64_t)Og;
+  g->N = (uint64_t)OHW;
+  g->K = (uint64_t)Kg;
+  g->a_rs = Kg;
+  g->a_cs = 1;
+  g->a_bs = Og * Kg;
+  g->a_batch_mod = (uint64_t)G;
+  g->c_rs = OHW;
+  g->c_bs = Og * OHW;
+  const bool pointwise = cg->KH == 1 && cg->KW == 1 && cg->sh == 1 && cg->sw == 1 && cg->ph == 0 &&
+                         cg->pw == 0 && cg->OH == cg->H && cg->OW == cg->W;
+  if (pointwise) {
+    g->b_bs = cg->C * cg->H * cg->W; /* image n, group g: (n * G + g) * C/G * HW */
+    g->b_rs = cg->H * cg->W;
+  } else {
+    g->b_panel = conv_im2col_panel;
+    g->b_panel_ctx = cg;
+  }
+  accy__gemm_plan(g);
+  k->run = conv_gemm_f32;
+  k->params = cg;
+  k->worker_bytes = accy__gemm_workspace_bytes(g);
+  k->n_items = accy__gemm_items(g);
+  k->item_cost = accy__gemm_item_cost(g);
+  *used = true;
+  return ACCY_STATUS_OK;
+}
+
 static accy_status prepare_conv(const accy__program *p, uint32_t node, accy__arena *arena,
                                 accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
@@ -687,6 +819,9 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, accy__are
   const int64_t N = lt->dims[0], C = lt->dims[1], O = rt->dims[0], Cg = rt->dims[1];
   if (C != Cg * groups || O % groups != 0 || ot->dims[0] != N || ot->dims[1] != O)
     goto bad_attrs;
+  bool gemm = false;
+  ACCY_TRY(prepare_conv_gemm(p, node, arena, k, &gemm));
+  if (gemm) return ACCY_STATUS_OK;
 
   conv_params *cp = accy__arena_alloc(arena, sizeof *cp, 64);
   if (cp == NULL)
