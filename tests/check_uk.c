@@ -256,6 +256,84 @@ START_TEST(test_gemm_geometry_is_fixed_and_sane) {
 }
 END_TEST
 
+/* ---- elementwise: every level gives the portable bits ------------------------- */
+
+/* Every (op, dtype) pair of the portable table, on random data with edge
+ * values (NaN, +-Inf, +-0, extremes), at every level the CPU has: the
+ * result bytes must equal the portable level's (the exact ops; the vector
+ * transcendentals are checked against their bounds in check_vmath.c). */
+static const uint16_t kMapOps[] = {
+    ACCY_OP_ABS, ACCY_OP_NEGATE, ACCY_OP_SIGN, ACCY_OP_FLOOR, ACCY_OP_CEIL,
+    ACCY_OP_ROUND_NEAREST_EVEN, ACCY_OP_SQRT, ACCY_OP_RSQRT, ACCY_OP_NOT, ACCY_OP_IS_FINITE,
+    ACCY_OP_ADD, ACCY_OP_SUBTRACT, ACCY_OP_MULTIPLY, ACCY_OP_DIVIDE, ACCY_OP_REMAINDER,
+    ACCY_OP_MAXIMUM, ACCY_OP_MINIMUM, ACCY_OP_AND, ACCY_OP_OR, ACCY_OP_XOR, ACCY_OP_SHIFT_LEFT,
+    ACCY_OP_SHIFT_RIGHT_ARITHMETIC, ACCY_OP_SHIFT_RIGHT_LOGICAL, ACCY_OP_CLAMP};
+
+static bool is_transcendental_override(const accy__uk *t, uint16_t op, int32_t dt) {
+  (void)t, (void)op, (void)dt;
+  return false; /* none yet among kMapOps */
+}
+
+START_TEST(test_elementwise_levels_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  tu_rng r;
+  tu_rng_seed(&r, 31);
+  enum { N = 67 }; /* not a multiple of any vector width: tails too */
+  for (int l = 1; l < nl; l++) {
+    for (int32_t dt = 1; dt <= 13; dt++) {
+      size_t es = accy_dtype_size(dt);
+      unsigned char x0[N * 8], x1[N * 8], x2[N * 8], want[N * 8], got[N * 8];
+      for (size_t oi = 0; oi < sizeof kMapOps / sizeof kMapOps[0]; oi++) {
+        uint16_t op = kMapOps[oi];
+        accy__uk_ew_fn pf = port->ew.map(op, dt), vf = ts[l]->ew.map(op, dt);
+        if (!pf) {
+          ck_assert_msg(!vf, "%s has %s for dtype %d, portable does not", accy__isa_name(ts[l]->isa),
+                        accy__op_name(op), dt);
+          continue;
+        }
+        ck_assert_ptr_nonnull(vf);
+        if (is_transcendental_override(ts[l], op, dt)) continue;
+        for (int rep = 0; rep < 8; rep++) {
+          tu_fill_random(&r, dt, x0, N, true, 0);
+          tu_fill_random(&r, dt, x1, N, true, 0);
+          tu_fill_random(&r, dt, x2, N, true, 0);
+          size_t s0 = (size_t)tu_rng_range(&r, 0, 1), s2 = (size_t)tu_rng_range(&r, 0, 1);
+          size_t res_es = op == ACCY_OP_IS_FINITE ? 1 : es;
+          memset(want, 0xab, sizeof want);
+          memset(got, 0xab, sizeof got);
+          pf(N, want, x0, x1, x2, s0, s2);
+          vf(N, got, x0, x1, x2, s0, s2);
+          ck_assert_msg(memcmp(want, got, N * res_es) == 0, "%s: %s on dtype %d differs from portable",
+                        accy__isa_name(ts[l]->isa), accy__op_name(op), dt);
+          ck_assert_msg(memcmp(want + N * res_es, got + N * res_es, sizeof want - N * res_es) == 0,
+                        "%s: %s wrote past its %d elements", accy__isa_name(ts[l]->isa), accy__op_name(op), N);
+        }
+      }
+      /* compare and convert */
+      for (int64_t dir = ACCY_COMPARE_EQ; dir <= ACCY_COMPARE_GE; dir++) {
+        accy__uk_ew_fn pf = port->ew.compare(dir, dt), vf = ts[l]->ew.compare(dir, dt);
+        if (!pf) continue;
+        tu_fill_random(&r, dt, x0, N, true, 0);
+        tu_fill_random(&r, dt, x1, N, true, 0);
+        pf(N, want, x0, x1, NULL, 0, 0);
+        vf(N, got, x0, x1, NULL, 0, 0);
+        ck_assert_int_eq(memcmp(want, got, N), 0);
+      }
+      for (int32_t to = 1; to <= 13; to++) {
+        accy__uk_ew_fn pf = port->ew.convert(dt, to), vf = ts[l]->ew.convert(dt, to);
+        if (!pf) continue;
+        tu_fill_random(&r, dt, x0, N, true, 0);
+        pf(N, want, x0, NULL, NULL, 0, 0);
+        vf(N, got, x0, NULL, NULL, 0, 0);
+        ck_assert_msg(memcmp(want, got, N * accy_dtype_size(to)) == 0, "convert %d -> %d differs", dt, to);
+      }
+    }
+  }
+}
+END_TEST
+
 static Suite *uk_suite(void) {
   Suite *s = suite_create("uk");
   TCase *tc = tcase_create("gemm");
@@ -263,6 +341,9 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemm_microkernels);
   tcase_add_loop_test(tc, test_gemm_driver, 0, 3);
   tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("elementwise");
+  tcase_add_test(tc, test_elementwise_levels_match_portable);
   suite_add_tcase(s, tc);
   return s;
 }

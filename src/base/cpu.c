@@ -45,7 +45,7 @@ static void probe_caches(accy__cpu *c, bool amd) {
   unsigned a, b, cc, d;
   if (amd) {
     if (!__get_cpuid(0x80000000u, &a, &b, &cc, &d) || a < leaf) return;
-  } else if (__get_cpuid_max(0, NULL) < leaf) {
+  } else if ((unsigned)__get_cpuid_max(0, NULL) < leaf) {
     return;
   }
   for (unsigned i = 0; i < 16; i++) {

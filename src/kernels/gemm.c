@@ -116,7 +116,7 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
   const accy__uk_f32_gemm_fn fn = g->uk.fn;
   const bool packing = g->pack_a && ws;
   const bool packing_b = g->pack_b_panels && ws;
-  float *pa = ws, *pbp = (float *)ws + ws_a_floats(g);
+  float *pa = ws, *pbp = ws ? (float *)ws + ws_a_floats(g) : NULL;
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t ni = it % g->n_items, rest = it / g->n_items;
     const uint64_t mi = rest % g->m_items, bi = rest / g->m_items;

@@ -729,6 +729,75 @@ static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
   accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], begin, end, k->worker_bytes ? bufs[3] : NULL);
 }
 
+/* ---- depthwise convolution (f32, constant finite filters) ------------------ */
+
+/* One input channel per group (C/G == 1): each output channel o is a 2-D
+ * convolution of input channel o / (O/G) with one KH x KW filter. An item is
+ * one (image, output channel) plane: the input plane is copied, zero-padded,
+ * into the worker workspace (so the row microkernel needs no bounds checks;
+ * the zeros add nothing for finite filters, as in the GEMM form), then each
+ * output row is one microkernel call. */
+typedef struct dwconv {
+  accy__uk_f32_dwconv_row_fn row;
+  int64_t H, W, KH, KW, sh, sw, ph, pw, dh, dw, OH, OW;
+  int64_t Hp, Wp;        /* padded plane: the rows and columns the outputs read */
+  int64_t O, per_group;  /* output channels; outputs per input channel */
+  int64_t in_ch;         /* input channels */
+} dwconv;
+
+static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const dwconv *d = k->params;
+  float *out = bufs[0];
+  const float *x = bufs[1], *w = bufs[2];
+  float *pad = bufs[3];
+  for (uint64_t it = begin; it < end; it++) {
+    const int64_t n = (int64_t)it / d->O, o = (int64_t)it % d->O, c = o / d->per_group;
+    const float *plane = x + (n * d->in_ch + c) * d->H * d->W;
+    for (int64_t r = 0; r < d->Hp; r++) {
+      float *pr = pad + r * d->Wp;
+      const int64_t iy = r - d->ph;
+      if (iy < 0 || iy >= d->H) {
+        memset(pr, 0, (size_t)d->Wp * sizeof(float));
+        continue;
+      }
+      const float *src = plane + iy * d->W;
+      for (int64_t q = 0; q < d->Wp; q++) {
+        const int64_t ix = q - d->pw;
+        pr[q] = ix >= 0 && ix < d->W ? src[ix] : 0.0f;
+      }
+    }
+    const float *wo = w + o * d->KH * d->KW;
+    float *dst = out + (n * d->O + o) * d->OH * d->OW;
+    for (int64_t oy = 0; oy < d->OH; oy++)
+      d->row((size_t)d->OW, pad + oy * d->sh * d->Wp, d->dh * d->Wp, (size_t)d->KH, (size_t)d->KW,
+             d->dw, (size_t)d->sw, wo, dst + oy * d->OW);
+  }
+}
+
+static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, int64_t in_ch,
+                                  uint32_t node, accy__arena *arena, accy__kernel *k) {
+  dwconv *d = accy__arena_alloc(arena, sizeof *d, 64);
+  if (!d) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): kernel parameters", node);
+  d->row = accy__uk_get()->f32_dwconv_row;
+  d->H = geo->H, d->W = geo->W, d->KH = geo->KH, d->KW = geo->KW;
+  d->sh = geo->sh, d->sw = geo->sw, d->ph = geo->ph, d->pw = geo->pw, d->dh = geo->dh, d->dw = geo->dw;
+  d->OH = geo->OH, d->OW = geo->OW;
+  d->Hp = d->OH ? (d->OH - 1) * d->sh + (d->KH - 1) * d->dh + 1 : 0;
+  /* One column more than the outputs read: the stride-2 row kernel loads
+   * pairs, and reads one element past the last it uses. */
+  d->Wp = d->OW ? (d->OW - 1) * d->sw + (d->KW - 1) * d->dw + 2 : 0;
+  d->O = O;
+  d->per_group = O / in_ch;
+  d->in_ch = in_ch;
+  k->run = dwconv_f32;
+  k->params = d;
+  k->n_items = (uint64_t)(N * O);
+  k->worker_bytes = ((uint64_t)(d->Hp * d->Wp) + 16) * sizeof(float);
+  uint64_t cost = (uint64_t)(d->OH * d->OW * d->KH * d->KW);
+  k->item_cost = cost ? cost : 1;
+  return ACCY_STATUS_OK;
+}
+
 /* Fills *k with the GEMM form of the convolution when it applies (sets
  * *used). Otherwise leaves the direct path to the caller. */
 static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, accy__arena *arena,
@@ -768,6 +837,12 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, accy
   cg->dw = at[5 * s];
   cg->img_stride = lt->dims[1] * cg->H * cg->W;
   const int64_t Og = O / G, Kg = cg->C * cg->KH * cg->KW, OHW = cg->OH * cg->OW;
+  if (cg->C == 1 && Kg > 1) {
+    /* Depthwise (one input channel per group): the direct row kernel. */
+    ACCY_TRY(prepare_dwconv(cg, N, O, G, node, arena, k));
+    *used = true;
+    return ACCY_STATUS_OK;
+  }
   accy__gemm *g = &cg->g;
   g->uk = accy__uk_get()->f32_gemm;
   g->batch = (uint64_t)(N * G);

@@ -51,11 +51,41 @@ typedef struct accy__uk_f32_gemm {
   accy__uk_f32_gemm_fn fn;
 } accy__uk_f32_gemm;
 
+/* ---- f32 depthwise convolution, one output row ---------------------------- */
+
+/* out[ox] = sum over ky < kh, kx < kw (row-major, from +0) of
+ * w[ky * kw + kx] * x[ky * x_rs + kx * dw + ox * sw], for ox < ow: one
+ * output row of a depthwise convolution over a zero-padded input plane (x_rs
+ * is the padded row stride times the vertical dilation). Each output is one
+ * chain over the taps in that order (portable: rounded product then sum;
+ * above it FMA). */
+typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh,
+                                           size_t kw, ptrdiff_t dw, size_t sw, const float *w,
+                                           float *out);
+
+/* ---- elementwise ------------------------------------------------------------- */
+
+/* n elements of one op (uk/ew_body.h): o[i] = op(x0[i], x1[i], x2[i]); the
+ * strides s0 and s2 (0 or 1, in elements) apply to x0 and x2 of clamp. */
+typedef void (*accy__uk_ew_fn)(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                               size_t s0, size_t s2);
+
+/* The elementwise microkernels of a level, found by op and dtype (NULL when
+ * docs/ops.md does not allow the pair). */
+typedef struct accy__uk_ew {
+  accy__uk_ew_fn (*map)(uint16_t op, int32_t dtype);         /* unary, binary, clamp */
+  accy__uk_ew_fn (*compare)(int64_t direction, int32_t dtype); /* bool result */
+  accy__uk_ew_fn (*convert)(int32_t from, int32_t to);
+  accy__uk_ew_fn (*select)(size_t elem_bytes);
+} accy__uk_ew;
+
 /* ---- the table of one level -------------------------------------------------- */
 
 typedef struct accy__uk {
   accy__isa isa;
   accy__uk_f32_gemm f32_gemm;
+  accy__uk_f32_dwconv_row_fn f32_dwconv_row;
+  accy__uk_ew ew;
 } accy__uk;
 
 /* The table of |isa|, or NULL when this build has no such level. The CPU
@@ -72,5 +102,16 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
 void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
                                ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
+#define ACCY__UK_EW_DECLARE(sfx)                                                  \
+  accy__uk_ew_fn accy__ew_map__##sfx(uint16_t op, int32_t dtype);                 \
+  accy__uk_ew_fn accy__ew_compare__##sfx(int64_t direction, int32_t dtype);       \
+  accy__uk_ew_fn accy__ew_convert__##sfx(int32_t from, int32_t to);               \
+  accy__uk_ew_fn accy__ew_select__##sfx(size_t elem_bytes);
+ACCY__UK_EW_DECLARE(portable)
+ACCY__UK_EW_DECLARE(avx2)
+void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
+                                    ptrdiff_t dw, size_t sw, const float *w, float *out);
+void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
+                                ptrdiff_t dw, size_t sw, const float *w, float *out);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

@@ -1,0 +1,78 @@
+/* src/kernels/uk/avx2/ew.c: the elementwise microkernels at the avx2 level
+ * (uk/ew_body.h): the same loops built with -mavx2 -mfma (contraction stays
+ * off, so they give the portable level's bits), and vector spans for the hot
+ * f32 ops that the compiler does not vectorise. The exact ops among those
+ * (maximum, minimum, clamp) give the portable bits too: NaN propagates as
+ * a + b, and of +0 and -0 maximum takes +0 (the AND of the bits), minimum -0
+ * (the OR). */
+#include "src/internal.h"
+
+#include <immintrin.h>
+
+#include "src/kernels/uk/uk.h"
+
+static inline __m256 vmax_f32(__m256 a, __m256 b) {
+  __m256 r = _mm256_max_ps(a, b); /* b when equal or unordered */
+  r = _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+  return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
+static inline __m256 vmin_f32(__m256 a, __m256 b) {
+  __m256 r = _mm256_min_ps(a, b);
+  r = _mm256_blendv_ps(r, _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+  return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
+/* The tail of n % 8 elements goes through the same vector code on a copy. */
+#define EW_V2(name, VOP)                                                                   \
+  static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,     \
+                   size_t s0, size_t s2) {                                                 \
+    (void)x2, (void)s0, (void)s2;                                                          \
+    float *y = o;                                                                          \
+    const float *a = x0, *b = x1;                                                          \
+    size_t i = 0;                                                                          \
+    for (; i + 8 <= n; i += 8)                                                             \
+      _mm256_storeu_ps(y + i, VOP(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));        \
+    if (i < n) {                                                                           \
+      float ta[8] = {0}, tb[8] = {0}, ty[8];                                               \
+      for (size_t j = 0; j < n - i; j++) ta[j] = a[i + j], tb[j] = b[i + j];               \
+      _mm256_storeu_ps(ty, VOP(_mm256_loadu_ps(ta), _mm256_loadu_ps(tb)));                 \
+      for (size_t j = 0; j < n - i; j++) y[i + j] = ty[j];                                 \
+    }                                                                                      \
+  }
+EW_V2(v_maximum_f32, vmax_f32)
+EW_V2(v_minimum_f32, vmin_f32)
+
+/* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), lo and hi scalars (stride
+ * 0) or arrays (stride 1). */
+static void v_clamp_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                        size_t s0, size_t s2) {
+  float *y = o;
+  const float *lo = x0, *x = x1, *hi = x2;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 l = s0 ? _mm256_loadu_ps(lo + i) : _mm256_set1_ps(lo[0]);
+    __m256 h = s2 ? _mm256_loadu_ps(hi + i) : _mm256_set1_ps(hi[0]);
+    _mm256_storeu_ps(y + i, vmin_f32(vmax_f32(_mm256_loadu_ps(x + i), l), h));
+  }
+  for (; i < n; i++) {
+    float t[8] = {0}, l[8] = {0}, h[8] = {0}, r[8];
+    t[0] = x[i], l[0] = lo[i * s0], h[0] = hi[i * s2];
+    _mm256_storeu_ps(r, vmin_f32(vmax_f32(_mm256_loadu_ps(t), _mm256_loadu_ps(l)), _mm256_loadu_ps(h)));
+    y[i] = r[0];
+  }
+}
+
+static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
+  if (dt != ACCY_DTYPE_F32) return NULL;
+  switch (op) {
+    case ACCY_OP_MAXIMUM: return v_maximum_f32;
+    case ACCY_OP_MINIMUM: return v_minimum_f32;
+    case ACCY_OP_CLAMP: return v_clamp_f32;
+    default: return NULL;
+  }
+}
+
+#define EW_OVERRIDE_MAP(op, dt) avx2_override(op, dt)
+#define EW_EXPORT(name) accy__##name##__avx2
+#include "src/kernels/uk/ew_body.h"
