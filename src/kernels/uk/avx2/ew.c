@@ -9,6 +9,7 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
 static inline __m256 vmax_f32(__m256 a, __m256 b) {
@@ -43,6 +44,29 @@ static inline __m256 vmin_f32(__m256 a, __m256 b) {
 EW_V2(v_maximum_f32, vmax_f32)
 EW_V2(v_minimum_f32, vmin_f32)
 
+/* Transcendentals (vmath.h; their error bounds are the contract's, not the
+ * portable bits). */
+#define EW_V1(name, VOP)                                                                   \
+  static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,     \
+                   size_t s0, size_t s2) {                                                 \
+    (void)x1, (void)x2, (void)s0, (void)s2;                                                \
+    float *y = o;                                                                          \
+    const float *a = x0;                                                                   \
+    size_t i = 0;                                                                          \
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, VOP(_mm256_loadu_ps(a + i)));       \
+    if (i < n) {                                                                           \
+      float ta[8] = {0}, ty[8];                                                            \
+      for (size_t j = 0; j < n - i; j++) ta[j] = a[i + j];                                 \
+      _mm256_storeu_ps(ty, VOP(_mm256_loadu_ps(ta)));                                      \
+      for (size_t j = 0; j < n - i; j++) y[i + j] = ty[j];                                 \
+    }                                                                                      \
+  }
+EW_V1(v_exp_f32, vm_exp)
+EW_V1(v_log_f32, vm_log)
+EW_V1(v_tanh_f32, vm_tanh)
+EW_V1(v_logistic_f32, vm_logistic)
+EW_V1(v_erf_f32, vm_erf)
+
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), lo and hi scalars (stride
  * 0) or arrays (stride 1). */
 static void v_clamp_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
@@ -69,6 +93,11 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
     case ACCY_OP_MAXIMUM: return v_maximum_f32;
     case ACCY_OP_MINIMUM: return v_minimum_f32;
     case ACCY_OP_CLAMP: return v_clamp_f32;
+    case ACCY_OP_EXP: return v_exp_f32;
+    case ACCY_OP_LOG: return v_log_f32;
+    case ACCY_OP_TANH: return v_tanh_f32;
+    case ACCY_OP_LOGISTIC: return v_logistic_f32;
+    case ACCY_OP_ERF: return v_erf_f32;
     default: return NULL;
   }
 }
