@@ -68,8 +68,14 @@ static void gemm_uk_case(const accy__uk_f32_gemm *uk, bool portable, tu_rng *r, 
   for (size_t i = 0; i < (mr + 1) * (size_t)c_rs + 16; i++) c[i] = c0[i] = (flags & ACCY__UK_ACCUMULATE) ? rnd(r) : 1234.5f;
   for (int i = 0; i < 8; i++) bias_row[i] = rnd(r);
   for (int i = 0; i < 16; i++) bias_col[i] = rnd(r);
-  accy__uk_epilogue ep = {tu_rng_range(r, 0, 1) ? bias_row : NULL,
-                          tu_rng_range(r, 0, 1) ? bias_col : NULL, -0.5f, 0.75f};
+  float *resid = malloc(((mr + 1) * (size_t)c_rs + 16) * sizeof(float));
+  for (size_t i = 0; i < (mr + 1) * (size_t)c_rs + 16; i++) resid[i] = rnd(r);
+  accy__uk_epilogue ep = {.bias_row = tu_rng_range(r, 0, 1) ? bias_row : NULL,
+                          .bias_col = tu_rng_range(r, 0, 1) ? bias_col : NULL,
+                          .residual = tu_rng_range(r, 0, 1) ? resid : NULL,
+                          .res_rs = c_rs,
+                          .lo = -0.5f,
+                          .hi = 0.75f};
   uk->fn(mr, nr, kc, a, a_rs, a_cs, b, b_rs, c, c_rs, flags, &ep);
   for (size_t i = 0; i <= mr; i++)
     for (ptrdiff_t j = 0; j < c_rs; j++) {
@@ -93,6 +99,10 @@ static void gemm_uk_case(const accy__uk_f32_gemm *uk, bool portable, tu_rng *r, 
       if (flags & ACCY__UK_EPILOGUE) {
         if (ep.bias_row) chain = chain + ep.bias_row[i], exact += ep.bias_row[i], abssum += fabs(ep.bias_row[i]), terms++;
         if (ep.bias_col) chain = chain + ep.bias_col[j], exact += ep.bias_col[j], abssum += fabs(ep.bias_col[j]), terms++;
+        if (ep.residual) {
+          float rv = ep.residual[(ptrdiff_t)i * c_rs + j];
+          chain = chain + rv, exact += rv, abssum += fabs(rv), terms++;
+        }
         if (flags & ACCY__UK_CLAMP) {
           if (chain < ep.lo) chain = ep.lo;
           if (chain > ep.hi) chain = ep.hi;
@@ -114,6 +124,7 @@ static void gemm_uk_case(const accy__uk_f32_gemm *uk, bool portable, tu_rng *r, 
   free(b);
   free(c);
   free(c0);
+  free(resid);
 }
 
 START_TEST(test_gemm_microkernels) {
@@ -189,7 +200,7 @@ START_TEST(test_gemm_driver) {
       uint64_t items = accy__gemm_items(&g);
       uint64_t wsb = accy__gemm_workspace_bytes(&g);
       void *ws = wsb ? aligned_alloc(64, (size_t)(wsb + 63) / 64 * 64) : NULL;
-      accy__gemm_run(&g, a, b, c, 0, items, ws);
+      accy__gemm_run(&g, a, b, c, NULL, 0, items, ws);
       for (uint64_t bi = 0; bi < g.batch; bi++)
         for (uint64_t i = 0; i < g.M; i++)
           for (uint64_t j = 0; j < g.N; j++) {
@@ -211,11 +222,11 @@ START_TEST(test_gemm_driver) {
       /* A random split in shuffled order: the same bits. */
       memset(c2, 0x7f, nc * 4);
       uint64_t cut = items ? (uint64_t)tu_rng_range(&r, 0, (int64_t)items) : 0;
-      accy__gemm_run(&g, a, b, c2, cut, items, ws);
-      accy__gemm_run(&g, a, b, c2, 0, cut, ws);
+      accy__gemm_run(&g, a, b, c2, NULL, cut, items, ws);
+      accy__gemm_run(&g, a, b, c2, NULL, 0, cut, ws);
       /* Without the workspace (no packing of A): the same bits too. */
       memset(c2, 0x7f, nc * 4);
-      accy__gemm_run(&g, a, b, c2, 0, items, NULL);
+      accy__gemm_run(&g, a, b, c2, NULL, 0, items, NULL);
       ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
       free(ws);
       ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "src/compile/compile.h"
+#include "src/compile/fuse.h"
 #include "src/compile/reuse.h"
 #include "src/limits.h"
 #include "src/util/alloc.h"
@@ -45,6 +46,7 @@ typedef struct builder {
   size_t n_edges, cap_edges;
   uint32_t cap_tasks;
   uint32_t cap_refs;
+  accy__fusion fusion;   /* epilogue chains (src/compile/fuse.h) */
 } builder;
 
 static accy_status oom(const char *what) {
@@ -87,6 +89,27 @@ static accy_status assign_locations(builder *b) {
     for (uint32_t k = 0; k < node->n_operands; k++) {
       b->live[node->operands[k]] = true;
       b->uses[node->operands[k]]++;
+    }
+  }
+  /* Epilogue chains: the anchor's task computes the tail from the anchor's
+   * operands and the residual; the other nodes of the chain, and what only
+   * they read (the bias and bound broadcasts), are no longer live. */
+  ACCY_TRY(accy__fuse(p, b->live, b->uses, b->out_uses, &b->fusion));
+  memset(b->live, 0, n * sizeof(bool));
+  memset(b->uses, 0, n * sizeof(uint32_t));
+  for (uint32_t j = 0; j < p->n_outputs; j++) b->live[p->outputs[j]] = true;
+  for (uint32_t i = n; i-- > 0;) {
+    if (!b->live[i]) continue;
+    int64_t a = b->fusion.anchor_of[i];
+    if (a >= 0 && b->fusion.ep[a].tail != i) continue; /* inside a chain: never read */
+    const accy__node *node = &p->nodes[a >= 0 ? (uint32_t)a : i];
+    for (uint32_t k = 0; k < node->n_operands; k++) {
+      b->live[node->operands[k]] = true;
+      b->uses[node->operands[k]]++;
+    }
+    if (a >= 0 && b->fusion.ep[a].residual >= 0) {
+      b->live[b->fusion.ep[a].residual] = true;
+      b->uses[b->fusion.ep[a].residual]++;
     }
   }
 
@@ -236,6 +259,36 @@ static accy_status make_tasks(builder *b) {
       continue;
     }
     accy__kernel k;
+    const int64_t anchor = b->fusion.anchor_of[i];
+    if (anchor >= 0) {
+      /* The tail of an epilogue chain: its task is the anchor's kernel,
+       * reading the anchor's operands (and the residual). */
+      const accy__epilogue *ep = &b->fusion.ep[anchor];
+      s = accy__kernel_prepare_fused(p, (uint32_t)anchor, ep, &plan->arena, &k);
+      if (s != ACCY_STATUS_OK) {
+        if (strncmp(accy__cause(), "node ", 5) != 0)
+          accy__prefix_cause("node %lld (%s): ", (long long)anchor,
+                             accy__op_name(p->nodes[anchor].op));
+        break;
+      }
+      const accy__node *an = &p->nodes[anchor];
+      uint32_t nr = 0;
+      refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
+      for (uint32_t o = 0; o < an->n_operands; o++) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, an->operands[o]);
+      if (ep->residual >= 0) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, (uint32_t)ep->residual);
+      uint32_t t;
+      s = new_task(b, &k, refs, nr, &t);
+      if (s != ACCY_STATUS_OK) break;
+      for (uint32_t r = 1; r < nr; r++) {
+        int64_t w = b->writer[ACCY__REF_INDEX(refs[r])];
+        if (w >= 0 && !add_edge(b, (uint32_t)w, t)) {
+          s = oom("edges");
+          break;
+        }
+      }
+      b->writer[i] = t;
+      continue;
+    }
     s = accy__kernel_prepare(p, i, &plan->arena, &k);
     if (s != ACCY_STATUS_OK) {
       if (strncmp(accy__cause(), "node ", 5) != 0)
@@ -541,6 +594,7 @@ done:
   accy__free(b.writer);
   accy__free(b.out_direct);
   accy__free(b.edges);
+  accy__fusion_free(&b.fusion);
   if (s != ACCY_STATUS_OK) accy__plan_free(plan);
   return s;
 }

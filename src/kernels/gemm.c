@@ -109,8 +109,8 @@ static void pack_a(const accy__gemm *g, const float *a, uint64_t m0, uint64_t ro
   }
 }
 
-void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, uint64_t begin,
-                    uint64_t end, void *ws) {
+void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c,
+                    const float *r, uint64_t begin, uint64_t end, void *ws) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
   const uint64_t panels = (g->N + nr - 1) / nr;
   const accy__uk_f32_gemm_fn fn = g->uk.fn;
@@ -158,8 +158,14 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
         for (uint64_t i0 = m0; i0 < m0 + rows; i0 += mr) {
           const uint64_t mcur = m0 + rows - i0 < mr ? m0 + rows - i0 : mr;
           accy__uk_epilogue ep = g->ep;
-          if (ep.bias_row) ep.bias_row += i0;
+          if (ep.bias_row)
+            ep.bias_row += (ptrdiff_t)i0 +
+                           (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->bias_row_bs;
           if (ep.bias_col) ep.bias_col += j0;
+          if (g->has_residual) {
+            ep.residual = r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
+            ep.res_rs = g->c_rs;
+          }
           const float *ap;
           ptrdiff_t ars, acs;
           if (packing) {

@@ -42,9 +42,13 @@ typedef struct accy__gemm {
   ptrdiff_t b_bs, b_rs;
   /* C(b, i, j) = c[b * c_bs + i * c_rs + j] */
   ptrdiff_t c_bs, c_rs;
-  /* The epilogue: bias_row indexed by i, bias_col by j (NULL: none); clamp
+  /* The epilogue: bias_row indexed by i (plus bias_row_bs per A batch
+   * index, so a convolution's groups step through their channels), bias_col
+   * by j (NULL: none); a residual with C's layout when has_residual; clamp
    * when ep_flags has ACCY__UK_CLAMP. */
   accy__uk_epilogue ep;
+  ptrdiff_t bias_row_bs;
+  bool has_residual;
   uint32_t ep_flags; /* 0, or ACCY__UK_EPILOGUE [| ACCY__UK_CLAMP] */
   /* Geometry, from accy__gemm_plan. */
   uint64_t kc, mb, nb, m_items, n_items;
@@ -67,11 +71,12 @@ uint64_t accy__gemm_items(const accy__gemm *g);
 uint64_t accy__gemm_item_cost(const accy__gemm *g);
 /* Bytes of the per-worker workspace accy__gemm_run needs (0: none). */
 uint64_t accy__gemm_workspace_bytes(const accy__gemm *g);
-/* Runs items [begin, end). |b| is ignored when B is packed. |ws| is a
- * 64-byte aligned workspace of accy__gemm_workspace_bytes(g) bytes private
- * to the calling thread (may be NULL when that is 0). */
-void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, uint64_t begin,
-                    uint64_t end, void *ws);
+/* Runs items [begin, end). |b| is ignored when B is packed. |r| is the
+ * residual (C's layout; read only when has_residual). |ws| is a 64-byte
+ * aligned workspace of accy__gemm_workspace_bytes(g) bytes private to the
+ * calling thread (may be NULL when that is 0). */
+void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c,
+                    const float *r, uint64_t begin, uint64_t end, void *ws);
 
 /* Bytes of packed B for g's shape (batch x panels x K x nr floats). */
 uint64_t accy__gemm_packed_floats(const accy__gemm *g);

@@ -50,7 +50,21 @@ accy_status accy__kernel_prepare(const accy__program *p, uint32_t node, accy__ar
     case ACCY_OP_SCATTER: case ACCY_OP_SORT: case ACCY_OP_ARGSORT:
       return accy__kernel_prepare_scatter_sort(p, node, arena, k);
     case ACCY_OP_DOT_GENERAL: case ACCY_OP_CONVOLUTION:
-      return accy__kernel_prepare_linalg(p, node, arena, k);
+      return accy__kernel_prepare_linalg(p, node, NULL, arena, k);
   }
   return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for op %u", p->nodes[node].op);
+}
+
+accy_status accy__kernel_prepare_fused(const accy__program *p, uint32_t node,
+                                       const accy__epilogue *ep, accy__arena *arena,
+                                       accy__kernel *k) {
+  memset(k, 0, sizeof *k);
+  k->program = p;
+  k->node = node;
+  k->item_cost = 1;
+  uint32_t axis;
+  if (!ep || !ep->active || !accy__kernel_epilogue_axis(p, node, &axis))
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): takes no fused epilogue", node,
+                     accy__op_name(p->nodes[node].op));
+  return accy__kernel_prepare_linalg(p, node, ep, arena, k);
 }

@@ -44,12 +44,36 @@ struct accy__kernel {
                                 operand; 0: none */
 };
 
+/* An epilogue fused into a dot_general or convolution kernel (f32 only;
+ * src/compile/fuse.h): after the sum, y = clamp(sum + bias[c] + residual),
+ * c the result's channel index (accy__kernel_epilogue_axis), each step
+ * rounded as the separate op would round it. */
+typedef struct accy__epilogue {
+  bool active;
+  uint32_t tail;        /* the node whose buffer the kernel writes */
+  const float *bias;    /* per channel; NULL: none */
+  int64_t residual;     /* node read as the residual (bufs[3]); -1: none */
+  bool clamp;
+  float lo, hi;         /* clamp bounds (maximum / minimum semantics) */
+} accy__epilogue;
+
+/* True when node |node|'s kernel takes an epilogue; *axis is then the
+ * result axis its channels run along (the last for dot_general, 1 for
+ * convolution). */
+bool accy__kernel_epilogue_axis(const accy__program *p, uint32_t node, uint32_t *axis);
+
 /* Fills *k for node |node| of the verified program |p|. |arena| outlives the
  * kernel and receives its params. Must not be called for PARAMETER or
  * CONSTANT nodes. Returns OK, COMPILE_FAILED with a cause naming the op and
  * dtypes when this build has no kernel for them, or OUT_OF_MEMORY. */
 ACCY_NODISCARD accy_status accy__kernel_prepare(const accy__program *p, uint32_t node,
                                                 accy__arena *arena, accy__kernel *k);
+/* accy__kernel_prepare with a fused epilogue (|ep| active; the node must be
+ * one accy__kernel_epilogue_axis accepts). bufs[0] is then the tail's
+ * buffer and bufs[3] the residual when there is one. */
+ACCY_NODISCARD accy_status accy__kernel_prepare_fused(const accy__program *p, uint32_t node,
+                                                      const accy__epilogue *ep, accy__arena *arena,
+                                                      accy__kernel *k);
 
 /* A kernel that copies |bytes| bytes from bufs[1] to bufs[0] (used for
  * outputs filled by copy, copied inputs and materialised reshapes). */
@@ -71,8 +95,9 @@ ACCY_NODISCARD accy_status accy__kernel_prepare_reduce(const accy__program *p, u
 ACCY_NODISCARD accy_status accy__kernel_prepare_scatter_sort(const accy__program *p,
                                                              uint32_t node, accy__arena *arena,
                                                              accy__kernel *k);
-/* dot_general, convolution (src/kernels/linalg.c) */
+/* dot_general, convolution (src/kernels/linalg.c); |ep| may be NULL */
 ACCY_NODISCARD accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
+                                                       const accy__epilogue *ep,
                                                        accy__arena *arena, accy__kernel *k);
 
 #endif /* ACCY_KERNELS_KERNELS_H */

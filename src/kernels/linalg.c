@@ -137,6 +137,8 @@ typedef struct dot_params {
   lin_map kl, kr;     /* contracting index -> lhs / rhs offset */
   uint64_t m_blocks;  /* ceil(M / DOT_MR) */
   uint64_t n_blocks;  /* ceil(N / DOT_NB) */
+  accy__tile_fn inner; /* with a fused epilogue: the tile function it follows */
+  struct epi *e;
 } dot_params;
 
 /* The output block of one item: rows [m0, m0 + rows) and columns
@@ -281,15 +283,93 @@ DOT_GENERIC(dot_gen_u16, uint16_t, uint32_t, LOAD_U32, STORE_U16)
 DOT_GENERIC(dot_gen_u32, uint32_t, uint32_t, LOAD_U32, STORE_U32)
 DOT_GENERIC(dot_gen_u64, uint64_t, uint64_t, LOAD_U64, STORE_U64)
 
+/* ---- fused epilogues (src/compile/fuse.h) ---------------------------------- */
+
+/* A fused epilogue as the kernels apply it: y = clamp(y + bias + residual). */
+typedef struct epi {
+  const float *bias;  /* per channel, NULL none */
+  bool residual;      /* bufs[3] holds it, with the result's layout */
+  bool clamp;
+  float lo, hi;
+} epi;
+
+static epi epi_from(const accy__epilogue *ep) {
+  epi e = {NULL, false, false, 0, 0};
+  if (!ep || !ep->active) return e;
+  e.bias = ep->bias;
+  e.residual = ep->residual >= 0;
+  e.clamp = ep->clamp;
+  e.lo = ep->lo;
+  e.hi = ep->hi;
+  return e;
+}
+
+/* n results at dst whose channel biases are bias[0], bias[bstride], ...
+ * (bstride 0: one channel); res the residual at the same elements. Each
+ * step rounds as the separate op does: the same bits as unfused. */
+static void epi_run(const epi *e, float *dst, const float *res, size_t n, const float *bias,
+                    size_t bstride) {
+  for (size_t i = 0; i < n; i++) {
+    float v = dst[i];
+    if (bias) v = v + bias[i * bstride];
+    if (res) v = v + res[i];
+    if (e->clamp) {
+      if (v < e->lo) v = e->lo;
+      if (v > e->hi) v = e->hi;
+    }
+    dst[i] = v;
+  }
+}
+
+/* The bufs index of a kernel's worker workspace: after its operands (two,
+ * plus the residual). */
+static inline void *ws_of(const accy__kernel *k, void *const *bufs, bool residual) {
+  return k->worker_bytes ? bufs[residual ? 4 : 3] : NULL;
+}
+
+bool accy__kernel_epilogue_axis(const accy__program *p, uint32_t node, uint32_t *axis) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->type.dtype != ACCY_DTYPE_F32 || nd->n_operands != 2) return false;
+  if (nd->op == ACCY_OP_CONVOLUTION) {
+    if (nd->type.rank < 3) return false;
+    *axis = 1;
+    return true;
+  }
+  if (nd->op != ACCY_OP_DOT_GENERAL || nd->n_attrs < 2 || nd->type.rank < 1) return false;
+  /* Channels are the result's last axis, which must be the rhs's only free
+   * axis (so that a column of the GEMM is one channel). */
+  const accy__type *rt = &p->nodes[nd->operands[1]].type;
+  const int64_t nb = nd->attrs[0];
+  if (nb < 0 || (uint64_t)nd->n_attrs < 2 + 2 * (uint64_t)nb) return false;
+  const int64_t nc = nd->attrs[1 + 2 * nb];
+  if (nc < 0 || rt->rank != (uint32_t)(nb + nc + 1)) return false;
+  *axis = nd->type.rank - 1;
+  return true;
+}
+
 /* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
  * level's microkernel, when the operands' index spaces are single strides
  * (B may be anything when it is a constant: it is packed at compile time). */
 static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
-  accy__gemm_run(k->params, bufs[1], bufs[2], bufs[0], begin, end, k->worker_bytes ? bufs[3] : NULL);
+  const accy__gemm *g = k->params;
+  accy__gemm_run(g, bufs[1], bufs[2], bufs[0], g->has_residual ? bufs[3] : NULL, begin, end,
+                 ws_of(k, bufs, g->has_residual));
+}
+
+static void gemm_set_epilogue(accy__gemm *g, const epi *e, bool bias_by_row) {
+  if (!e->bias && !e->residual && !e->clamp) return;
+  g->ep_flags = ACCY__UK_EPILOGUE | (e->clamp ? ACCY__UK_CLAMP : 0u);
+  if (bias_by_row)
+    g->ep.bias_row = e->bias;
+  else
+    g->ep.bias_col = e->bias;
+  g->has_residual = e->residual;
+  g->ep.lo = e->lo;
+  g->ep.hi = e->hi;
 }
 
 static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const dot_params *dp,
-                                    accy__arena *arena, accy__kernel *k, bool *used) {
+                                    const epi *e, accy__arena *arena, accy__kernel *k, bool *used) {
   *used = false;
   const accy__node *nd = &p->nodes[node];
   if (nd->type.dtype != ACCY_DTYPE_F32 || dp->bl.tab || dp->m.tab || dp->kl.tab) return ACCY_STATUS_OK;
@@ -335,6 +415,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     g->b_bs = dp->br.stride;
     g->b_rs = dp->kr.stride;
   }
+  gemm_set_epilogue(g, e, false);
   k->run = dot_gemm_f32;
   k->params = g;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
@@ -387,8 +468,25 @@ static accy_status check_operands(const accy__program *p, uint32_t node) {
   return ACCY_STATUS_OK;
 }
 
-static accy_status prepare_dot(const accy__program *p, uint32_t node, accy__arena *arena,
-                               accy__kernel *k) {
+/* The non-GEMM dot paths with a fused epilogue: the tile, then the epilogue
+ * over the rows of each of its items while they are in cache. */
+static void dot_epi_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const dot_params *dp = k->params;
+  dp->inner(k, bufs, begin, end);
+  float *out = bufs[0];
+  const float *res = dp->e->residual ? bufs[3] : NULL;
+  const uint64_t M = dp->m.count, N = dp->n.count;
+  for (uint64_t it = begin; it < end; it++) {
+    const dot_block blk = dot_item(dp, it);
+    for (uint32_t i = 0; i < blk.rows; i++) {
+      const uint64_t off = (blk.b * M + blk.m0 + i) * N + blk.n0;
+      epi_run(dp->e, out + off, res ? res + off : NULL, blk.w, dp->e->bias ? dp->e->bias + blk.n0 : NULL, 1);
+    }
+  }
+}
+
+static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi *e,
+                               accy__arena *arena, accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   accy__tile_fn fns[2];
   if (!dot_fns(nd->type.dtype, fns)) return no_kernel(p, node);
@@ -462,7 +560,7 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, accy__aren
   ACCY_TRY(map_build(arena, node, "rhs contracting", nc, kd, krs, &dp->kr));
 
   bool gemm = false;
-  ACCY_TRY(prepare_dot_gemm(p, node, dp, arena, k, &gemm));
+  ACCY_TRY(prepare_dot_gemm(p, node, dp, e, arena, k, &gemm));
   if (gemm) return ACCY_STATUS_OK;
 
   const uint64_t B = dp->bl.count, M = dp->m.count, N = dp->n.count, K = dp->kl.count;
@@ -471,6 +569,13 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, accy__aren
   bool contiguous_n = dp->n.tab == NULL && (dp->n.stride == 1 || N <= 1);
   k->run = contiguous_n && fns[0] ? fns[0] : fns[1];
   k->params = dp;
+  if (e->bias || e->residual || e->clamp) {
+    dp->e = accy__arena_alloc(arena, sizeof *dp->e, 8);
+    if (!dp->e) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): kernel parameters", node);
+    *dp->e = *e;
+    dp->inner = k->run;
+    k->run = dot_epi_f32;
+  }
   k->n_items = B * dp->m_blocks * dp->n_blocks; /* <= result elements */
   /* Boundary: K == 0 still writes zeros, so an item is never free. */
   uint64_t w = N < DOT_NB ? N : DOT_NB, h = M < DOT_MR ? M : DOT_MR;
@@ -726,7 +831,8 @@ static void conv_im2col_panel(const void *vctx, const float *x, uint64_t bi, uin
 
 static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const conv_gemm *cg = k->params;
-  accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], begin, end, k->worker_bytes ? bufs[3] : NULL);
+  accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], cg->g.has_residual ? bufs[3] : NULL, begin,
+                 end, ws_of(k, bufs, cg->g.has_residual));
 }
 
 /* ---- depthwise convolution (f32, constant finite filters) ------------------ */
@@ -743,13 +849,16 @@ typedef struct dwconv {
   int64_t Hp, Wp;        /* padded plane: the rows and columns the outputs read */
   int64_t O, per_group;  /* output channels; outputs per input channel */
   int64_t in_ch;         /* input channels */
+  epi e;                 /* fused epilogue, applied to each output row */
+  bool has_epi;
 } dwconv;
 
 static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dwconv *d = k->params;
   float *out = bufs[0];
   const float *x = bufs[1], *w = bufs[2];
-  float *pad = bufs[3];
+  const float *res = d->e.residual ? bufs[3] : NULL;
+  float *pad = bufs[d->e.residual ? 4 : 3];
   for (uint64_t it = begin; it < end; it++) {
     const int64_t n = (int64_t)it / d->O, o = (int64_t)it % d->O, c = o / d->per_group;
     const float *plane = x + (n * d->in_ch + c) * d->H * d->W;
@@ -768,14 +877,19 @@ static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
     }
     const float *wo = w + o * d->KH * d->KW;
     float *dst = out + (n * d->O + o) * d->OH * d->OW;
-    for (int64_t oy = 0; oy < d->OH; oy++)
+    for (int64_t oy = 0; oy < d->OH; oy++) {
       d->row((size_t)d->OW, pad + oy * d->sh * d->Wp, d->dh * d->Wp, (size_t)d->KH, (size_t)d->KW,
              d->dw, (size_t)d->sw, wo, dst + oy * d->OW);
+      if (d->has_epi)
+        epi_run(&d->e, dst + oy * d->OW,
+                res ? res + (n * d->O + o) * d->OH * d->OW + oy * d->OW : NULL, (size_t)d->OW,
+                d->e.bias ? d->e.bias + o : NULL, 0);
+    }
   }
 }
 
 static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, int64_t in_ch,
-                                  uint32_t node, accy__arena *arena, accy__kernel *k) {
+                                  const epi *e, uint32_t node, accy__arena *arena, accy__kernel *k) {
   dwconv *d = accy__arena_alloc(arena, sizeof *d, 64);
   if (!d) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): kernel parameters", node);
   d->row = accy__uk_get()->f32_dwconv_row;
@@ -789,6 +903,8 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   d->O = O;
   d->per_group = O / in_ch;
   d->in_ch = in_ch;
+  d->e = *e;
+  d->has_epi = e->bias || e->residual || e->clamp;
   k->run = dwconv_f32;
   k->params = d;
   k->n_items = (uint64_t)(N * O);
@@ -800,8 +916,8 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
 
 /* Fills *k with the GEMM form of the convolution when it applies (sets
  * *used). Otherwise leaves the direct path to the caller. */
-static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, accy__arena *arena,
-                                     accy__kernel *k, bool *used) {
+static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, const epi *e,
+                                     accy__arena *arena, accy__kernel *k, bool *used) {
   *used = false;
   const accy__node *nd = &p->nodes[node];
   const accy__node *wn = &p->nodes[nd->operands[1]];
@@ -839,7 +955,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, accy
   const int64_t Og = O / G, Kg = cg->C * cg->KH * cg->KW, OHW = cg->OH * cg->OW;
   if (cg->C == 1 && Kg > 1) {
     /* Depthwise (one input channel per group): the direct row kernel. */
-    ACCY_TRY(prepare_dwconv(cg, N, O, G, node, arena, k));
+    ACCY_TRY(prepare_dwconv(cg, N, O, G, e, node, arena, k));
     *used = true;
     return ACCY_STATUS_OK;
   }
@@ -864,6 +980,8 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, accy
     g->b_panel = conv_im2col_panel;
     g->b_panel_ctx = cg;
   }
+  gemm_set_epilogue(g, e, true);
+  g->bias_row_bs = Og; /* group g's channels start at g * O/G */
   accy__gemm_plan(g);
   k->run = conv_gemm_f32;
   k->params = cg;
@@ -874,8 +992,32 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, accy
   return ACCY_STATUS_OK;
 }
 
-static accy_status prepare_conv(const accy__program *p, uint32_t node, accy__arena *arena,
-                                accy__kernel *k) {
+/* The direct convolution with a fused epilogue: the tile, then the
+ * epilogue over each of its items (one output row of one channel). */
+typedef struct conv_epi {
+  accy__tile_fn inner;
+  const void *inner_params;
+  epi e;
+  uint64_t row, n_out_ch; /* outputs per item; output channels */
+  uint64_t rows_per_ch;   /* items per (image, channel) */
+} conv_epi;
+
+static void conv_epi_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const conv_epi *ce = k->params;
+  accy__kernel inner = *k;
+  inner.params = ce->inner_params;
+  ce->inner(&inner, bufs, begin, end);
+  float *out = bufs[0];
+  const float *res = ce->e.residual ? bufs[3] : NULL;
+  for (uint64_t it = begin; it < end; it++) {
+    const uint64_t o = (it / ce->rows_per_ch) % ce->n_out_ch;
+    epi_run(&ce->e, out + it * ce->row, res ? res + it * ce->row : NULL, (size_t)ce->row,
+            ce->e.bias ? ce->e.bias + o : NULL, 0);
+  }
+}
+
+static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi *e,
+                                accy__arena *arena, accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   accy__tile_fn fn = conv_fn(nd->type.dtype);
   if (fn == NULL) return no_kernel(p, node);
@@ -895,7 +1037,7 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, accy__are
   if (C != Cg * groups || O % groups != 0 || ot->dims[0] != N || ot->dims[1] != O)
     goto bad_attrs;
   bool gemm = false;
-  ACCY_TRY(prepare_conv_gemm(p, node, arena, k, &gemm));
+  ACCY_TRY(prepare_conv_gemm(p, node, e, arena, k, &gemm));
   if (gemm) return ACCY_STATUS_OK;
 
   conv_params *cp = accy__arena_alloc(arena, sizeof *cp, 64);
@@ -956,6 +1098,18 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, accy__are
                      node);
   k->run = fn;
   k->params = cp;
+  if (e->bias || e->residual || e->clamp) {
+    conv_epi *ce = accy__arena_alloc(arena, sizeof *ce, 8);
+    if (!ce) goto oom;
+    ce->inner = fn;
+    ce->inner_params = cp;
+    ce->e = *e;
+    ce->row = cp->ax[2].out;
+    ce->n_out_ch = cp->n_out_ch;
+    ce->rows_per_ch = cp->ax[0].out * cp->ax[1].out;
+    k->run = conv_epi_f32;
+    k->params = ce;
+  }
   /* Boundary: no result elements (any zero extent) means nothing to run. */
   k->n_items = elems == 0 ? 0 : elems / cp->ax[2].out;
   uint64_t cost;
@@ -975,10 +1129,12 @@ oom:
 /* ---- entry point --------------------------------------------------------- */
 
 accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
-                                        accy__arena *arena, accy__kernel *k) {
+                                        const accy__epilogue *ep, accy__arena *arena,
+                                        accy__kernel *k) {
+  const epi e = epi_from(ep);
   switch (p->nodes[node].op) {
-    case ACCY_OP_DOT_GENERAL: return prepare_dot(p, node, arena, k);
-    case ACCY_OP_CONVOLUTION: return prepare_conv(p, node, arena, k);
+    case ACCY_OP_DOT_GENERAL: return prepare_dot(p, node, &e, arena, k);
+    case ACCY_OP_CONVOLUTION: return prepare_conv(p, node, &e, arena, k);
     default:
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a linear-algebra op",
                        node, accy__op_name(p->nodes[node].op));

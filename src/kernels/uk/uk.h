@@ -24,12 +24,14 @@
 typedef struct accy__uk_epilogue {
   const float *bias_row; /* + bias_row[i] for tile row i (NULL: none) */
   const float *bias_col; /* + bias_col[j] for tile column j (NULL: none) */
+  const float *residual; /* then + residual[i * res_rs + j] (NULL: none) */
+  ptrdiff_t res_rs;
   float lo, hi;          /* then clamped to [lo, hi] (ReLU: [0, +inf]); only with CLAMP */
 } accy__uk_epilogue;
 
 /* Flags of a GEMM microkernel call. */
 #define ACCY__UK_ACCUMULATE 1u /* start from C instead of 0 */
-#define ACCY__UK_EPILOGUE 2u   /* apply the bias of ep (the last K block) */
+#define ACCY__UK_EPILOGUE 2u   /* apply the bias and residual of ep (the last K block) */
 #define ACCY__UK_CLAMP 4u      /* and clamp to [ep->lo, ep->hi] */
 
 /* C[0:mr, 0:nr] = (C or 0) + A[0:mr, 0:kc] x B[0:kc, 0:nr], mr <= MR, nr <= NR.

@@ -113,6 +113,11 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
         acc[i][0] = _mm256_add_ps(acc[i][0], br), acc[i][1] = _mm256_add_ps(acc[i][1], br);
       }
       if (ep->bias_col) acc[i][0] = _mm256_add_ps(acc[i][0], bc0), acc[i][1] = _mm256_add_ps(acc[i][1], bc1);
+      if (ep->residual) {
+        const float *ri = ep->residual + (ptrdiff_t)i * ep->res_rs;
+        acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_maskload_ps(ri, m0));
+        acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_maskload_ps(ri + 8, m1));
+      }
       if (flags & ACCY__UK_CLAMP) {
         /* max(v, lo) with v first keeps a NaN v (the portable kernel's
          * comparisons do the same): _mm256_max_ps returns its second

@@ -36,6 +36,7 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
         float v = acc[i][j];
         if (ep->bias_row) v = v + ep->bias_row[i];
         if (ep->bias_col) v = v + ep->bias_col[j];
+        if (ep->residual) v = v + ep->residual[(ptrdiff_t)i * ep->res_rs + (ptrdiff_t)j];
         if (flags & ACCY__UK_CLAMP) {
           /* max/min that keep NaN (docs/ops.md maximum/minimum). */
           if (v < ep->lo) v = ep->lo;

@@ -1,0 +1,147 @@
+/* src/compile/fuse.c: epilogue chains; see fuse.h. */
+#include "src/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/compile/fuse.h"
+#include "src/util/alloc.h"
+
+/* The constant scalar a broadcast (or a rank-0 constant) carries, if |n|
+ * is one: a broadcast_in_dim of a rank-0 f32 constant. */
+static bool scalar_constant(const accy__program *p, uint32_t n, float *out) {
+  const accy__node *nd = &p->nodes[n];
+  if (nd->op == ACCY_OP_BROADCAST_IN_DIM) nd = &p->nodes[nd->operands[0]];
+  if (nd->op != ACCY_OP_CONSTANT || nd->type.rank != 0 || nd->type.dtype != ACCY_DTYPE_F32 ||
+      nd->payload_bytes != 4)
+    return false;
+  memcpy(out, nd->payload, 4);
+  return true;
+}
+
+/* The constant vector |n| broadcasts along result axis |axis|, if it is a
+ * broadcast_in_dim of a rank-1 f32 constant with dims = [axis]. */
+static const float *channel_constant(const accy__program *p, uint32_t n, uint32_t axis) {
+  const accy__node *nd = &p->nodes[n];
+  if (nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_attrs != 1 || nd->attrs[0] != (int64_t)axis)
+    return NULL;
+  const accy__node *c = &p->nodes[nd->operands[0]];
+  if (c->op != ACCY_OP_CONSTANT || c->type.rank != 1 || c->type.dtype != ACCY_DTYPE_F32 ||
+      c->type.dims[0] != nd->type.dims[axis])
+    return NULL;
+  return c->payload;
+}
+
+static bool same_type(const accy__type *a, const accy__type *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return false;
+  for (uint32_t i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+void accy__fusion_free(accy__fusion *f) {
+  accy__free(f->anchor_of);
+  accy__free(f->ep);
+  memset(f, 0, sizeof *f);
+}
+
+accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t *uses,
+                       const uint32_t *out_uses, accy__fusion *out) {
+  memset(out, 0, sizeof *out);
+  const uint32_t n = p->n_nodes;
+  out->anchor_of = accy__malloc(((size_t)n + 1) * sizeof(int64_t));
+  out->ep = accy__calloc((size_t)n + 1, sizeof(accy__epilogue));
+  /* Each node's single live consumer (when it has exactly one). */
+  uint32_t *consumer = accy__malloc(((size_t)n + 1) * sizeof(uint32_t));
+  if (!out->anchor_of || !out->ep || !consumer) {
+    accy__free(consumer);
+    accy__fusion_free(out);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while fusing");
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    out->anchor_of[i] = -1;
+    consumer[i] = UINT32_MAX;
+  }
+  /* ACCY_FUSION=0 compiles every node on its own (to compare, or to debug). */
+  const char *env = getenv("ACCY_FUSION");
+  if (env && strcmp(env, "0") == 0) {
+    accy__free(consumer);
+    return ACCY_STATUS_OK;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    if (!live[i]) continue;
+    const accy__node *nd = &p->nodes[i];
+    for (uint32_t k = 0; k < nd->n_operands; k++) consumer[nd->operands[k]] = i;
+  }
+  for (uint32_t a = 0; a < n; a++) {
+    uint32_t axis;
+    if (!live[a] || out->anchor_of[a] >= 0 || !accy__kernel_epilogue_axis(p, a, &axis)) continue;
+    accy__epilogue ep = {.active = false, .tail = a, .bias = NULL, .residual = -1,
+                         .clamp = false, .lo = -INFINITY, .hi = INFINITY};
+    const accy__type *t = &p->nodes[a].type;
+    uint32_t y = a;
+    int stage = 0; /* 0: bias next, 1: residual next, 2: clamps only */
+    for (;;) {
+      if (uses[y] != 1 || out_uses[y] != 0) break; /* the value is needed as is */
+      uint32_t u = consumer[y];
+      const accy__node *un = &p->nodes[u];
+      if (!same_type(&un->type, t)) break;
+      uint32_t other = UINT32_MAX;
+      if (un->n_operands == 2) other = un->operands[0] == y ? un->operands[1] : un->operands[0];
+      if (un->op == ACCY_OP_ADD && un->operands[0] != un->operands[1]) {
+        const float *bias = stage == 0 ? channel_constant(p, other, axis) : NULL;
+        if (bias) {
+          ep.bias = bias;
+          stage = 1;
+        } else if (stage <= 1 && same_type(&p->nodes[other].type, t)) {
+          ep.residual = other;
+          stage = 2;
+        } else {
+          break;
+        }
+      } else if ((un->op == ACCY_OP_MAXIMUM || un->op == ACCY_OP_MINIMUM) &&
+                 un->operands[0] != un->operands[1]) {
+        float c;
+        if (!scalar_constant(p, other, &c) || c != c) break;
+        float lo = ep.lo, hi = ep.hi;
+        if (un->op == ACCY_OP_MAXIMUM)
+          lo = lo > c ? lo : c;
+        else
+          hi = hi < c ? hi : c;
+        /* Crossed bounds make the result depend on the order of the ops;
+         * minimum with -0 turns a +0 into -0, which a clamp would not. */
+        if (lo > hi || (un->op == ACCY_OP_MINIMUM && c == 0 && signbit(c))) break;
+        ep.lo = lo, ep.hi = hi;
+        ep.clamp = true;
+        stage = 2;
+      } else if (un->op == ACCY_OP_CLAMP && un->operands[1] == y) {
+        float lo, hi;
+        if (!scalar_constant(p, un->operands[0], &lo) || !scalar_constant(p, un->operands[2], &hi) ||
+            lo != lo || hi != hi)
+          break;
+        /* clamp = minimum(maximum(x, lo), hi): with earlier bounds. */
+        lo = ep.lo > lo ? ep.lo : lo;
+        hi = ep.hi < hi ? ep.hi : hi;
+        if (lo > hi || (hi == 0 && signbit(hi))) break;
+        ep.lo = lo, ep.hi = hi;
+        ep.clamp = true;
+        stage = 2;
+      } else {
+        break;
+      }
+      y = u;
+      ep.tail = y;
+      ep.active = true;
+    }
+    if (!ep.active) continue;
+    out->ep[a] = ep;
+    out->anchor_of[a] = a;
+    for (uint32_t z = a; z != ep.tail;) {
+      z = consumer[z];
+      out->anchor_of[z] = a;
+    }
+  }
+  accy__free(consumer);
+  return ACCY_STATUS_OK;
+}

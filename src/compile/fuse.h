@@ -1,0 +1,54 @@
+/* src/compile/fuse.h: fusion of elementwise consumers into the GEMM and
+ * convolution kernels that produce their operand (epilogues).
+ *
+ * An anchor is a dot_general or convolution whose kernel can apply an
+ * epilogue (accy__kernel_epilogue_axis says so and names the channel axis:
+ * the result's last axis for dot_general, axis 1 for convolution). From the
+ * anchor, the chain of its single-use consumers is absorbed while it has the
+ * canonical shape
+ *
+ *     y = anchor;  y = y + bias;  y = y + residual;  y = clamp(y)
+ *
+ * with each step optional and at most once, in that order:
+ *  - bias: add of a broadcast_in_dim of a constant vector along the channel
+ *    axis (either operand order);
+ *  - residual: add of any other value of the result's type;
+ *  - clamp: maximum / minimum with a broadcast constant scalar, or clamp with
+ *    constant scalar bounds (ReLU, ReLU6, Clip), any number of them.
+ * The anchor's task then writes the chain's last node (the tail) directly:
+ * the anchor and the absorbed nodes get no buffer and no task, and the
+ * broadcasts they read become dead unless something else reads them.
+ *
+ * The fused kernel adds the bias and the residual to the finished sum and
+ * clamps, each rounded as the separate ops would round them, so a fused
+ * result equals the unfused one (bias and residual are added in the order
+ * above; a graph that adds them in the other order differs by one rounding,
+ * within the contract's bound).
+ *
+ * ACCY_FUSION=0 in the environment turns fusion off (every node its own
+ * task), for comparisons and debugging. */
+#ifndef ACCY_COMPILE_FUSE_H
+#define ACCY_COMPILE_FUSE_H
+
+#include "src/internal.h"
+#include "src/ir/ir.h"
+#include "src/kernels/kernels.h"
+
+typedef struct accy__fusion {
+  /* Per node: the anchor whose task computes it (itself for an anchor, the
+   * anchor for every absorbed node), or -1. */
+  int64_t *anchor_of;
+  /* Per node, meaningful for anchors only. */
+  accy__epilogue *ep;
+} accy__fusion;
+
+/* Finds the epilogue chains of the verified program |p|. |uses| and
+ * |out_uses| count, per node, the operand uses by live nodes and the
+ * outputs that name it. On success *out must be freed with
+ * accy__fusion_free. */
+ACCY_NODISCARD accy_status accy__fuse(const accy__program *p, const bool *live,
+                                      const uint32_t *uses, const uint32_t *out_uses,
+                                      accy__fusion *out);
+void accy__fusion_free(accy__fusion *f);
+
+#endif /* ACCY_COMPILE_FUSE_H */

@@ -1,0 +1,293 @@
+/* tests/check_fuse.c: every epilogue fusion rule (src/compile/fuse.h)
+ * against the unfused program on random inputs: the fused plan must have
+ * fewer tasks (the rule applied) and the same result bits (each step rounds
+ * as the separate op does), at the process's ISA level; plus the chains
+ * that must not fuse (a value used twice, an output in the middle, crossed
+ * clamp bounds) still compute the right result. Programs go through the
+ * public API and the internal plan, compiled once with ACCY_FUSION=0. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/compile/compile.h"
+#include "src/internal.h"
+#include "src/ir/verify.h"
+#include "src/util/alloc.h"
+#include "tests/testutil.h"
+
+typedef struct prog {
+  accy__program p;
+  tu_rng *rng;
+} prog;
+
+static uint32_t node(prog *g, uint16_t op, accy__type t, const uint32_t *ops, uint32_t n,
+                     const int64_t *attrs, uint32_t na) {
+  uint32_t idx;
+  ck_assert_int_eq(accy__program_add_node(&g->p, op, &t, ops, n, attrs, na, NULL, 0, NULL, 0, &idx),
+                   ACCY_STATUS_OK);
+  return idx;
+}
+
+static uint32_t param(prog *g, const char *name, accy__type t) {
+  uint32_t idx;
+  ck_assert_int_eq(accy__program_add_node(&g->p, ACCY_OP_PARAMETER, &t, NULL, 0, NULL, 0, name,
+                                          strlen(name), NULL, 0, &idx),
+                   ACCY_STATUS_OK);
+  return idx;
+}
+
+/* A random f32 constant of type t (values in [-1, 1]). */
+static uint32_t constant(prog *g, accy__type t, float fixed, bool use_fixed) {
+  uint64_t n = tu_elems(&t);
+  float *v = malloc((size_t)n * 4 + 4);
+  for (uint64_t i = 0; i < n; i++) v[i] = use_fixed ? fixed : (float)(tu_rng_unit(g->rng) * 2 - 1);
+  static int counter;
+  char name[32];
+  snprintf(name, sizeof name, "c%d", counter++);
+  uint32_t idx;
+  ck_assert_int_eq(accy__program_add_node(&g->p, ACCY_OP_CONSTANT, &t, NULL, 0, NULL, 0, name,
+                                          strlen(name), v, n * 4, &idx),
+                   ACCY_STATUS_OK);
+  free(v);
+  return idx;
+}
+
+/* broadcast_in_dim of a constant vector along |axis| of |t|. */
+static uint32_t channel_bias(prog *g, accy__type t, uint32_t axis) {
+  int64_t d[1] = {t.dims[axis]};
+  uint32_t c = constant(g, tu_type(ACCY_DTYPE_F32, 1, d), 0, false);
+  int64_t attr[1] = {axis};
+  return node(g, ACCY_OP_BROADCAST_IN_DIM, t, &c, 1, attr, 1);
+}
+
+static uint32_t scalar(prog *g, accy__type t, float v) {
+  uint32_t c = constant(g, tu_type(ACCY_DTYPE_F32, 0, NULL), v, true);
+  return node(g, ACCY_OP_BROADCAST_IN_DIM, t, &c, 1, NULL, 0);
+}
+
+static uint32_t bin(prog *g, uint16_t op, accy__type t, uint32_t a, uint32_t b) {
+  uint32_t ops[2] = {a, b};
+  return node(g, op, t, ops, 2, NULL, 0);
+}
+
+/* Compiles |g| (fused or not), runs it inline and through a 2-worker pool
+ * on |inputs|, checks both runs agree and leave the inputs alone, and
+ * returns the outputs (all of them, one after the other) and the number of
+ * tasks with work. */
+static float *run(prog *g, bool fuse, void **inputs, uint32_t *n_tasks) {
+  setenv("ACCY_FUSION", fuse ? "1" : "0", 1);
+  accy__plan plan;
+  ck_assert_int_eq(accy__verify(&g->p), ACCY_STATUS_OK);
+  accy_status s = accy__compile(&g->p, 16, &plan);
+  ck_assert_msg(s == ACCY_STATUS_OK, "compile: %s", accy__cause());
+  /* Tasks with work (barrier tasks of the scratch planner have none). */
+  *n_tasks = 0;
+  for (uint32_t t = 0; t < plan.n_tasks; t++) *n_tasks += plan.ctasks[t].kernel.n_items > 0;
+  accy_input ins[4];
+  size_t in_bytes[4];
+  void *in_copy[4];
+  for (uint32_t i = 0; i < g->p.n_params; i++) {
+    in_bytes[i] = accy__type_bytes(&g->p.nodes[g->p.params[i]].type);
+    ins[i] = (accy_input){inputs[i], in_bytes[i]};
+    in_copy[i] = malloc(in_bytes[i] + 1);
+    memcpy(in_copy[i], inputs[i], in_bytes[i]);
+  }
+  size_t total = 0, ob[4];
+  for (uint32_t j = 0; j < g->p.n_outputs; j++) total += ob[j] = accy__type_bytes(&g->p.nodes[g->p.outputs[j]].type);
+  char *out = malloc(total + 4), *out2 = malloc(total + 4);
+  accy_output o[4], o2[4];
+  for (uint32_t j = 0, at = 0; j < g->p.n_outputs; at += (uint32_t)ob[j], j++) {
+    o[j] = (accy_output){out + at, ob[j]};
+    o2[j] = (accy_output){out2 + at, ob[j]};
+  }
+  void *block = NULL;
+  ck_assert_int_eq(posix_memalign(&block, 64, plan.block_bytes + 64), 0);
+  accy__plan_run(&plan, &g->p, NULL, 1, block, ins, o);
+  accy__pool *pool = NULL;
+  ck_assert_int_eq(accy__pool_acquire(2, &pool), ACCY_STATUS_OK);
+  accy__plan_run(&plan, &g->p, pool, 2, block, ins, o2);
+  accy__pool_release(pool);
+  ck_assert_int_eq(memcmp(out, out2, total), 0);
+  for (uint32_t i = 0; i < g->p.n_params; i++) {
+    ck_assert_msg(memcmp(in_copy[i], inputs[i], in_bytes[i]) == 0, "input %u was modified", i);
+    free(in_copy[i]);
+  }
+  free(out2);
+  free(block);
+  accy__plan_free(&plan);
+  unsetenv("ACCY_FUSION");
+  return (float *)out;
+}
+
+/* Runs |g| fused and unfused on random inputs; the fused plan must have
+ * |want| tasks with work (and the unfused more, unless nothing fuses) and
+ * the same bits. */
+static void compare(prog *g, uint32_t want) {
+  void *inputs[4];
+  for (uint32_t i = 0; i < g->p.n_params; i++) {
+    uint64_t ne = tu_elems(&g->p.nodes[g->p.params[i]].type);
+    inputs[i] = malloc((size_t)ne * 4 + 4);
+    tu_fill_random(g->rng, ACCY_DTYPE_F32, inputs[i], (size_t)ne, true, 2);
+  }
+  uint32_t tf, tu;
+  float *f = run(g, true, inputs, &tf), *u = run(g, false, inputs, &tu);
+  ck_assert_msg(tf == want, "fused plan has %u tasks (unfused %u), expected %u", tf, tu, want);
+  ck_assert_uint_ge(tu, tf);
+  uint64_t n = 0;
+  for (uint32_t j = 0; j < g->p.n_outputs; j++) n += tu_elems(&g->p.nodes[g->p.outputs[j]].type);
+  size_t d = tu_first_difference(ACCY_DTYPE_F32, f, u, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "fused and unfused differ at %zu: %.9g vs %.9g", d, (double)f[d], (double)u[d]);
+  free(f);
+  free(u);
+  for (uint32_t i = 0; i < g->p.n_params; i++) free(inputs[i]);
+  accy__program_free(&g->p);
+}
+
+static void out(prog *g, uint32_t n) {
+  ck_assert_int_eq(accy__program_add_output(&g->p, n, "y", 1), ACCY_STATUS_OK);
+}
+
+/* x [M, K] . W[N, K]^T (constant, ONNX Gemm transB) -> [M, N]. */
+static uint32_t dense(prog *g, uint32_t x, int64_t M, int64_t K, int64_t N, bool const_w) {
+  int64_t wd[2] = {N, K}, od[2] = {M, N};
+  uint32_t w = const_w ? constant(g, tu_type(ACCY_DTYPE_F32, 2, wd), 0, false)
+                       : param(g, "w", tu_type(ACCY_DTYPE_F32, 2, wd));
+  int64_t attrs[4] = {0, 1, 1, 1};
+  uint32_t ops[2] = {x, w};
+  return node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 2, od), ops, 2, attrs, 4);
+}
+
+START_TEST(test_dot_epilogues) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4000 + (uint64_t)_i);
+  const int64_t M = _i == 0 ? 1 : 37, K = 70, N = 45;
+  int64_t xd[2] = {M, K}, od[2] = {M, N};
+  accy__type ot = tu_type(ACCY_DTYPE_F32, 2, od);
+  for (int rule = 0; rule < 8; rule++) {
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 2, xd));
+    uint32_t r = rule >= 5 ? param(&g, "r", ot) : 0;
+    uint32_t y = dense(&g, x, M, K, N, rule != 7), want = 1;
+    switch (rule) {
+      case 0: /* bias */
+        y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
+        break;
+      case 1: /* bias (operands swapped) + ReLU */
+        y = bin(&g, ACCY_OP_ADD, ot, channel_bias(&g, ot, 1), y);
+        y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+        break;
+      case 2: /* ReLU6 as minimum(maximum(y, 0), 6) */
+        y = bin(&g, ACCY_OP_MAXIMUM, ot, scalar(&g, ot, 0), y);
+        y = bin(&g, ACCY_OP_MINIMUM, ot, y, scalar(&g, ot, 0.5f));
+        break;
+      case 3: { /* clamp with scalar constants */
+        uint32_t lo = constant(&g, tu_type(ACCY_DTYPE_F32, 0, NULL), -0.25f, true);
+        uint32_t hi = constant(&g, tu_type(ACCY_DTYPE_F32, 0, NULL), 0.3f, true);
+        uint32_t ops[3] = {lo, y, hi};
+        y = node(&g, ACCY_OP_CLAMP, ot, ops, 3, NULL, 0);
+        break;
+      }
+      case 4: /* crossed bounds: minimum(y, -1) then maximum(., 1): only the first fuses */
+        y = bin(&g, ACCY_OP_MINIMUM, ot, y, scalar(&g, ot, -1));
+        y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 1)), want = 3;
+        break;
+      case 5: /* bias + residual + ReLU */
+        y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
+        y = bin(&g, ACCY_OP_ADD, ot, r, y);
+        y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+        break;
+      case 6: /* the residual is computed after the anchor in node order */
+        y = bin(&g, ACCY_OP_ADD, ot, y, bin(&g, ACCY_OP_MULTIPLY, ot, r, r)), want = 2;
+        break;
+      case 7: /* weights as an input (direct B) + bias + ReLU */
+        y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
+        y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+        break;
+    }
+    out(&g, y);
+    compare(&g, want);
+  }
+}
+END_TEST
+
+START_TEST(test_chains_that_must_not_fuse) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4100);
+  int64_t xd[2] = {9, 20}, od[2] = {9, 13};
+  accy__type ot = tu_type(ACCY_DTYPE_F32, 2, od);
+  /* The dot's value is used twice. */
+  prog g = {.rng = &rng};
+  accy__program_init(&g.p);
+  uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 2, xd));
+  uint32_t d = dense(&g, x, 9, 20, 13, true);
+  uint32_t y = bin(&g, ACCY_OP_ADD, ot, d, channel_bias(&g, ot, 1));
+  y = bin(&g, ACCY_OP_MULTIPLY, ot, y, d);
+  out(&g, y);
+  compare(&g, 4);
+  /* The middle of the chain is a program output too: the chain stops there. */
+  accy__program_init(&g.p);
+  x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 2, xd));
+  d = dense(&g, x, 9, 20, 13, true);
+  uint32_t mid = bin(&g, ACCY_OP_ADD, ot, d, channel_bias(&g, ot, 1));
+  y = bin(&g, ACCY_OP_MAXIMUM, ot, mid, scalar(&g, ot, 0));
+  out(&g, y);
+  ck_assert_int_eq(accy__program_add_output(&g.p, mid, "mid", 3), ACCY_STATUS_OK);
+  compare(&g, 3); /* dot + bias fuse; the broadcast and the ReLU run apart */
+}
+END_TEST
+
+/* Convolutions: the GEMM form (im2col and pointwise), the depthwise row
+ * kernel and the direct path (lhs dilation), each with bias (+ residual) +
+ * ReLU6. */
+START_TEST(test_conv_epilogues) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4200 + (uint64_t)_i);
+  struct { int64_t c, o, g, k, s, pad, ldil; } cfg[] = {
+      {5, 12, 1, 3, 1, 1, 1}, {8, 20, 1, 1, 1, 0, 1}, {6, 6, 6, 3, 2, 1, 1}, {4, 6, 2, 3, 1, 1, 1}, {3, 4, 1, 2, 1, 0, 2}};
+  const int c = _i;
+  const int64_t H = 11, W = 13;
+  int64_t xd[4] = {2, cfg[c].c, H, W}, wd[4] = {cfg[c].o, cfg[c].c / cfg[c].g, cfg[c].k, cfg[c].k};
+  const int64_t P = (H - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad, PW = (W - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad;
+  int64_t od[4] = {2, cfg[c].o, (P - cfg[c].k) / cfg[c].s + 1, (PW - cfg[c].k) / cfg[c].s + 1};
+  accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od);
+  for (int residual = 0; residual < 2; residual++) {
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
+    uint32_t r = residual ? param(&g, "r", ot) : 0;
+    uint32_t w = constant(&g, tu_type(ACCY_DTYPE_F32, 4, wd), 0, false);
+    int64_t attrs[12] = {2, cfg[c].s, cfg[c].s, cfg[c].pad, cfg[c].pad, cfg[c].pad, cfg[c].pad,
+                         cfg[c].ldil, cfg[c].ldil, 1, 1, cfg[c].g};
+    uint32_t ops[2] = {x, w};
+    uint32_t y = node(&g, ACCY_OP_CONVOLUTION, ot, ops, 2, attrs, 12);
+    y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
+    if (residual) y = bin(&g, ACCY_OP_ADD, ot, y, r);
+    y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+    y = bin(&g, ACCY_OP_MINIMUM, ot, y, scalar(&g, ot, 1.5f));
+    out(&g, y);
+    compare(&g, 1);
+  }
+}
+END_TEST
+
+static Suite *fuse_suite(void) {
+  Suite *s = suite_create("fuse");
+  TCase *tc = tcase_create("epilogues");
+  tcase_set_timeout(tc, 60);
+  tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
+  tcase_add_test(tc, test_chains_that_must_not_fuse);
+  tcase_add_loop_test(tc, test_conv_epilogues, 0, 5);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(fuse_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
