@@ -273,12 +273,40 @@ START_TEST(test_conv_epilogues) {
 }
 END_TEST
 
+/* Two chains meet at an add (a residual block with a projection shortcut:
+ * relu((conv1(x) + b1) + (conv2(x) + b2))): the earlier anchor takes the
+ * add, with the other chain's tail as its residual. */
+START_TEST(test_chains_meeting_at_an_add) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4300);
+  int64_t xd[4] = {1, 4, 9, 9}, wd[4] = {6, 4, 3, 3}, pd[4] = {6, 4, 1, 1}, od[4] = {1, 6, 9, 9};
+  accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od);
+  for (int order = 0; order < 2; order++) {
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
+    int64_t a3[12] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, a1[12] = {2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1};
+    uint32_t w1 = constant(&g, tu_type(ACCY_DTYPE_F32, 4, wd), 0, false);
+    uint32_t w2 = constant(&g, tu_type(ACCY_DTYPE_F32, 4, pd), 0, false);
+    uint32_t o1[2] = {x, w1}, o2[2] = {x, w2};
+    uint32_t c1 = node(&g, ACCY_OP_CONVOLUTION, ot, o1, 2, a3, 12);
+    uint32_t c2 = node(&g, ACCY_OP_CONVOLUTION, ot, o2, 2, a1, 12);
+    uint32_t y1 = bin(&g, ACCY_OP_ADD, ot, c1, channel_bias(&g, ot, 1));
+    uint32_t y2 = bin(&g, ACCY_OP_ADD, ot, c2, channel_bias(&g, ot, 1));
+    uint32_t s = order ? bin(&g, ACCY_OP_ADD, ot, y2, y1) : bin(&g, ACCY_OP_ADD, ot, y1, y2);
+    out(&g, bin(&g, ACCY_OP_MAXIMUM, ot, s, scalar(&g, ot, 0)));
+    compare(&g, 2);
+  }
+}
+END_TEST
+
 static Suite *fuse_suite(void) {
   Suite *s = suite_create("fuse");
   TCase *tc = tcase_create("epilogues");
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
+  tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 5);
   suite_add_tcase(s, tc);
   return s;

@@ -551,6 +551,21 @@ accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__p
   }
   if ((s = assign_locations(&b)) != ACCY_STATUS_OK) goto done;
   if ((s = make_tasks(&b)) != ACCY_STATUS_OK) goto done;
+  /* Every buffer a task names has a place (a fusion that dropped a value
+   * still read would otherwise hand a kernel the empty stand-in). */
+  for (uint32_t t = 0; t < plan->n_tasks && s == ACCY_STATUS_OK; t++) {
+    const accy__ctask *ct = &plan->ctasks[t];
+    for (uint32_t r = 0; r < ct->n_refs; r++) {
+      uint32_t ref = plan->refs[ct->refs_offset + r];
+      if (ACCY__REF_TAG(ref) != ACCY__REF_NODE) continue;
+      uint32_t root = root_of(plan, ACCY__REF_INDEX(ref));
+      if (plan->locs[root].kind == ACCY__LOC_NONE && accy__type_bytes(&p->nodes[root].type) != 0)
+        s = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                      "internal error: task %u reads node %u (%s), which has no buffer", t, root,
+                      accy__op_name(p->nodes[root].op));
+    }
+  }
+  if (s != ACCY_STATUS_OK) goto done;
   if ((s = plan_scratch(&b)) != ACCY_STATUS_OK) goto done;
   if ((s = build_graph(&b)) != ACCY_STATUS_OK) goto done;
   /* The scheduler trusts its graph (a wrong predecessor count would hang or

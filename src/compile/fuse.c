@@ -86,7 +86,9 @@ accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t 
       if (uses[y] != 1 || out_uses[y] != 0) break; /* the value is needed as is */
       uint32_t u = consumer[y];
       const accy__node *un = &p->nodes[u];
-      if (!same_type(&un->type, t)) break;
+      /* Already in an earlier anchor's chain (two chains meet at an add:
+       * the earlier one took it, with this chain's value as its residual). */
+      if (out->anchor_of[u] >= 0 || !same_type(&un->type, t)) break;
       uint32_t other = UINT32_MAX;
       if (un->n_operands == 2) other = un->operands[0] == y ? un->operands[1] : un->operands[0];
       if (un->op == ACCY_OP_ADD && un->operands[0] != un->operands[1]) {
