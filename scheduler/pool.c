@@ -10,10 +10,13 @@
  * Memory orders: everything is seq_cst (the default of the atomic_* calls)
  * unless a comment next to the call says why something weaker is enough. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT, pthread_setname_np */
-#include "src/internal.h"
+#include "src/base/base.h"
 
+#include "accy/session.h" /* ACCY_MAX_THREADS */
 #include "scheduler/sched.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
+#include "src/base/arith.h"
+#include "src/base/status.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -15,9 +15,9 @@
 
 #include <string.h>
 
+#include "src/base/alloc.h"
 #include "src/ir/ir.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 struct accy_builder {

@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/base/alloc.h"
 #include "src/jemalloc/shim.h"
 #include "src/scratch.h"
-#include "src/util/alloc.h"
 
 #pragma weak dlopen
 #pragma weak dlsym

@@ -28,11 +28,11 @@
 #include <string.h>
 
 #include "scheduler/sched.h"
+#include "src/base/alloc.h"
 #include "src/base/cpu.h"
 #include "src/compile/compile.h"
 #include "src/ir/verify.h"
 #include "src/scratch.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 #define LIVE UINT64_C(1)
@@ -350,6 +350,15 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
 done:
   drop(sl);
   return st;
+}
+
+/* ---- causes ------------------------------------------------------------------ */
+
+/* The cause is per thread (src/base/status.h); |session| only keeps the
+ * public signature of accy/session.h. */
+const char *accy_session_last_cause(const accy_session *session) {
+  (void)session;
+  return accy__cause();
 }
 
 /* ---- release ------------------------------------------------------------------ */

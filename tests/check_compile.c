@@ -15,7 +15,7 @@
 #include "src/internal.h"
 #include "src/ir/verify.h"
 #include "src/scratch.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 #include "src/wire/wire.h"
 #include "tests/testutil.h"
 

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/alloc.h"
 #include "src/ir/ir.h"
 #include "src/kernels/kernels.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 #include "tests/testutil.h"
 

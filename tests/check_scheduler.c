@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "scheduler/sched.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 #include "tests/testutil.h"
 
 #define POOL_N 4u

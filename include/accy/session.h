@@ -131,14 +131,6 @@ ACCY_API accy_status accy_session_release(accy_session *session, accy_handle han
  * may be NULL. Thread-safe. */
 ACCY_API const char *accy_session_last_cause(const accy_session *session);
 
-/* The text name of a dtype ("f32", "bf16", ...) or NULL for an unknown
- * value. Thread-safe. */
-ACCY_API const char *accy_dtype_name(int32_t dtype);
-
-/* The size in bytes of one element of |dtype|, or 0 for an unknown value.
- * Thread-safe. */
-ACCY_API size_t accy_dtype_size(int32_t dtype);
-
 #ifdef __cplusplus
 }
 #endif

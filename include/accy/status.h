@@ -23,14 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accy/export.h"
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(ACCY_BUILDING) && defined(__GNUC__)
-#define ACCY_API __attribute__((visibility("default")))
-#else
-#define ACCY_API
 #endif
 
 /* (NAME, value, message). Values are ABI: never renumber or reuse. */

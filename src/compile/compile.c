@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/alloc.h"
+#include "src/base/limits.h"
 #include "src/compile/compile.h"
 #include "src/compile/reuse.h"
-#include "src/limits.h"
-#include "src/util/alloc.h"
 
 /* Work per tile, in element operations: large enough that claiming a tile
  * costs well under 1% of running it, small enough that a 1M-element

@@ -38,8 +38,9 @@
 #define ACCY_IR_IR_H
 
 #include "src/internal.h"
-#include "src/limits.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
+#include "src/base/dtype.h"
+#include "src/base/limits.h"
 
 /* A tensor type: element type and row-major extents. */
 typedef struct accy__type {
@@ -95,17 +96,7 @@ ACCY_NODISCARD accy_status accy__program_add_node(
 ACCY_NODISCARD accy_status accy__program_add_output(accy__program *p, uint32_t node,
                                                     const char *name, size_t name_len);
 
-/* ---- dtype and type helpers ---------------------------------------------- */
-
-/* Element size in bytes, 0 for an invalid dtype. */
-size_t accy__dtype_size(int32_t dtype);
-/* Text name ("f32"), or "?" for an invalid dtype. */
-const char *accy__dtype_name(int32_t dtype);
-bool accy__dtype_valid(int32_t dtype);
-bool accy__dtype_is_float(int32_t dtype);    /* f32 f64 f16 bf16 */
-bool accy__dtype_is_int(int32_t dtype);      /* signed or unsigned integer, not bool */
-bool accy__dtype_is_signed(int32_t dtype);   /* i8..i64 */
-bool accy__dtype_is_unsigned(int32_t dtype); /* u8..u64 */
+/* ---- op and type helpers (dtypes: src/base/dtype.h) ---------------------- */
 
 /* Text name of an op ("dot_general"), or NULL for an unknown code. */
 const char *accy__op_name(uint32_t op);

@@ -23,7 +23,7 @@
 
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
 
 /* Elements per item of the row-wise kernels: big enough that the per-item

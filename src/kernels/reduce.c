@@ -24,7 +24,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
 
 /* Output elements per item of the outer tiles (a row of accumulators lives on

@@ -29,7 +29,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
 
 /* Result elements per scatter part when index reads are no concern. */

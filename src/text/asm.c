@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/base/alloc.h"
+#include "src/base/half.h"
 #include "src/ir/ir.h"
 #include "src/ir/verify.h"
-#include "src/kernels/half.h"
 #include "src/text/files.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 /* Shared with src/text/dis.c (declared there as well: the text module has no

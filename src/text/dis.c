@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/alloc.h"
+#include "src/base/half.h"
 #include "src/ir/ir.h"
 #include "src/ir/verify.h"
-#include "src/kernels/half.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 /* Defined in src/text/asm.c: the assembler's one float conversion. */

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "src/limits.h"
+#include "src/base/limits.h"
 #include "src/wire/format.h"
 #include "src/wire/reader.h"
 #include "src/wire/wire.h"

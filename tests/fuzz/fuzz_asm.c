@@ -19,8 +19,8 @@
 
 #include <unistd.h>
 
+#include "src/base/alloc.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 FUZZ_SANITIZER_OPTIONS()

@@ -15,8 +15,8 @@
  * and lives for the whole process. */
 #include "tests/fuzz/fuzz.h"
 
+#include "src/base/alloc.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 FUZZ_SANITIZER_OPTIONS()

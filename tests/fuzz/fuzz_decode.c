@@ -16,8 +16,8 @@
  *  - nothing allocated through accy stays allocated. */
 #include "tests/fuzz/fuzz.h"
 
+#include "src/base/alloc.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 FUZZ_SANITIZER_OPTIONS()

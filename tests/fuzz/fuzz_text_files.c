@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 
 FUZZ_SANITIZER_OPTIONS()
 

@@ -1,12 +1,12 @@
-/* src/util/alloc.c: allocation with a failure-injection hook, and the bump
+/* src/base/alloc.c: allocation with a failure-injection hook, and the bump
  * arena. See alloc.h. */
-#include "src/internal.h"
+#include "src/base/base.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 
 /* Relaxed is enough: the hook is a test aid and only needs each allocation
  * to see a consistent counter value. */
