@@ -236,12 +236,9 @@ static accy_status make_tasks(builder *b) {
       continue;
     }
     accy__kernel k;
+    /* Its causes already start with "node N (op): " (kernels.h). */
     s = accy__kernel_prepare(p, i, &plan->arena, &k);
-    if (s != ACCY_STATUS_OK) {
-      if (strncmp(accy__cause(), "node ", 5) != 0)
-        accy__prefix_cause("node %u (%s): ", i, accy__op_name(node->op));
-      break;
-    }
+    if (s != ACCY_STATUS_OK) break;
     refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
     for (uint32_t o = 0; o < node->n_operands; o++)
       refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);

@@ -1118,7 +1118,8 @@ static accy_status verify_node(const accy__program *p, uint32_t index, uint64_t 
   return ACCY_STATUS_OK;
 }
 
-static accy_status verify_params(const accy__program *p) {
+/* On failure *bad_node names the parameter node the failure is about. */
+static accy_status verify_params(const accy__program *p, uint32_t *bad_node) {
   if (p->n_params > ACCY_MAX_PARAMETERS)
     return ACCY_FAIL(INVALID, "%u parameters, more than ACCY_MAX_PARAMETERS %u", p->n_params,
                      ACCY_MAX_PARAMETERS);
@@ -1127,8 +1128,10 @@ static accy_status verify_params(const accy__program *p) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < p->n_nodes; i++) {
     if (p->nodes[i].op != ACCY_OP_PARAMETER) continue;
-    if (k >= p->n_params || p->params[k] != i)
+    if (k >= p->n_params || p->params[k] != i) {
+      *bad_node = i;
       return ACCY_FAIL(INVALID, "node %u (parameter): not parameter %u of the parameter list", i, k);
+    }
     k++;
   }
   if (k != p->n_params)
@@ -1140,10 +1143,12 @@ static accy_status verify_params(const accy__program *p) {
   for (uint32_t i = 0; i < p->n_params; i++) {
     names[i] = p->nodes[p->params[i]].name;
     uint32_t dup = name_insert(&table, names, i);
-    if (dup != UINT32_MAX)
+    if (dup != UINT32_MAX) {
+      *bad_node = p->params[i];
       return ACCY_FAIL(INVALID,
                        "node %u (parameter): name '%.64s' is already used by parameter %u (node %u)",
                        p->params[i], names[i], dup, p->params[dup]);
+    }
   }
   return ACCY_STATUS_OK;
 }
@@ -1168,15 +1173,15 @@ static accy_status verify_outputs(const accy__program *p) {
       uint32_t dup = name_insert(&table, names, i);
       if (dup != UINT32_MAX) s = ACCY_FAIL(INVALID, "name is already used by output %u", dup);
     }
-    if (s != ACCY_STATUS_OK) {
-      accy__prefix_cause("output %u '%.64s': ", i, name);
-      return s;
-    }
+    ACCY_TRY_CTX(s, "output %u '%.64s': ", i, name);
   }
   return ACCY_STATUS_OK;
 }
 
-accy_status accy__verify(const accy__program *p) {
+accy_status accy__verify_where(const accy__program *p, uint32_t *out_node) {
+  uint32_t unused;
+  uint32_t *bad_node = out_node ? out_node : &unused;
+  *bad_node = UINT32_MAX;
   if (!p) return ACCY_FAIL(INVALID, "no program");
   if (p->n_nodes > ACCY_MAX_NODES)
     return ACCY_FAIL(INVALID, "%u nodes, more than ACCY_MAX_NODES %u", p->n_nodes, ACCY_MAX_NODES);
@@ -1184,13 +1189,13 @@ accy_status accy__verify(const accy__program *p) {
   for (uint32_t i = 0; i < p->n_nodes; i++) {
     uint16_t op = p->nodes[i].op;
     const char *name = accy__op_name(op);
+    *bad_node = i;
     if (!name) return ACCY_FAIL(INVALID, "node %u: unknown op code %u", i, op);
-    accy_status s = verify_node(p, i, &constant_bytes);
-    if (s != ACCY_STATUS_OK) {
-      accy__prefix_cause("node %u (%s): ", i, name);
-      return s;
-    }
+    ACCY_TRY_CTX(verify_node(p, i, &constant_bytes), "node %u (%s): ", i, name);
   }
-  ACCY_TRY(verify_params(p));
+  *bad_node = UINT32_MAX;
+  ACCY_TRY(verify_params(p, bad_node));
   return verify_outputs(p);
 }
+
+accy_status accy__verify(const accy__program *p) { return accy__verify_where(p, NULL); }

@@ -17,6 +17,11 @@
  * distinct parameter names, total constant bytes within
  * ACCY_MAX_CONSTANT_BYTES. */
 ACCY_NODISCARD accy_status accy__verify(const accy__program *p);
+/* accy__verify, and on failure *out_node (may be NULL) is the node the
+ * failure is about (the N of the cause's "node N"), or UINT32_MAX when it
+ * concerns no single node (outputs, counts). The assembler maps it to a
+ * source line. */
+ACCY_NODISCARD accy_status accy__verify_where(const accy__program *p, uint32_t *out_node);
 
 /* Infers the result type of a node that is not yet in |p| (op, operands and
  * attrs as they would be stored; operands must be < p->n_nodes).

@@ -272,20 +272,17 @@ static accy_status view_finish(const accy__program *p, uint32_t node, accy__aren
   uint64_t total = 1, in_elems = 0;
   for (uint32_t a = 0; a < rank; a++) total *= (uint64_t)dims[a];
   if (!accy__type_elements(&x->type, &in_elems))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): operand has too many elements",
-                     node, accy__op_name(nd->op));
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "operand has too many elements");
   view_params *v = accy__arena_alloc(arena, sizeof *v, 64);
   if (!v)
-    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (%s): out of memory for kernel params",
-                     node, accy__op_name(nd->op));
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for kernel params");
   *v = *proto;
   k->params = v;
   k->run = view_rows_fns[size_log2(esize)];
   if (total == 0) return ACCY_STATUS_OK; /* n_items 0 */
   if (!view_in_bounds(rank, dims, istr, v->ibase, dyn_max, in_elems))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                     "node %u (%s): result reads outside the operand's %llu elements", node,
-                     accy__op_name(nd->op), (unsigned long long)in_elems);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "result reads outside the operand's %llu elements",
+                     (unsigned long long)in_elems);
 
   /* Drop size-1 axes and merge axes the input walks contiguously in result
    * order, so the innermost runs are as long as possible. */
@@ -753,36 +750,32 @@ static void dus_tile(const accy__kernel *k, void *const *bufs, uint64_t begin, u
 
 /* ---- prepare -------------------------------------------------------------- */
 
-static accy_status fail_dtype(uint32_t node, const accy__node *nd, const char *what,
-                              int32_t dtype) {
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for %s%s", node,
-                   accy__op_name(nd->op), accy__dtype_name(dtype), what);
+/* Causes name what is wrong; accy__kernel_prepare puts "node N (op): " in
+ * front. */
+static accy_status fail_dtype(const char *what, int32_t dtype) {
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for %s%s", accy__dtype_name(dtype), what);
 }
 
-static accy_status fail_shape(uint32_t node, const accy__node *nd, const char *what) {
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %s", node, accy__op_name(nd->op),
-                   what);
+static accy_status fail_shape(const char *what) {
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%s", what);
 }
 
-static accy_status need_attrs(uint32_t node, const accy__node *nd, uint32_t n) {
+static accy_status need_attrs(const accy__node *nd, uint32_t n) {
   if (nd->n_attrs != n)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %u attrs, expected %u", node,
-                     accy__op_name(nd->op), nd->n_attrs, n);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%u attrs, expected %u", nd->n_attrs, n);
   return ACCY_STATUS_OK;
 }
 
-static accy_status need_operands(uint32_t node, const accy__node *nd, uint32_t n) {
+static accy_status need_operands(const accy__node *nd, uint32_t n) {
   if (nd->n_operands != n)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %u operands, expected %u",
-                     node, accy__op_name(nd->op), nd->n_operands, n);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%u operands, expected %u", nd->n_operands, n);
   return ACCY_STATUS_OK;
 }
 
-static accy_status check_axis(uint32_t node, const accy__node *nd, int64_t axis, uint32_t rank,
-                              const char *what) {
+static accy_status check_axis(int64_t axis, uint32_t rank, const char *what) {
   if (axis < 0 || axis >= (int64_t)rank)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %s %lld out of range for rank %u",
-                     node, accy__op_name(nd->op), what, (long long)axis, rank);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%s %lld out of range for rank %u", what,
+                     (long long)axis, rank);
   return ACCY_STATUS_OK;
 }
 
@@ -793,17 +786,17 @@ static accy_status prepare_starts(const accy__program *p, uint32_t node, uint32_
                                   const int64_t *strides, start_ref *out) {
   const accy__node *nd = &p->nodes[node];
   const accy__node *x = &p->nodes[nd->operands[0]];
-  ACCY_TRY(need_operands(node, nd, first + x->type.rank));
+  ACCY_TRY(need_operands(nd, first + x->type.rank));
   for (uint32_t a = 0; a < x->type.rank; a++) {
     const accy__node *s = &p->nodes[nd->operands[first + a]];
-    if (!accy__dtype_is_int(s->type.dtype)) return fail_dtype(node, nd, " starts", s->type.dtype);
+    if (!accy__dtype_is_int(s->type.dtype)) return fail_dtype(" starts", s->type.dtype);
     if (s->type.rank != 0)
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): start %u has rank %u, not 0",
-                       node, accy__op_name(nd->op), a, s->type.rank);
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "start %u has rank %u, not 0", a,
+                       s->type.rank);
     if (sizes[a] < 0 || sizes[a] > dims[a])
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                       "node %u (%s): window size %lld on axis %u exceeds extent %lld", node,
-                       accy__op_name(nd->op), (long long)sizes[a], a, (long long)dims[a]);
+                       "window size %lld on axis %u exceeds extent %lld", (long long)sizes[a], a,
+                       (long long)dims[a]);
     out[a].buf = 1 + first + a;
     out[a].dtype = s->type.dtype;
     out[a].hi = dims[a] - sizes[a];
@@ -827,62 +820,62 @@ static accy_status prepare_view(const accy__program *p, uint32_t node, accy__are
     case ACCY_OP_RESHAPE: {
       /* Same elements in the same order: one flat run. */
       uint64_t n = 0;
-      if (!accy__type_elements(rt, &n)) return fail_shape(node, nd, "result has too many elements");
+      if (!accy__type_elements(rt, &n)) return fail_shape("result has too many elements");
       int64_t dims1[1] = {(int64_t)n}, str1[1] = {1};
       return view_finish(p, node, arena, k, &proto, 1, dims1, str1, 0);
     }
     case ACCY_OP_BROADCAST_IN_DIM:
-      ACCY_TRY(need_attrs(node, nd, xr));
+      ACCY_TRY(need_attrs(nd, xr));
       for (uint32_t i = 0; i < xr; i++) {
-        ACCY_TRY(check_axis(node, nd, nd->attrs[i], r, "dims entry"));
+        ACCY_TRY(check_axis(nd->attrs[i], r, "dims entry"));
         if (xt->dims[i] != 1) istr[nd->attrs[i]] = xs[i];
       }
       break;
     case ACCY_OP_TRANSPOSE:
-      ACCY_TRY(need_attrs(node, nd, r));
-      if (r != xr) return fail_shape(node, nd, "result rank differs from operand rank");
+      ACCY_TRY(need_attrs(nd, r));
+      if (r != xr) return fail_shape("result rank differs from operand rank");
       for (uint32_t i = 0; i < r; i++) {
-        ACCY_TRY(check_axis(node, nd, nd->attrs[i], r, "permutation entry"));
+        ACCY_TRY(check_axis(nd->attrs[i], r, "permutation entry"));
         istr[i] = xs[nd->attrs[i]];
       }
       break;
     case ACCY_OP_SLICE:
-      ACCY_TRY(need_attrs(node, nd, 3 * r));
-      if (r != xr) return fail_shape(node, nd, "result rank differs from operand rank");
+      ACCY_TRY(need_attrs(nd, 3 * r));
+      if (r != xr) return fail_shape("result rank differs from operand rank");
       for (uint32_t i = 0; i < r; i++) {
         int64_t start = nd->attrs[i], stride = nd->attrs[2 * r + i];
         if (start < 0 || start > xt->dims[i] || stride < 1)
-          return fail_shape(node, nd, "start or stride out of range");
+          return fail_shape("start or stride out of range");
         proto.ibase += start * xs[i];
         /* With one element the stride is never applied (and may be huge). */
         if (rt->dims[i] > 1 && __builtin_mul_overflow(xs[i], stride, &istr[i]))
-          return fail_shape(node, nd, "stride out of range");
+          return fail_shape("stride out of range");
       }
       break;
     case ACCY_OP_REVERSE:
-      if (r != xr) return fail_shape(node, nd, "result rank differs from operand rank");
+      if (r != xr) return fail_shape("result rank differs from operand rank");
       for (uint32_t i = 0; i < r; i++) istr[i] = xs[i];
       for (uint32_t j = 0; j < nd->n_attrs; j++) {
-        ACCY_TRY(check_axis(node, nd, nd->attrs[j], r, "axis"));
+        ACCY_TRY(check_axis(nd->attrs[j], r, "axis"));
         int64_t a = nd->attrs[j];
-        if (istr[a] < 0) return fail_shape(node, nd, "axis listed twice");
+        if (istr[a] < 0) return fail_shape("axis listed twice");
         if (xt->dims[a] > 0) proto.ibase += (xt->dims[a] - 1) * xs[a];
         istr[a] = -xs[a];
       }
       break;
     case ACCY_OP_DYNAMIC_SLICE:
-      ACCY_TRY(need_attrs(node, nd, xr));
-      if (r != xr) return fail_shape(node, nd, "result rank differs from operand rank");
+      ACCY_TRY(need_attrs(nd, xr));
+      if (r != xr) return fail_shape("result rank differs from operand rank");
       ACCY_TRY(prepare_starts(p, node, 1, xt->dims, nd->attrs, xs, proto.starts));
       proto.n_starts = xr;
       for (uint32_t i = 0; i < r; i++) {
-        if (rt->dims[i] != nd->attrs[i]) return fail_shape(node, nd, "result dims differ from sizes");
+        if (rt->dims[i] != nd->attrs[i]) return fail_shape("result dims differ from sizes");
         istr[i] = xs[i];
         dyn_max += proto.starts[i].hi * xs[i];
       }
       break;
     default:
-      return fail_shape(node, nd, "not a view op");
+      return fail_shape("not a view op");
   }
   return view_finish(p, node, arena, k, &proto, r, rt->dims, istr, dyn_max);
 }
@@ -891,20 +884,20 @@ static accy_status prepare_pad(const accy__program *p, uint32_t node, accy__aren
                                accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   const uint32_t r = nd->type.rank;
-  ACCY_TRY(need_operands(node, nd, 2));
-  ACCY_TRY(need_attrs(node, nd, 3 * r));
+  ACCY_TRY(need_operands(nd, 2));
+  ACCY_TRY(need_attrs(nd, 3 * r));
   const accy__type *xt = &p->nodes[nd->operands[0]].type;
   const accy__type *vt = &p->nodes[nd->operands[1]].type;
-  if (vt->dtype != nd->type.dtype) return fail_dtype(node, nd, " pad value", vt->dtype);
-  if (vt->rank != 0) return fail_shape(node, nd, "pad value is not a scalar");
-  if (xt->rank != r) return fail_shape(node, nd, "result rank differs from operand rank");
+  if (vt->dtype != nd->type.dtype) return fail_dtype(" pad value", vt->dtype);
+  if (vt->rank != 0) return fail_shape("pad value is not a scalar");
+  if (xt->rank != r) return fail_shape("result rank differs from operand rank");
   pad_params *pp = accy__arena_alloc(arena, sizeof *pp, 64);
-  if (!pp) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (pad): out of memory", node);
+  if (!pp) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory");
   int64_t xs[ACCY_MAX_RANK];
   accy__type_strides(xt, xs);
   uint64_t total = 1;
   for (uint32_t a = 0; a < r; a++) {
-    if (nd->attrs[2 * r + a] < 0) return fail_shape(node, nd, "negative interior padding");
+    if (nd->attrs[2 * r + a] < 0) return fail_shape("negative interior padding");
     pad_axis_init(&pp->ax[a], xt->dims[a], nd->type.dims[a], nd->attrs[a], nd->attrs[2 * r + a],
                   xs[a]);
     total *= (uint64_t)nd->type.dims[a];
@@ -927,14 +920,14 @@ static accy_status prepare_concat(const accy__program *p, uint32_t node, accy__a
                                   accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   const accy__type *rt = &nd->type;
-  ACCY_TRY(need_attrs(node, nd, 1));
-  if (nd->n_operands < 1) return fail_shape(node, nd, "no operands");
-  ACCY_TRY(check_axis(node, nd, nd->attrs[0], rt->rank, "dimension"));
+  ACCY_TRY(need_attrs(nd, 1));
+  if (nd->n_operands < 1) return fail_shape("no operands");
+  ACCY_TRY(check_axis(nd->attrs[0], rt->rank, "dimension"));
   const uint32_t axis = (uint32_t)nd->attrs[0];
   concat_params *cp = accy__arena_alloc(arena, sizeof *cp, 64);
   uint64_t *tab = accy__arena_alloc(arena, 2 * sizeof(uint64_t) * nd->n_operands, 8);
   if (!cp || !tab)
-    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (concatenate): out of memory", node);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory");
   uint64_t outer = 1, inner = 1;
   for (uint32_t a = 0; a < axis; a++) outer *= (uint64_t)rt->dims[a];
   for (uint32_t a = axis + 1; a < rt->rank; a++) inner *= (uint64_t)rt->dims[a];
@@ -945,19 +938,19 @@ static accy_status prepare_concat(const accy__program *p, uint32_t node, accy__a
   uint64_t col = 0;
   for (uint32_t i = 0; i < nd->n_operands; i++) {
     const accy__type *t = &p->nodes[nd->operands[i]].type;
-    if (t->dtype != rt->dtype) return fail_dtype(node, nd, " operand", t->dtype);
-    if (t->rank != rt->rank) return fail_shape(node, nd, "operand rank differs from result rank");
+    if (t->dtype != rt->dtype) return fail_dtype(" operand", t->dtype);
+    if (t->rank != rt->rank) return fail_shape("operand rank differs from result rank");
     for (uint32_t a = 0; a < rt->rank; a++)
       if (a != axis && t->dims[a] != rt->dims[a])
         return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                         "node %u (concatenate): operand %u dims[%u] = %lld, result has %lld",
-                         node, i, a, (long long)t->dims[a], (long long)rt->dims[a]);
+                         "operand %u dims[%u] = %lld, result has %lld", i, a,
+                         (long long)t->dims[a], (long long)rt->dims[a]);
     cp->width[i] = (uint64_t)t->dims[axis] * inner;
     cp->first[i] = col;
     col += cp->width[i];
   }
   if (col != (uint64_t)rt->dims[axis] * inner)
-    return fail_shape(node, nd, "operand extents do not add up to the result's");
+    return fail_shape("operand extents do not add up to the result's");
   split_init(&cp->split, outer, col);
   k->params = cp;
   k->run = concat_tile;
@@ -971,12 +964,12 @@ static accy_status prepare_iota(const accy__program *p, uint32_t node, accy__are
   const accy__node *nd = &p->nodes[node];
   const accy__type *rt = &nd->type;
   if (!accy__dtype_is_float(rt->dtype) && !accy__dtype_is_int(rt->dtype))
-    return fail_dtype(node, nd, "", rt->dtype);
-  ACCY_TRY(need_attrs(node, nd, 1));
-  ACCY_TRY(check_axis(node, nd, nd->attrs[0], rt->rank, "iota_dimension"));
+    return fail_dtype("", rt->dtype);
+  ACCY_TRY(need_attrs(nd, 1));
+  ACCY_TRY(check_axis(nd->attrs[0], rt->rank, "iota_dimension"));
   const uint32_t axis = (uint32_t)nd->attrs[0];
   iota_params *ip = accy__arena_alloc(arena, sizeof *ip, 64);
-  if (!ip) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (iota): out of memory", node);
+  if (!ip) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory");
   uint64_t total = 1, inner = 1;
   for (uint32_t a = 0; a < rt->rank; a++) total *= (uint64_t)rt->dims[a];
   for (uint32_t a = axis + 1; a < rt->rank; a++) inner *= (uint64_t)rt->dims[a];
@@ -993,13 +986,13 @@ static accy_status prepare_iota(const accy__program *p, uint32_t node, accy__are
 static accy_status prepare_gather(const accy__program *p, uint32_t node, accy__arena *arena,
                                   accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
-  ACCY_TRY(need_operands(node, nd, 2));
-  ACCY_TRY(need_attrs(node, nd, 1));
+  ACCY_TRY(need_operands(nd, 2));
+  ACCY_TRY(need_attrs(nd, 1));
   const accy__type *rt = &nd->type;
   const accy__type *dt = &p->nodes[nd->operands[0]].type;
   const accy__type *it = &p->nodes[nd->operands[1]].type;
-  if (!accy__dtype_is_int(it->dtype)) return fail_dtype(node, nd, " indices", it->dtype);
-  ACCY_TRY(check_axis(node, nd, nd->attrs[0], dt->rank, "axis"));
+  if (!accy__dtype_is_int(it->dtype)) return fail_dtype(" indices", it->dtype);
+  ACCY_TRY(check_axis(nd->attrs[0], dt->rank, "axis"));
   const uint32_t axis = (uint32_t)nd->attrs[0];
   /* Result dims d[:axis] + k + d[axis+1:]; checked because the kernel's
    * addressing relies on it. */
@@ -1010,9 +1003,9 @@ static accy_status prepare_gather(const accy__program *p, uint32_t node, accy__a
                                          : dt->dims[a - it->rank + 1];
     ok = rt->dims[a] == want;
   }
-  if (!ok) return fail_shape(node, nd, "result dims do not match data and indices");
+  if (!ok) return fail_shape("result dims do not match data and indices");
   gather_params *g = accy__arena_alloc(arena, sizeof *g, 64);
-  if (!g) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (gather): out of memory", node);
+  if (!g) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory");
   uint64_t outer = 1, inner = 1, n_idx = 1;
   for (uint32_t a = 0; a < axis; a++) outer *= (uint64_t)dt->dims[a];
   for (uint32_t a = axis + 1; a < dt->rank; a++) inner *= (uint64_t)dt->dims[a];
@@ -1021,7 +1014,7 @@ static accy_status prepare_gather(const accy__program *p, uint32_t node, accy__a
   g->extent = dt->dims[axis];
   g->idx_dtype = it->dtype;
   if (g->extent == 0 && outer * n_idx * inner != 0)
-    return fail_shape(node, nd, "indices into an empty axis with a non-empty result");
+    return fail_shape("indices into an empty axis with a non-empty result");
   if (g->extent > 0) split_init(&g->split, outer * n_idx, inner);
   k->params = g;
   k->run = gather_fns[size_log2(accy__dtype_size(rt->dtype))];
@@ -1033,16 +1026,15 @@ static accy_status prepare_gather(const accy__program *p, uint32_t node, accy__a
 static accy_status prepare_dus(const accy__program *p, uint32_t node, accy__arena *arena,
                                accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
-  if (nd->n_operands < 2) return fail_shape(node, nd, "fewer than 2 operands");
+  if (nd->n_operands < 2) return fail_shape("fewer than 2 operands");
   const accy__type *rt = &nd->type;
   const accy__type *xt = &p->nodes[nd->operands[0]].type;
   const accy__type *ut = &p->nodes[nd->operands[1]].type;
-  if (ut->dtype != rt->dtype) return fail_dtype(node, nd, " update", ut->dtype);
-  if (!accy__type_equal(xt, rt)) return fail_shape(node, nd, "result type differs from operand");
-  if (ut->rank != rt->rank) return fail_shape(node, nd, "update rank differs from operand rank");
+  if (ut->dtype != rt->dtype) return fail_dtype(" update", ut->dtype);
+  if (!accy__type_equal(xt, rt)) return fail_shape("result type differs from operand");
+  if (ut->rank != rt->rank) return fail_shape("update rank differs from operand rank");
   dus_params *dp = accy__arena_alloc(arena, sizeof *dp, 64);
-  if (!dp) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (%s): out of memory", node,
-                            accy__op_name(nd->op));
+  if (!dp) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory");
   ACCY_TRY(prepare_starts(p, node, 2, xt->dims, ut->dims, NULL, dp->starts));
   dp->n_starts = rt->rank;
   dp->esize = accy__dtype_size(rt->dtype);
@@ -1075,19 +1067,19 @@ accy_status accy__kernel_prepare_data(const accy__program *p, uint32_t node, acc
   k->node = node;
   k->n_items = 0;
   k->item_cost = 1;
-  if (!accy__dtype_valid(dt)) return fail_dtype(node, nd, "", dt);
+  if (!accy__dtype_valid(dt)) return fail_dtype("", dt);
   if (nd->op != ACCY_OP_IOTA) {
-    if (nd->n_operands < 1) return fail_shape(node, nd, "no operands");
+    if (nd->n_operands < 1) return fail_shape("no operands");
     int32_t xd = p->nodes[nd->operands[0]].type.dtype;
     if (xd != dt)
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                       "node %u (%s): no kernel for %s operand with %s result", node,
-                       accy__op_name(nd->op), accy__dtype_name(xd), accy__dtype_name(dt));
+                       "no kernel for %s operand with %s result", accy__dtype_name(xd),
+                       accy__dtype_name(dt));
   }
   switch (nd->op) {
     case ACCY_OP_RESHAPE: case ACCY_OP_BROADCAST_IN_DIM: case ACCY_OP_TRANSPOSE:
     case ACCY_OP_SLICE: case ACCY_OP_REVERSE: case ACCY_OP_DYNAMIC_SLICE:
-      if (nd->op != ACCY_OP_DYNAMIC_SLICE) ACCY_TRY(need_operands(node, nd, 1));
+      if (nd->op != ACCY_OP_DYNAMIC_SLICE) ACCY_TRY(need_operands(nd, 1));
       return prepare_view(p, node, arena, k);
     case ACCY_OP_PAD: return prepare_pad(p, node, arena, k);
     case ACCY_OP_CONCATENATE: return prepare_concat(p, node, arena, k);
@@ -1096,6 +1088,5 @@ accy_status accy__kernel_prepare_data(const accy__program *p, uint32_t node, acc
     case ACCY_OP_DYNAMIC_UPDATE_SLICE: return prepare_dus(p, node, arena, k);
     default: break;
   }
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a data-movement op", node,
-                   accy__op_name(nd->op) ? accy__op_name(nd->op) : "?");
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "not a data-movement op");
 }

@@ -47,7 +47,9 @@ struct accy__kernel {
 /* Fills *k for node |node| of the verified program |p|. |arena| outlives the
  * kernel and receives its params. Must not be called for PARAMETER or
  * CONSTANT nodes. Returns OK, COMPILE_FAILED with a cause naming the op and
- * dtypes when this build has no kernel for them, or OUT_OF_MEMORY. */
+ * dtypes when this build has no kernel for them, or OUT_OF_MEMORY. Every
+ * cause starts with "node N (op): ": the family entry points below say what
+ * is wrong, and this dispatcher adds the node (src/base/status.h). */
 ACCY_NODISCARD accy_status accy__kernel_prepare(const accy__program *p, uint32_t node,
                                                 accy__arena *arena, accy__kernel *k);
 

@@ -471,14 +471,14 @@ static const sort_fns kSortFns[] = {
 
 /* ---- prepare ------------------------------------------------------------------ */
 
-static accy_status fail(uint32_t node, const accy__node *nd, const char *what) {
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %s", node, accy__op_name(nd->op),
-                   what);
+/* Causes name what is wrong; accy__kernel_prepare puts "node N (op): " in
+ * front. */
+static accy_status fail(const char *what) {
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%s", what);
 }
 
-static accy_status out_of_memory(uint32_t node, const accy__node *nd) {
-  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (%s): out of memory", node,
-                   accy__op_name(nd->op));
+static accy_status out_of_memory(void) {
+  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory");
 }
 
 /* Product of |n| extents; 0 as soon as one is 0 (the others may then be
@@ -495,25 +495,25 @@ static accy_status prepare_scatter(const accy__program *p, uint32_t node, accy__
                                    accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   if (nd->n_operands != 3 || nd->n_attrs != 1)
-    return fail(node, nd, "expects 3 operands and 1 attribute");
+    return fail("expects 3 operands and 1 attribute");
   const accy__type *rt = &nd->type;
   const accy__type *xt = &p->nodes[nd->operands[0]].type;
   const accy__type *it = &p->nodes[nd->operands[1]].type;
   const accy__type *ut = &p->nodes[nd->operands[2]].type;
   const int64_t mode = nd->attrs[0];
   if (!accy__type_equal(rt, xt) || ut->dtype != rt->dtype)
-    return fail(node, nd, "result, data and updates types disagree");
+    return fail("result, data and updates types disagree");
   if (!accy__dtype_is_int(it->dtype) || it->rank < 1)
-    return fail(node, nd, "indices are not an integer tensor of rank >= 1");
+    return fail("indices are not an integer tensor of rank >= 1");
   if (mode < ACCY_SCATTER_REPLACE || mode > ACCY_SCATTER_MIN)
-    return fail(node, nd, "mode out of range");
+    return fail("mode out of range");
   const int64_t kk = it->dims[it->rank - 1];
-  if (kk > (int64_t)xt->rank) return fail(node, nd, "index vectors longer than data's rank");
+  if (kk > (int64_t)xt->rank) return fail("index vectors longer than data's rank");
   combine_fn combine = NULL;
   if (mode != ACCY_SCATTER_REPLACE && !(combine = combine_for(rt->dtype)))
-    return fail(node, nd, "no kernel for this dtype");
+    return fail("no kernel for this dtype");
   scatter_params *sp = accy__arena_alloc(arena, sizeof *sp, 64);
-  if (!sp) return out_of_memory(node, nd);
+  if (!sp) return out_of_memory();
   memset(sp, 0, sizeof *sp);
   sp->k = (uint32_t)kk;
   sp->idx_dtype = it->dtype;
@@ -550,30 +550,30 @@ static accy_status prepare_sort(const accy__program *p, uint32_t node, accy__are
                                 accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   if (nd->n_operands != 1 || nd->n_attrs != 2)
-    return fail(node, nd, "expects 1 operand and 2 attributes");
+    return fail("expects 1 operand and 2 attributes");
   const accy__type *rt = &nd->type;
   const accy__type *xt = &p->nodes[nd->operands[0]].type;
   const int64_t axis = nd->attrs[0], desc = nd->attrs[1];
   if (axis < 0 || axis >= (int64_t)xt->rank || (desc != 0 && desc != 1))
-    return fail(node, nd, "axis or descending out of range");
+    return fail("axis or descending out of range");
   if (rt->rank != xt->rank || memcmp(rt->dims, xt->dims, sizeof rt->dims) != 0)
-    return fail(node, nd, "result dims differ from the operand's");
+    return fail("result dims differ from the operand's");
   const sort_fns *fns = NULL;
   for (size_t i = 0; i < ACCY_ARRAY_SIZE(kSortFns); i++)
     if (kSortFns[i].dtype == xt->dtype) fns = &kSortFns[i];
-  if (!fns) return fail(node, nd, "no kernel for this operand dtype");
+  if (!fns) return fail("no kernel for this operand dtype");
   if (nd->op == ACCY_OP_SORT) {
-    if (rt->dtype != xt->dtype) return fail(node, nd, "result dtype differs from the operand's");
+    if (rt->dtype != xt->dtype) return fail("result dtype differs from the operand's");
     k->run = fns->values;
   } else if (rt->dtype == ACCY_DTYPE_I32) {
     k->run = fns->pos_i32;
   } else if (rt->dtype == ACCY_DTYPE_I64) {
     k->run = fns->pos_i64;
   } else {
-    return fail(node, nd, "no kernel for this result dtype (i32 or i64)");
+    return fail("no kernel for this result dtype (i32 or i64)");
   }
   sort_params *sp = accy__arena_alloc(arena, sizeof *sp, 64);
-  if (!sp) return out_of_memory(node, nd);
+  if (!sp) return out_of_memory();
   memset(sp, 0, sizeof *sp);
   sp->n = xt->dims[axis];
   sp->flip = desc ? UINT64_MAX : 0;
@@ -599,5 +599,5 @@ accy_status accy__kernel_prepare_scatter_sort(const accy__program *p, uint32_t n
     case ACCY_OP_SORT:
     case ACCY_OP_ARGSORT: return prepare_sort(p, node, arena, k);
   }
-  return fail(node, &p->nodes[node], "not a scatter or sort op");
+  return fail("not a scatter or sort op");
 }

@@ -773,11 +773,8 @@ static accy_status parse_leaf(asm_state *st, const token *def, uint16_t op) {
                      what, name, accy__dtype_name(type.dtype));
   accy__program *p = &st->program;
   accy__type inferred;
-  accy_status s = accy__infer_type(p, op, NULL, 0, NULL, 0, &type, &inferred);
-  if (s != ACCY_STATUS_OK) {
-    accy__prefix_cause("line %u: %s '%.64s': ", def->line, what, name);
-    return s;
-  }
+  ACCY_TRY_CTX(accy__infer_type(p, op, NULL, 0, NULL, 0, &type, &inferred),
+               "line %u: %s '%.64s': ", def->line, what, name);
   if (op == ACCY_OP_PARAMETER) {
     for (uint32_t i = 0; i < p->n_params; i++)
       if (strcmp(p->nodes[p->params[i]].name, name) == 0)
@@ -1255,12 +1252,9 @@ static accy_status parse_op(asm_state *st, const token *def, const token *op_tok
     }
   }
   accy__type type;
-  accy_status s = accy__infer_type(p, op, st->operands, n_operands, st->attrs, n_attrs,
-                                   has_type ? &declared : NULL, &type);
-  if (s != ACCY_STATUS_OK) {
-    accy__prefix_cause("line %u: %s: ", def->line, op_name);
-    return s;
-  }
+  ACCY_TRY_CTX(accy__infer_type(p, op, st->operands, n_operands, st->attrs, n_attrs,
+                                has_type ? &declared : NULL, &type),
+               "line %u: %s: ", def->line, op_name);
   return accy__program_add_node(p, op, &type, st->operands, n_operands, st->attrs, n_attrs, NULL,
                                 0, NULL, 0, NULL);
 }
@@ -1335,17 +1329,11 @@ static accy_status parse_statements(asm_state *st) {
   }
 }
 
-/* The verifier names nodes ("node 12 (...)"); point at the line instead. */
-static void prefix_verify_line(const asm_state *st) {
-  const char *c = accy__cause();
-  unsigned long idx;
-  uint32_t line = st->lx.line;
-  if (strncmp(c, "node ", 5) == 0) {
-    char *end;
-    idx = strtoul(c + 5, &end, 10);
-    if (end != c + 5 && idx < st->program.n_nodes && st->node_line) line = st->node_line[idx];
-  }
-  accy__prefix_cause("line %u: ", line);
+/* The source line of node |node| (UINT32_MAX: none): where a whole-program
+ * verify failure points. */
+static uint32_t line_of_node(const asm_state *st, uint32_t node) {
+  if (node < st->program.n_nodes && st->node_line) return st->node_line[node];
+  return st->lx.line;
 }
 
 accy_status accy_text_assemble(const char *text, size_t length, const char *base_dir,
@@ -1389,8 +1377,9 @@ accy_status accy_text_assemble_with(const char *text, size_t length,
                   "line %u: the program has no outputs (add 'output %%value \"name\"')",
                   st->lx.line);
   if (s == ACCY_STATUS_OK) {
-    s = accy__verify(&st->program);
-    if (s != ACCY_STATUS_OK) prefix_verify_line(st);
+    uint32_t bad_node;
+    s = accy__verify_where(&st->program, &bad_node);
+    if (s != ACCY_STATUS_OK) accy__prefix_cause("line %u: ", line_of_node(st, bad_node));
   }
   if (s == ACCY_STATUS_OK) s = accy__wire_encode(&st->program, out_bytes, out_size);
   accy__program_free(&st->program);
