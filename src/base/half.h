@@ -76,4 +76,18 @@ static inline uint16_t accy__f32_to_f16(float f) {
   return (uint16_t)(sign | (r >> 13));
 }
 
+/* Rounds |d| to f32 with round-to-odd: the result carries a sticky low bit
+ * when inexact, so a second rounding to f16/bf16 (11 or 8 significant bits,
+ * far fewer than 24) rounds as if straight from |d|. NaN and infinities
+ * pass through; a finite |d| beyond the f32 range gives FLT_MAX (odd). */
+static inline float accy__f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if (__builtin_isnan(d) || __builtin_isinf(d) || (double)f == d) return f;
+  uint32_t u = accy__f32_bits(f);
+  double af = (double)f < 0 ? -(double)f : (double)f;
+  double ad = d < 0 ? -d : d;
+  if (af > ad) u -= 1; /* one step toward zero (sign-magnitude) */
+  return accy__bits_f32(u | 1u);
+}
+
 #endif /* ACCY_BASE_HALF_H */

@@ -1,4 +1,4 @@
-/* src/ir/ir.c: construction of the program IR and the op/type helpers.
+/* src/ir/ir.c: construction of the program IR and the type helpers.
  * No semantic checks live here; see src/ir/verify.c. */
 #include "src/internal.h"
 
@@ -97,40 +97,6 @@ accy_status accy__program_add_output(accy__program *p, uint32_t node, const char
   p->output_names[p->n_outputs] = n;
   p->n_outputs++;
   return ACCY_STATUS_OK;
-}
-
-/* ---- op helpers ---------------------------------------------------------- */
-
-const char *accy__op_name(uint32_t op) {
-  switch (op) {
-#define XX(name, code, text, mn, mx) \
-  case code:                         \
-    return text;
-    ACCY_OP_MAP(XX)
-#undef XX
-  }
-  return NULL;
-}
-
-uint16_t accy__op_from_name(const char *name, size_t len) {
-#define XX(nm, code, text, mn, mx) \
-  if (len == sizeof(text) - 1 && memcmp(name, text, len) == 0) return code;
-  ACCY_OP_MAP(XX)
-#undef XX
-  return 0;
-}
-
-bool accy__op_arity(uint32_t op, int *min_operands, int *max_operands) {
-  switch (op) {
-#define XX(name, code, text, mn, mx) \
-  case code:                         \
-    *min_operands = mn;              \
-    *max_operands = mx;              \
-    return true;
-    ACCY_OP_MAP(XX)
-#undef XX
-  }
-  return false;
 }
 
 /* ---- type helpers -------------------------------------------------------- */

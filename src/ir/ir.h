@@ -7,33 +7,9 @@
  * Outputs name nodes by index. Everything a program owns lives in its arena.
  *
  * Every node carries its result type. Integer attributes (attrs) are one flat
- * int64 array whose layout depends on the op (normative list below, and in
- * docs/ops.md):
- *
- *   compare            [direction]                 accy_compare_direction
- *   iota               [iota_dimension]
- *   broadcast_in_dim   [dims x operand_rank]       result axis of each operand axis
- *   transpose          [permutation x rank]        result axis i = operand axis perm[i]
- *   slice              [start x r, limit x r, stride x r]
- *   pad                [low x r, high x r, interior x r]   operands (x, scalar pad value)
- *   concatenate        [dimension]
- *   reverse            [dims...]                   distinct axes, any count
- *   gather             [axis]                      operands (data, indices)
- *   dynamic_slice      [slice_sizes x r]           operands (x, r scalar starts)
- *   dynamic_update_slice []                        operands (x, update, r scalar starts)
- *   scatter            [mode]                      accy_scatter_mode; operands
- *                                                  (data, indices, updates); wire 1.1
- *   reduce             [kind, dims...]             accy_reduce_kind, distinct axes
- *   argmax, argmin     [axis]
- *   sort, argsort      [axis, descending]          descending 0 or 1; wire 1.1
- *   dot_general        [nb, lhs_batch x nb, rhs_batch x nb,
- *                       nc, lhs_contract x nc, rhs_contract x nc]
- *   convolution        [s, stride x s, pad_low x s, pad_high x s,
- *                       lhs_dilation x s, rhs_dilation x s, feature_group_count]
- *   reduce_window      [kind, window x r, stride x r, pad_low x r, pad_high x r,
- *                       base_dilation x r, window_dilation x r]
- *   all other ops      []
- */
+ * int64 array whose layout depends on the op: the attribute schemas of
+ * src/ir/op_traits.c are the normative list (docs/ops.md gives the meaning of
+ * each value). */
 #ifndef ACCY_IR_IR_H
 #define ACCY_IR_IR_H
 
@@ -41,6 +17,7 @@
 #include "src/base/alloc.h"
 #include "src/base/dtype.h"
 #include "src/base/limits.h"
+#include "src/ir/op_traits.h"
 
 /* A tensor type: element type and row-major extents. */
 typedef struct accy__type {
@@ -96,15 +73,7 @@ ACCY_NODISCARD accy_status accy__program_add_node(
 ACCY_NODISCARD accy_status accy__program_add_output(accy__program *p, uint32_t node,
                                                     const char *name, size_t name_len);
 
-/* ---- op and type helpers (dtypes: src/base/dtype.h) ---------------------- */
-
-/* Text name of an op ("dot_general"), or NULL for an unknown code. */
-const char *accy__op_name(uint32_t op);
-/* Looks up an op by text name; returns 0 when unknown. */
-uint16_t accy__op_from_name(const char *name, size_t len);
-/* Operand count bounds of an op; false for an unknown code. max is -1 when
- * the count depends on the operand rank or is open (see docs/ops.md). */
-bool accy__op_arity(uint32_t op, int *min_operands, int *max_operands);
+/* ---- type helpers (dtypes: src/base/dtype.h; ops: src/ir/op_traits.h) ---- */
 
 /* Number of elements; false if the product exceeds ACCY_MAX_ELEMENTS. */
 bool accy__type_elements(const accy__type *t, uint64_t *out);

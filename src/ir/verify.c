@@ -51,39 +51,17 @@ static const char *fmt_list(const int64_t *v, uint32_t n, char *buf, size_t size
 
 /* ---- dtype classes ------------------------------------------------------------ */
 
-typedef enum dclass {
-  DC_ANY,
-  DC_FLOAT,
-  DC_NUMERIC,
-  DC_NUMERIC_BOOL,
-  DC_INT,
-  DC_INT_BOOL
-} dclass;
-
-static bool in_class(int32_t d, dclass c) {
-  bool is_bool = d == ACCY_DTYPE_BOOL;
-  switch (c) {
-    case DC_ANY: return accy__dtype_valid(d);
-    case DC_FLOAT: return accy__dtype_is_float(d);
-    case DC_NUMERIC: return accy__dtype_is_float(d) || accy__dtype_is_int(d);
-    case DC_NUMERIC_BOOL: return accy__dtype_is_float(d) || accy__dtype_is_int(d) || is_bool;
-    case DC_INT: return accy__dtype_is_int(d);
-    case DC_INT_BOOL: return accy__dtype_is_int(d) || is_bool;
-  }
-  return false;
-}
-
-static const char *class_text(dclass c) {
-  switch (c) {
-    case DC_ANY: return "a valid dtype";
-    case DC_FLOAT: return "a float dtype (f32, f64, f16, bf16)";
-    case DC_NUMERIC: return "a numeric dtype (float or integer)";
-    case DC_NUMERIC_BOOL: return "a numeric or bool dtype";
-    case DC_INT: return "an integer dtype";
-    case DC_INT_BOOL: return "bool or an integer dtype";
-  }
-  return "?";
-}
+/* The classes are src/base/dtype.h's; these short names keep the rules
+ * readable. */
+typedef accy__dtype_class dclass;
+#define DC_ANY ACCY__DCLASS_ANY
+#define DC_FLOAT ACCY__DCLASS_FLOAT
+#define DC_NUMERIC ACCY__DCLASS_NUMERIC
+#define DC_NUMERIC_BOOL ACCY__DCLASS_NUMERIC_BOOL
+#define DC_INT ACCY__DCLASS_INT
+#define DC_INT_BOOL ACCY__DCLASS_INT_BOOL
+#define in_class accy__dtype_in_class
+#define class_text accy__dtype_class_text
 
 /* ---- the inference context ---------------------------------------------------- */
 
@@ -91,6 +69,7 @@ typedef struct infer_ctx {
   const accy__program *p;
   uint16_t op;
   const char *op_name;
+  const accy__op_trait *trait; /* the op's row of src/ir/op_traits.h */
   const uint32_t *operands;
   uint32_t n_operands;
   const int64_t *attrs;
@@ -101,6 +80,10 @@ typedef struct infer_ctx {
 static const accy__type *opnd(const infer_ctx *c, uint32_t i) {
   return &c->p->nodes[c->operands[i]].type;
 }
+
+/* The class the op's data operand must have: the dclass column of the op
+ * table (not RULE for the ops that call this). */
+static dclass op_class(const infer_ctx *c) { return (dclass)c->trait->dclass; }
 
 static accy_status want_attrs(const infer_ctx *c, uint64_t n, const char *layout) {
   if (c->n_attrs == n) return ACCY_STATUS_OK;
@@ -212,45 +195,17 @@ static accy_status infer_iota(const infer_ctx *c, accy__type *r) {
   ACCY_TRY(want_attrs(c, 1, "[iota_dimension]"));
   ACCY_TRY(need_declared(c));
   ACCY_TRY(check_type(c->declared, "declared type"));
-  if (!in_class(c->declared->dtype, DC_NUMERIC))
+  if (!in_class(c->declared->dtype, op_class(c)))
     return ACCY_FAIL(INVALID, "declared dtype %s, expected %s",
-                     accy__dtype_name(c->declared->dtype), class_text(DC_NUMERIC));
+                     accy__dtype_name(c->declared->dtype), class_text(op_class(c)));
   ACCY_TRY(want_axis("iota_dimension", c->attrs[0], c->declared->rank));
   *r = *c->declared;
   return ACCY_STATUS_OK;
 }
 
-static dclass unary_class(uint16_t op) {
-  switch (op) {
-    case ACCY_OP_ABS:
-    case ACCY_OP_NEGATE:
-    case ACCY_OP_SIGN: return DC_NUMERIC;
-    case ACCY_OP_NOT: return DC_INT_BOOL;
-    default: return DC_FLOAT; /* floor .. tan, is_finite */
-  }
-}
-
-static dclass binary_class(uint16_t op) {
-  switch (op) {
-    case ACCY_OP_ADD:
-    case ACCY_OP_MULTIPLY:
-    case ACCY_OP_MAXIMUM:
-    case ACCY_OP_MINIMUM: return DC_NUMERIC_BOOL;
-    case ACCY_OP_ATAN2: return DC_FLOAT;
-    case ACCY_OP_AND:
-    case ACCY_OP_OR:
-    case ACCY_OP_XOR: return DC_INT_BOOL;
-    case ACCY_OP_SHIFT_LEFT:
-    case ACCY_OP_SHIFT_RIGHT_ARITHMETIC:
-    case ACCY_OP_SHIFT_RIGHT_LOGICAL: return DC_INT;
-    case ACCY_OP_COMPARE: return DC_ANY;
-    default: return DC_NUMERIC; /* subtract, divide, remainder, power */
-  }
-}
-
 static accy_status infer_unary(const infer_ctx *c, accy__type *r) {
   ACCY_TRY(want_attrs(c, 0, "[]"));
-  ACCY_TRY(want_class(c, 0, "", unary_class(c->op)));
+  ACCY_TRY(want_class(c, 0, "", op_class(c)));
   *r = *opnd(c, 0);
   if (c->op == ACCY_OP_IS_FINITE) r->dtype = ACCY_DTYPE_BOOL;
   return ACCY_STATUS_OK;
@@ -265,7 +220,7 @@ static accy_status infer_binary(const infer_ctx *c, accy__type *r) {
   } else {
     ACCY_TRY(want_attrs(c, 0, "[]"));
   }
-  ACCY_TRY(want_class(c, 0, "", binary_class(c->op)));
+  ACCY_TRY(want_class(c, 0, "", op_class(c)));
   ACCY_TRY(want_dtype(c, 1, "", opnd(c, 0)->dtype));
   ACCY_TRY(want_dims_of(c, 1, "", 0, false));
   *r = *opnd(c, 0);
@@ -285,7 +240,7 @@ static accy_status infer_select(const infer_ctx *c, accy__type *r) {
 
 static accy_status infer_clamp(const infer_ctx *c, accy__type *r) {
   ACCY_TRY(want_attrs(c, 0, "[]"));
-  ACCY_TRY(want_class(c, 1, " (x)", DC_NUMERIC));
+  ACCY_TRY(want_class(c, 1, " (x)", op_class(c)));
   int32_t t = opnd(c, 1)->dtype;
   ACCY_TRY(want_dtype(c, 0, " (min)", t));
   ACCY_TRY(want_dtype(c, 2, " (max)", t));
@@ -659,7 +614,7 @@ static accy_status infer_arg(const infer_ctx *c, accy__type *r) {
   const accy__type *x = opnd(c, 0);
   int64_t axis = c->attrs[0];
   ACCY_TRY(want_axis("axis", axis, x->rank));
-  ACCY_TRY(want_class(c, 0, "", DC_NUMERIC_BOOL));
+  ACCY_TRY(want_class(c, 0, "", op_class(c)));
   int32_t d;
   ACCY_TRY(declared_dtype(c, DC_INT, &d));
   if (x->dims[axis] - 1 > int_max(d))
@@ -679,7 +634,7 @@ static accy_status sort_attrs(const infer_ctx *c) {
   ACCY_TRY(want_axis("axis", c->attrs[0], x->rank));
   if (c->attrs[1] != 0 && c->attrs[1] != 1)
     return ACCY_FAIL(INVALID, "descending = %" PRId64 " is not 0 or 1", c->attrs[1]);
-  return want_class(c, 0, "", DC_NUMERIC_BOOL);
+  return want_class(c, 0, "", op_class(c));
 }
 
 static accy_status infer_sort(const infer_ctx *c, accy__type *r) {
@@ -769,7 +724,7 @@ static accy_status infer_reduce_window(const infer_ctx *c, accy__type *r) {
 
 static accy_status infer_dot_general(const infer_ctx *c, accy__type *r) {
   const accy__type *l = opnd(c, 0), *rt = opnd(c, 1);
-  ACCY_TRY(want_class(c, 0, " (lhs)", DC_NUMERIC));
+  ACCY_TRY(want_class(c, 0, " (lhs)", op_class(c)));
   ACCY_TRY(want_dtype(c, 1, " (rhs)", l->dtype));
   const int64_t *a = c->attrs;
   uint32_t na = c->n_attrs;
@@ -824,7 +779,7 @@ static accy_status infer_dot_general(const infer_ctx *c, accy__type *r) {
 
 static accy_status infer_convolution(const infer_ctx *c, accy__type *r) {
   const accy__type *l = opnd(c, 0), *k = opnd(c, 1);
-  ACCY_TRY(want_class(c, 0, " (lhs)", DC_NUMERIC));
+  ACCY_TRY(want_class(c, 0, " (lhs)", op_class(c)));
   ACCY_TRY(want_dtype(c, 1, " (rhs)", l->dtype));
   if (c->n_attrs < 1)
     return ACCY_FAIL(INVALID, "expects 2 + 5 x s attributes [s, stride, pad_low, pad_high, "
@@ -900,86 +855,15 @@ static accy_status infer_convolution(const infer_ctx *c, accy__type *r) {
 
 /* ---- inference entry ----------------------------------------------------------- */
 
-/* Ops whose type comes entirely from the operands and attributes, for which a
- * declared type is compared rather than used. */
-static bool fully_inferred(uint16_t op) {
-  switch (op) {
-    case ACCY_OP_PARAMETER:
-    case ACCY_OP_CONSTANT:
-    case ACCY_OP_RESHAPE:
-    case ACCY_OP_IOTA:
-    case ACCY_OP_BROADCAST_IN_DIM:
-    case ACCY_OP_CONVERT:
-    case ACCY_OP_ARGMAX:
-    case ACCY_OP_ARGMIN:
-    case ACCY_OP_ARGSORT: return false;
-    default: return true;
-  }
-}
-
+/* One case per row of the op table (src/ir/op_traits.h): its infer column
+ * names the rule. */
 static accy_status dispatch(const infer_ctx *c, accy__type *r) {
   switch (c->op) {
-    case ACCY_OP_PARAMETER:
-    case ACCY_OP_CONSTANT: return infer_leaf(c, r);
-    case ACCY_OP_IOTA: return infer_iota(c, r);
-    case ACCY_OP_ABS:
-    case ACCY_OP_NEGATE:
-    case ACCY_OP_SIGN:
-    case ACCY_OP_FLOOR:
-    case ACCY_OP_CEIL:
-    case ACCY_OP_ROUND_NEAREST_EVEN:
-    case ACCY_OP_SQRT:
-    case ACCY_OP_RSQRT:
-    case ACCY_OP_EXP:
-    case ACCY_OP_EXPM1:
-    case ACCY_OP_LOG:
-    case ACCY_OP_LOG1P:
-    case ACCY_OP_LOGISTIC:
-    case ACCY_OP_TANH:
-    case ACCY_OP_ERF:
-    case ACCY_OP_SIN:
-    case ACCY_OP_COS:
-    case ACCY_OP_TAN:
-    case ACCY_OP_NOT:
-    case ACCY_OP_IS_FINITE: return infer_unary(c, r);
-    case ACCY_OP_ADD:
-    case ACCY_OP_SUBTRACT:
-    case ACCY_OP_MULTIPLY:
-    case ACCY_OP_DIVIDE:
-    case ACCY_OP_REMAINDER:
-    case ACCY_OP_POWER:
-    case ACCY_OP_MAXIMUM:
-    case ACCY_OP_MINIMUM:
-    case ACCY_OP_ATAN2:
-    case ACCY_OP_AND:
-    case ACCY_OP_OR:
-    case ACCY_OP_XOR:
-    case ACCY_OP_SHIFT_LEFT:
-    case ACCY_OP_SHIFT_RIGHT_ARITHMETIC:
-    case ACCY_OP_SHIFT_RIGHT_LOGICAL:
-    case ACCY_OP_COMPARE: return infer_binary(c, r);
-    case ACCY_OP_SELECT: return infer_select(c, r);
-    case ACCY_OP_CLAMP: return infer_clamp(c, r);
-    case ACCY_OP_CONVERT: return infer_convert(c, r);
-    case ACCY_OP_RESHAPE: return infer_reshape(c, r);
-    case ACCY_OP_BROADCAST_IN_DIM: return infer_broadcast(c, r);
-    case ACCY_OP_TRANSPOSE: return infer_transpose(c, r);
-    case ACCY_OP_SLICE: return infer_slice(c, r);
-    case ACCY_OP_PAD: return infer_pad(c, r);
-    case ACCY_OP_CONCATENATE: return infer_concatenate(c, r);
-    case ACCY_OP_REVERSE: return infer_reverse(c, r);
-    case ACCY_OP_GATHER: return infer_gather(c, r);
-    case ACCY_OP_DYNAMIC_SLICE: return infer_dynamic_slice(c, r);
-    case ACCY_OP_DYNAMIC_UPDATE_SLICE: return infer_dynamic_update_slice(c, r);
-    case ACCY_OP_SCATTER: return infer_scatter(c, r);
-    case ACCY_OP_REDUCE: return infer_reduce(c, r);
-    case ACCY_OP_ARGMAX:
-    case ACCY_OP_ARGMIN: return infer_arg(c, r);
-    case ACCY_OP_SORT: return infer_sort(c, r);
-    case ACCY_OP_ARGSORT: return infer_argsort(c, r);
-    case ACCY_OP_DOT_GENERAL: return infer_dot_general(c, r);
-    case ACCY_OP_CONVOLUTION: return infer_convolution(c, r);
-    case ACCY_OP_REDUCE_WINDOW: return infer_reduce_window(c, r);
+#define XX(NAME, family, infer, dclass, result, attrs) \
+  case ACCY_OP_##NAME:                                 \
+    return infer_##infer(c, r);
+    ACCY__OP_TRAITS(XX)
+#undef XX
   }
   return ACCY_FAIL(INVALID, "unknown op code %u", c->op);
 }
@@ -987,10 +871,10 @@ static accy_status dispatch(const infer_ctx *c, accy__type *r) {
 accy_status accy__infer_type(const accy__program *p, uint16_t op, const uint32_t *operands,
                              uint32_t n_operands, const int64_t *attrs, uint32_t n_attrs,
                              const accy__type *declared, accy__type *out) {
-  const char *name = accy__op_name(op);
-  int mn = 0, mx = 0;
-  if (!name || !accy__op_arity(op, &mn, &mx))
-    return ACCY_FAIL(INVALID, "unknown op code %u", op);
+  const accy__op_trait *trait = accy__op_trait_of(op);
+  if (!trait) return ACCY_FAIL(INVALID, "unknown op code %u", op);
+  const char *name = trait->name;
+  const int mn = trait->min_operands, mx = trait->max_operands;
   if (n_operands < (uint32_t)mn || (mx >= 0 && n_operands > (uint32_t)mx)) {
     if (mn == mx)
       return ACCY_FAIL(INVALID, "expects %d operand%s, got %u", mn, mn == 1 ? "" : "s",
@@ -1016,13 +900,14 @@ accy_status accy__infer_type(const accy__program *p, uint16_t op, const uint32_t
     if (!accy__dtype_valid(t->dtype) || t->rank > ACCY_MAX_RANK)
       return ACCY_FAIL(INVALID, "operand %u (node %u) has an invalid type", i, operands[i]);
   }
-  infer_ctx c = {p, op, name, operands, n_operands, attrs, n_attrs, declared};
+  infer_ctx c = {p, op, name, trait, operands, n_operands, attrs, n_attrs, declared};
   accy__type r;
   memset(&r, 0, sizeof r);
   ACCY_TRY(dispatch(&c, &r));
   for (uint32_t i = r.rank; i < ACCY_MAX_RANK; i++) r.dims[i] = 0;
   ACCY_TRY(check_type(&r, "result"));
-  if (declared && fully_inferred(op) && !accy__type_equal(declared, &r)) {
+  /* A declared type that the rule did not use is a self-check. */
+  if (declared && trait->result == ACCY__RESULT_INFERRED && !accy__type_equal(declared, &r)) {
     char a[160], b[160];
     return ACCY_FAIL(INVALID, "declared %s but operands give %s",
                      accy__type_format(declared, a, sizeof a), accy__type_format(&r, b, sizeof b));
