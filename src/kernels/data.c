@@ -25,6 +25,7 @@
 
 #include "src/base/half.h"
 #include "src/kernels/kernels.h"
+#include "src/kernels/scalar.h"
 
 /* Elements per item of the row-wise kernels: big enough that the per-item
  * bookkeeping is noise, small enough for load balancing. Fixed, so the
@@ -82,25 +83,6 @@ static uint64_t split_flat(const row_split *s, uint64_t item) {
 
 /* ---- reading index and start operands ------------------------------------- */
 
-/* Element |i| of an int buffer widened to int64; unsigned values above
- * INT64_MAX saturate there (every caller clamps to a smaller bound). */
-static int64_t read_int(const void *buf, int32_t dtype, uint64_t i) {
-  switch (dtype) {
-    case ACCY_DTYPE_I8: return ((const int8_t *)buf)[i];
-    case ACCY_DTYPE_I16: return ((const int16_t *)buf)[i];
-    case ACCY_DTYPE_I32: return ((const int32_t *)buf)[i];
-    case ACCY_DTYPE_I64: return ((const int64_t *)buf)[i];
-    case ACCY_DTYPE_U8: return ((const uint8_t *)buf)[i];
-    case ACCY_DTYPE_U16: return ((const uint16_t *)buf)[i];
-    case ACCY_DTYPE_U32: return ((const uint32_t *)buf)[i];
-    case ACCY_DTYPE_U64: {
-      uint64_t u = ((const uint64_t *)buf)[i];
-      return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    default: return 0; /* prepare admits int dtypes only */
-  }
-}
-
 /* A scalar start operand of dynamic_slice / dynamic_update_slice. */
 typedef struct start_ref {
   uint32_t buf;   /* index into bufs */
@@ -110,7 +92,7 @@ typedef struct start_ref {
 } start_ref;
 
 static int64_t read_start(const start_ref *s, void *const *bufs) {
-  int64_t v = read_int(bufs[s->buf], s->dtype, 0);
+  int64_t v = accy__read_int64(bufs[s->buf], s->dtype, 0);
   return v < 0 ? 0 : v > s->hi ? s->hi : v;
 }
 
@@ -630,7 +612,7 @@ static void gather_read(const gather_params *g, const void *ind, uint64_t j, uin
     }                                                           \
   } while (0)
 #define WIDEN_PLAIN(x) ((int64_t)(x))
-#define WIDEN_U64(x) ((x) > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(x))
+#define WIDEN_U64(x) accy__int64_of_u64(x)
   switch (g->idx_dtype) {
     case ACCY_DTYPE_I8: GATHER_READ(int8_t, WIDEN_PLAIN); break;
     case ACCY_DTYPE_I16: GATHER_READ(int16_t, WIDEN_PLAIN); break;

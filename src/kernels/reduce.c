@@ -26,6 +26,7 @@
 
 #include "src/base/half.h"
 #include "src/kernels/kernels.h"
+#include "src/kernels/scalar.h"
 
 /* Output elements per item of the outer tiles (a row of accumulators lives on
  * the stack, so keep it modest). Fixed, so the items never depend on the
@@ -125,22 +126,6 @@ static inline void coords_next(int64_t *c, const int64_t *dims, uint32_t rank) {
 
 /* ---- element operations ----------------------------------------------------- */
 
-/* maximum/minimum semantics of docs/ops.md: a NaN sticks (a later NaN may
- * replace an earlier one, deterministically), and of two equal zeros max
- * keeps +0 and min keeps -0. */
-static inline float max_f32(float a, float x) {
-  return (x > a || x != x || (x == a && signbit(a))) ? x : a;
-}
-static inline float min_f32(float a, float x) {
-  return (x < a || x != x || (x == a && signbit(x))) ? x : a;
-}
-static inline double max_f64(double a, double x) {
-  return (x > a || x != x || (x == a && signbit(a))) ? x : a;
-}
-static inline double min_f64(double a, double x) {
-  return (x < a || x != x || (x == a && signbit(x))) ? x : a;
-}
-
 #define LD_ID(v) (v)
 #define LD_F16(v) accy__f16_to_f32(v)
 #define LD_BF16(v) accy__bf16_to_f32(v)
@@ -156,10 +141,12 @@ static inline double min_f64(double a, double x) {
 #define C_OR(a, x) ((a) | (x))
 #define C_MAX(a, x) ((x) > (a) ? (x) : (a))
 #define C_MIN(a, x) ((x) < (a) ? (x) : (a))
-#define C_MAXF(a, x) max_f32(a, x)
-#define C_MINF(a, x) min_f32(a, x)
-#define C_MAXD(a, x) max_f64(a, x)
-#define C_MIND(a, x) min_f64(a, x)
+/* maximum/minimum semantics of docs/ops.md as a fold (src/kernels/scalar.h):
+ * a NaN sticks, and of two equal zeros max keeps +0 and min keeps -0. */
+#define C_MAXF(a, x) accy__fold_max_f32(a, x)
+#define C_MINF(a, x) accy__fold_min_f32(a, x)
+#define C_MAXD(a, x) accy__fold_max_f64(a, x)
+#define C_MIND(a, x) accy__fold_min_f64(a, x)
 
 /* ---- reduce and reduce_window tiles ------------------------------------------
  *

@@ -31,6 +31,7 @@
 
 #include "src/base/half.h"
 #include "src/kernels/kernels.h"
+#include "src/kernels/scalar.h"
 
 /* Result elements per scatter part when index reads are no concern. */
 #define SCATTER_CHUNK UINT64_C(16384)
@@ -43,42 +44,7 @@
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a == 0 ? 0 : (a - 1) / b + 1; }
 
-/* Element |i| of an int buffer as int64. Unsigned values above INT64_MAX
- * become INT64_MAX, which is out of range for every extent. */
-static int64_t read_index(const void *buf, int32_t dtype, uint64_t i) {
-  switch (dtype) {
-    case ACCY_DTYPE_I8: return ((const int8_t *)buf)[i];
-    case ACCY_DTYPE_I16: return ((const int16_t *)buf)[i];
-    case ACCY_DTYPE_I32: return ((const int32_t *)buf)[i];
-    case ACCY_DTYPE_I64: return ((const int64_t *)buf)[i];
-    case ACCY_DTYPE_U8: return ((const uint8_t *)buf)[i];
-    case ACCY_DTYPE_U16: return ((const uint16_t *)buf)[i];
-    case ACCY_DTYPE_U32: return ((const uint32_t *)buf)[i];
-    case ACCY_DTYPE_U64: {
-      uint64_t u = ((const uint64_t *)buf)[i];
-      return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    default: return INT64_MAX; /* prepare admits int dtypes only */
-  }
-}
-
 /* ---- scatter: combining one update into one element ------------------------ */
-
-/* Float maximum / minimum with the maximum / minimum ops' rules: NaN if
- * either is NaN, max(-0, +0) = +0, min(-0, +0) = -0. */
-#define FLOAT_MINMAX(SUF, T)                                \
-  static inline T max_##SUF(T a, T b) {                     \
-    if (a != a || b != b) return a + b;                     \
-    if (a == b) return signbit(a) ? b : a;                  \
-    return a > b ? a : b;                                   \
-  }                                                         \
-  static inline T min_##SUF(T a, T b) {                     \
-    if (a != a || b != b) return a + b;                     \
-    if (a == b) return signbit(a) ? a : b;                  \
-    return a < b ? a : b;                                   \
-  }
-FLOAT_MINMAX(f32, float)
-FLOAT_MINMAX(f64, double)
 
 #define F_ADD(a, b) ((a) + (b))
 #define F_MUL(a, b) ((a) * (b))
@@ -104,8 +70,8 @@ FLOAT_MINMAX(f64, double)
     switch (mode) {                                                                \
       case ACCY_SCATTER_ADD: COMBINE_LOOP(T, LOAD, STORE, F_ADD(a, b)); break;      \
       case ACCY_SCATTER_MULTIPLY: COMBINE_LOOP(T, LOAD, STORE, F_MUL(a, b)); break; \
-      case ACCY_SCATTER_MAX: COMBINE_LOOP(T, LOAD, STORE, max_##C(a, b)); break;    \
-      case ACCY_SCATTER_MIN: COMBINE_LOOP(T, LOAD, STORE, min_##C(a, b)); break;    \
+      case ACCY_SCATTER_MAX: COMBINE_LOOP(T, LOAD, STORE, accy__max_##C(a, b)); break;    \
+      case ACCY_SCATTER_MIN: COMBINE_LOOP(T, LOAD, STORE, accy__min_##C(a, b)); break;    \
       default: break;                                                              \
     }                                                                              \
   }
@@ -198,7 +164,7 @@ static void scatter_tile(const accy__kernel *k, void *const *bufs, uint64_t begi
     uint64_t slice = 0;
     bool inside = true;
     for (uint32_t j = 0; j < sp->k; j++) {
-      int64_t c = read_index(ind, sp->idx_dtype, at + j);
+      int64_t c = accy__read_int64(ind, sp->idx_dtype, at + j);
       if (c < 0) c += sp->dims[j]; /* c >= INT64_MIN, dims <= 2^40: no overflow */
       if (c < 0 || c >= sp->dims[j]) {
         inside = false; /* out of range: the whole update is dropped */
