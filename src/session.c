@@ -32,6 +32,7 @@
 #include "src/base/cpu.h"
 #include "src/compile/compile.h"
 #include "src/ir/verify.h"
+#include "src/runtime/bind.h"
 #include "src/scratch.h"
 #include "src/wire/wire.h"
 
@@ -345,7 +346,7 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
   if ((st = check_buffers(plan, inputs, outputs)) != ACCY_STATUS_OK) goto done;
   void *block;
   if ((st = accy__scratch_acquire(&prog->scratch, &block)) != ACCY_STATUS_OK) goto done;
-  accy__plan_run(plan, &prog->ir, s->pool, s->max_workers, block, inputs, outputs);
+  accy__plan_run(plan, s->pool, s->max_workers, block, inputs, outputs);
   accy__scratch_release(&prog->scratch, block);
 done:
   drop(sl);

@@ -21,6 +21,7 @@
 #include "src/base/limits.h"
 #include "src/compile/compile.h"
 #include "src/compile/reuse.h"
+#include "src/runtime/bind.h"
 
 /* Work per tile, in element operations: large enough that claiming a tile
  * costs well under 1% of running it, small enough that a 1M-element
@@ -107,6 +108,7 @@ static accy_status assign_locations(builder *b) {
     }
     if (node->op == ACCY_OP_CONSTANT) {
       loc->kind = ACCY__LOC_CONSTANT;
+      loc->payload = node->payload;
       continue;
     }
     if (!b->live[i]) continue; /* dead code: no buffer, no task */
@@ -145,26 +147,6 @@ static accy_status assign_locations(builder *b) {
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-/* Largest operand list of a kernel with a worker workspace (its pointer
- * table is copied to append the workspace). */
-#define WS_MAX_REFS 8u
-
-static void task_tile(const void *ctx, void *launch_data, uint32_t tile, uint32_t worker) {
-  const accy__ctask *t = ctx;
-  void *const *bufs = (void *const *)launch_data + t->refs_offset;
-  uint64_t begin = (uint64_t)tile * t->grain;
-  uint64_t end = begin + t->grain;
-  if (end > t->kernel.n_items) end = t->kernel.n_items;
-  if (t->kernel.worker_bytes) {
-    void *local[WS_MAX_REFS + 1];
-    memcpy(local, bufs, t->n_refs * sizeof(void *));
-    local[t->n_refs] = (char *)launch_data + t->ws_delta + (uint64_t)worker * t->ws_stride;
-    t->kernel.run(&t->kernel, local, begin, end);
-    return;
-  }
-  t->kernel.run(&t->kernel, bufs, begin, end);
-}
-
 static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *refs,
                             uint32_t n_refs, uint32_t *out_task) {
   accy__plan *plan = b->plan;
@@ -185,10 +167,10 @@ static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *r
     plan->refs = nr;
     b->cap_refs = ncap;
   }
-  if (k->worker_bytes && n_refs > WS_MAX_REFS)
+  if (k->worker_bytes && n_refs > ACCY__WS_MAX_REFS)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
                      "a kernel with a worker workspace has %u buffers (at most %u)", n_refs,
-                     WS_MAX_REFS);
+                     ACCY__WS_MAX_REFS);
   accy__ctask *t = &plan->ctasks[plan->n_tasks];
   memset(t, 0, sizeof *t);
   t->kernel = *k;
@@ -415,7 +397,7 @@ static accy_status build_graph(builder *b) {
   for (uint32_t t = 0; t < plan->n_tasks; t++) {
     accy__sched_task *st = &plan->stasks[t];
     const accy__ctask *ct = &plan->ctasks[t];
-    st->fn = task_tile;
+    st->fn = accy__task_tile;
     st->ctx = ct;
     uint64_t tiles = ct->kernel.n_items == 0 ? 0 : (ct->kernel.n_items + ct->grain - 1) / ct->grain;
     st->n_tiles = (uint32_t)tiles;
@@ -547,50 +529,4 @@ void accy__plan_free(accy__plan *plan) {
   accy__free(plan->refs);
   accy__arena_free(&plan->arena);
   memset(plan, 0, sizeof *plan);
-}
-
-/* What a task gets for a buffer that is NULL: a zero-byte caller buffer (the
- * contract allows NULL there), an empty constant's payload, or a node with no
- * location. Kernels form pointers like in + 0 even when they touch nothing,
- * and C leaves arithmetic on NULL undefined (UBSan: "applying zero offset to
- * null pointer"). Nothing is read through it, and it is read-only memory, so
- * a write to an empty output would still fault. */
-static const _Alignas(64) char empty_buffer[64];
-
-static void *nonnull(const void *data) { return (void *)(data ? data : empty_buffer); }
-
-void accy__plan_run(const accy__plan *plan, const accy__program *p, accy__pool *pool,
-                    uint32_t max_workers, void *block, const accy_input *inputs,
-                    const accy_output *outputs) {
-  char *base = block;
-  char *data = base + plan->data_offset;
-  void **vals = (void **)(base + plan->values_offset);
-  for (uint32_t i = 0; i < plan->n_nodes; i++) {
-    const accy__loc *loc = &plan->locs[i];
-    switch (loc->kind) {
-      case ACCY__LOC_INPUT: vals[i] = (void *)inputs[loc->index].data; break;
-      case ACCY__LOC_COPIED_INPUT: vals[i] = data + loc->offset; break;
-      case ACCY__LOC_OUTPUT: vals[i] = outputs[loc->index].data; break;
-      case ACCY__LOC_CONSTANT: vals[i] = p->nodes[i].payload; break;
-      case ACCY__LOC_SCRATCH: vals[i] = data + loc->offset; break;
-      case ACCY__LOC_ALIAS: vals[i] = vals[loc->index]; break; /* index < i */
-      default: vals[i] = NULL; break;
-    }
-  }
-  void **ptrs = (void **)(base + plan->ptrs_offset);
-  for (uint32_t r = 0; r < plan->n_refs; r++) {
-    uint32_t ref = plan->refs[r];
-    uint32_t idx = ACCY__REF_INDEX(ref);
-    switch (ACCY__REF_TAG(ref)) {
-      case ACCY__REF_CALLER_IN: ptrs[r] = nonnull(inputs[idx].data); break;
-      case ACCY__REF_CALLER_OUT: ptrs[r] = nonnull(outputs[idx].data); break;
-      default: ptrs[r] = nonnull(vals[idx]); break;
-    }
-  }
-  /* A pool with more worker indices than the plan has workspaces for (not
-   * the one it was compiled for) runs the launch inline: still correct. */
-  bool inline_run = plan->sequential || max_workers <= 1 ||
-                    (pool && accy__sched_worker_slots(pool) > plan->worker_slots);
-  accy__sched_run(inline_run ? NULL : pool, &plan->graph, ptrs, base + plan->sched_offset,
-                  inline_run ? 1 : max_workers);
 }
