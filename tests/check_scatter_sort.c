@@ -1,5 +1,5 @@
 /* tests/check_scatter_sort.c: the scatter, sort and argsort kernels
- * (src/kernels/scatter_sort.c; ops added by wire 1.1).
+ * (src/kernels/index.c and src/kernels/sort.c; ops added by wire 1.1).
  *
  * Each case builds a tiny program (parameters, then the op under test),
  * prepares the kernel, and runs it over the whole iteration space and over

@@ -27,8 +27,8 @@ static accy_status prepare_family(const accy__op_trait *t, const accy__program *
     case ACCY__FAMILY_ELEMENTWISE: return accy__kernel_prepare_elementwise(p, node, arena, k);
     case ACCY__FAMILY_DATA: return accy__kernel_prepare_data(p, node, arena, k);
     case ACCY__FAMILY_REDUCE: return accy__kernel_prepare_reduce(p, node, arena, k);
-    case ACCY__FAMILY_SCATTER:
-    case ACCY__FAMILY_SORT: return accy__kernel_prepare_scatter_sort(p, node, arena, k);
+    case ACCY__FAMILY_SCATTER: return accy__kernel_prepare_scatter(p, node, arena, k);
+    case ACCY__FAMILY_SORT: return accy__kernel_prepare_sort(p, node, arena, k);
     case ACCY__FAMILY_LINALG: return accy__kernel_prepare_linalg(p, node, arena, k);
     default: break;
   }

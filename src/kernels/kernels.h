@@ -44,6 +44,16 @@ struct accy__kernel {
                                 operand; 0: none */
 };
 
+/* Product of |n| extents; 0 as soon as one is 0 (the others may then be
+ * anything up to ACCY_MAX_DIM, so the product is not formed). */
+static inline uint64_t accy__dims_product(const int64_t *dims, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (dims[i] == 0) return 0;
+  uint64_t p = 1;
+  for (uint32_t i = 0; i < n; i++) p *= (uint64_t)dims[i];
+  return p;
+}
+
 /* Fills *k for node |node| of the verified program |p|. |arena| outlives the
  * kernel and receives its params. Must not be called for PARAMETER or
  * CONSTANT nodes. Returns OK, COMPILE_FAILED with a cause naming the op and
@@ -63,16 +73,19 @@ ACCY_NODISCARD accy_status accy__kernel_prepare_elementwise(const accy__program 
                                                             uint32_t node, accy__arena *arena,
                                                             accy__kernel *k);
 /* reshape, broadcast_in_dim, transpose, slice, pad, concatenate, reverse,
- * iota, gather, dynamic_slice, dynamic_update_slice (src/kernels/data.c) */
+ * iota, gather, dynamic_slice, dynamic_update_slice (src/kernels/data.c, with
+ * view.c, pad.c and index.c) */
 ACCY_NODISCARD accy_status accy__kernel_prepare_data(const accy__program *p, uint32_t node,
                                                      accy__arena *arena, accy__kernel *k);
 /* reduce, argmax, argmin, reduce_window (src/kernels/reduce.c) */
 ACCY_NODISCARD accy_status accy__kernel_prepare_reduce(const accy__program *p, uint32_t node,
                                                        accy__arena *arena, accy__kernel *k);
-/* scatter, sort, argsort (src/kernels/scatter_sort.c; wire 1.1) */
-ACCY_NODISCARD accy_status accy__kernel_prepare_scatter_sort(const accy__program *p,
-                                                             uint32_t node, accy__arena *arena,
-                                                             accy__kernel *k);
+/* scatter (src/kernels/index.c; wire 1.1) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_scatter(const accy__program *p, uint32_t node,
+                                                        accy__arena *arena, accy__kernel *k);
+/* sort, argsort (src/kernels/sort.c; wire 1.1) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_sort(const accy__program *p, uint32_t node,
+                                                     accy__arena *arena, accy__kernel *k);
 /* dot_general, convolution (src/kernels/linalg.c) */
 ACCY_NODISCARD accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
                                                        accy__arena *arena, accy__kernel *k);
