@@ -34,7 +34,8 @@ typedef struct edge {
   uint32_t from, to;
 } edge;
 
-typedef struct builder {
+/* The compiler's working state for one program (freed when compile returns). */
+typedef struct compiler {
   const accy__program *p;
   accy__plan *plan;
   uint32_t *uses;        /* operand uses of each node by live nodes */
@@ -46,22 +47,22 @@ typedef struct builder {
   size_t n_edges, cap_edges;
   uint32_t cap_tasks;
   uint32_t cap_refs;
-} builder;
+} compiler;
 
 static accy_status oom(const char *what) {
   return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while compiling (%s)", what);
 }
 
-static bool add_edge(builder *b, uint32_t from, uint32_t to) {
+static bool add_edge(compiler *cs, uint32_t from, uint32_t to) {
   if (from == to) return true;
-  if (b->n_edges == b->cap_edges) {
-    size_t ncap = b->cap_edges ? b->cap_edges * 2 : 64;
-    edge *n = accy__realloc(b->edges, ncap * sizeof(edge));
+  if (cs->n_edges == cs->cap_edges) {
+    size_t ncap = cs->cap_edges ? cs->cap_edges * 2 : 64;
+    edge *n = accy__realloc(cs->edges, ncap * sizeof(edge));
     if (!n) return false;
-    b->edges = n;
-    b->cap_edges = ncap;
+    cs->edges = n;
+    cs->cap_edges = ncap;
   }
-  b->edges[b->n_edges++] = (edge){from, to};
+  cs->edges[cs->n_edges++] = (edge){from, to};
   return true;
 }
 
@@ -72,22 +73,22 @@ static uint32_t root_of(const accy__plan *plan, uint32_t n) {
 
 /* ---- locations ---------------------------------------------------------- */
 
-static accy_status assign_locations(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status assign_locations(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   uint32_t n = p->n_nodes;
 
   /* Liveness: outputs and everything they transitively read. */
   for (uint32_t j = 0; j < p->n_outputs; j++) {
-    b->live[p->outputs[j]] = true;
-    b->out_uses[p->outputs[j]]++;
+    cs->live[p->outputs[j]] = true;
+    cs->out_uses[p->outputs[j]]++;
   }
   for (uint32_t i = n; i-- > 0;) {
-    if (!b->live[i]) continue;
+    if (!cs->live[i]) continue;
     const accy__node *node = &p->nodes[i];
     for (uint32_t k = 0; k < node->n_operands; k++) {
-      b->live[node->operands[k]] = true;
-      b->uses[node->operands[k]]++;
+      cs->live[node->operands[k]] = true;
+      cs->uses[node->operands[k]]++;
     }
   }
 
@@ -111,12 +112,12 @@ static accy_status assign_locations(builder *b) {
       loc->payload = node->payload;
       continue;
     }
-    if (!b->live[i]) continue; /* dead code: no buffer, no task */
+    if (!cs->live[i]) continue; /* dead code: no buffer, no task */
     if (first_output[i] >= 0) {
       /* The op writes the caller's buffer directly. */
       loc->kind = ACCY__LOC_OUTPUT;
       loc->index = (uint32_t)first_output[i];
-      b->out_direct[first_output[i]] = 1;
+      cs->out_direct[first_output[i]] = 1;
       continue;
     }
     if (node->op == ACCY_OP_RESHAPE) {
@@ -131,7 +132,7 @@ static accy_status assign_locations(builder *b) {
        * which then gets a scratch copy so the caller's input never changes. */
       uint32_t x = node->operands[0];
       accy__loc *xl = &plan->locs[x];
-      if (b->uses[x] == 1 && b->out_uses[x] == 0 &&
+      if (cs->uses[x] == 1 && cs->out_uses[x] == 0 &&
           (xl->kind == ACCY__LOC_SCRATCH || xl->kind == ACCY__LOC_INPUT)) {
         if (xl->kind == ACCY__LOC_INPUT) xl->kind = ACCY__LOC_COPIED_INPUT;
         loc->kind = ACCY__LOC_ALIAS;
@@ -147,25 +148,25 @@ static accy_status assign_locations(builder *b) {
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *refs,
+static accy_status new_task(compiler *cs, const accy__kernel *k, const uint32_t *refs,
                             uint32_t n_refs, uint32_t *out_task) {
-  accy__plan *plan = b->plan;
-  if (plan->n_tasks == b->cap_tasks) {
-    uint32_t ncap = b->cap_tasks ? b->cap_tasks * 2 : 64;
+  accy__plan *plan = cs->plan;
+  if (plan->n_tasks == cs->cap_tasks) {
+    uint32_t ncap = cs->cap_tasks ? cs->cap_tasks * 2 : 64;
     accy__ctask *n = accy__realloc(plan->ctasks, (size_t)ncap * sizeof(accy__ctask));
     if (!n) return oom("tasks");
     plan->ctasks = n;
-    b->cap_tasks = ncap;
+    cs->cap_tasks = ncap;
   }
   if (plan->n_refs > UINT32_MAX / 2 - n_refs) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "too many buffer references");
-  if (plan->n_refs + n_refs > b->cap_refs) {
+  if (plan->n_refs + n_refs > cs->cap_refs) {
     /* Geometric growth: one realloc per task would copy O(n^2) bytes. */
-    uint32_t ncap = b->cap_refs ? b->cap_refs : 256;
+    uint32_t ncap = cs->cap_refs ? cs->cap_refs : 256;
     while (ncap < plan->n_refs + n_refs) ncap *= 2;
     uint32_t *nr = accy__realloc(plan->refs, (size_t)ncap * sizeof(uint32_t));
     if (!nr) return oom("buffer references");
     plan->refs = nr;
-    b->cap_refs = ncap;
+    cs->cap_refs = ncap;
   }
   if (k->worker_bytes && n_refs > ACCY__WS_MAX_REFS)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
@@ -189,14 +190,14 @@ static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *r
   return ACCY_STATUS_OK;
 }
 
-static accy_status make_tasks(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status make_tasks(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   uint32_t *refs = accy__malloc((ACCY_MAX_OPERANDS + 1) * sizeof(uint32_t));
   if (!refs) return oom("operand list");
   accy_status s = ACCY_STATUS_OK;
 
-  for (uint32_t i = 0; i < p->n_nodes; i++) b->writer[i] = -1;
+  for (uint32_t i = 0; i < p->n_nodes; i++) cs->writer[i] = -1;
 
   /* Copied inputs first: every later reader finds its private copy ready. */
   for (uint32_t i = 0; i < p->n_nodes && s == ACCY_STATUS_OK; i++) {
@@ -206,15 +207,15 @@ static accy_status make_tasks(builder *b) {
     refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
     refs[1] = ACCY__REF_MAKE(ACCY__REF_CALLER_IN, plan->locs[i].index);
     uint32_t t;
-    s = new_task(b, &k, refs, 2, &t);
-    if (s == ACCY_STATUS_OK) b->writer[i] = t;
+    s = new_task(cs, &k, refs, 2, &t);
+    if (s == ACCY_STATUS_OK) cs->writer[i] = t;
   }
 
   for (uint32_t i = 0; i < p->n_nodes && s == ACCY_STATUS_OK; i++) {
     const accy__node *node = &p->nodes[i];
-    if (node->op == ACCY_OP_PARAMETER || node->op == ACCY_OP_CONSTANT || !b->live[i]) continue;
+    if (node->op == ACCY_OP_PARAMETER || node->op == ACCY_OP_CONSTANT || !cs->live[i]) continue;
     if (node->op == ACCY_OP_RESHAPE && plan->locs[i].kind == ACCY__LOC_ALIAS) {
-      b->writer[i] = b->writer[node->operands[0]];
+      cs->writer[i] = cs->writer[node->operands[0]];
       continue;
     }
     accy__kernel k;
@@ -225,30 +226,30 @@ static accy_status make_tasks(builder *b) {
     for (uint32_t o = 0; o < node->n_operands; o++)
       refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);
     uint32_t t;
-    s = new_task(b, &k, refs, 1 + node->n_operands, &t);
+    s = new_task(cs, &k, refs, 1 + node->n_operands, &t);
     if (s != ACCY_STATUS_OK) break;
     for (uint32_t o = 0; o < node->n_operands; o++) {
-      int64_t w = b->writer[node->operands[o]];
-      if (w >= 0 && !add_edge(b, (uint32_t)w, t)) {
+      int64_t w = cs->writer[node->operands[o]];
+      if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) {
         s = oom("edges");
         break;
       }
     }
-    b->writer[i] = t;
+    cs->writer[i] = t;
   }
 
   /* Outputs that are parameters, constants or duplicates: filled by copy. */
   for (uint32_t j = 0; j < p->n_outputs && s == ACCY_STATUS_OK; j++) {
-    if (b->out_direct[j]) continue;
+    if (cs->out_direct[j]) continue;
     uint32_t node = p->outputs[j];
     accy__kernel k;
     accy__kernel_copy(accy__type_bytes(&p->nodes[node].type), &k);
     refs[0] = ACCY__REF_MAKE(ACCY__REF_CALLER_OUT, j);
     refs[1] = ACCY__REF_MAKE(ACCY__REF_NODE, node);
     uint32_t t;
-    s = new_task(b, &k, refs, 2, &t);
+    s = new_task(cs, &k, refs, 2, &t);
     if (s != ACCY_STATUS_OK) break;
-    if (b->writer[node] >= 0 && !add_edge(b, (uint32_t)b->writer[node], t)) s = oom("edges");
+    if (cs->writer[node] >= 0 && !add_edge(cs, (uint32_t)cs->writer[node], t)) s = oom("edges");
   }
   accy__free(refs);
   return s;
@@ -260,9 +261,9 @@ static accy_status make_tasks(builder *b) {
  * task order; src/compile/reuse.c places them and returns the edges that
  * make byte sharing safe, through barrier tasks that this function inserts
  * into the task order. */
-static accy_status plan_scratch(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status plan_scratch(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   uint32_t n = p->n_nodes;
   accy_status s = ACCY_STATUS_OK;
   accy__reuse_plan reuse;
@@ -343,9 +344,9 @@ static accy_status plan_scratch(builder *b) {
       tasks[t + k] = plan->ctasks[t];
       while (k < reuse.n_barriers && reuse.barrier_after[k] == t) k++; /* zeroed: no work */
     }
-    for (size_t e = 0; e < b->n_edges; e++) {
-      b->edges[e].from = moved[b->edges[e].from];
-      b->edges[e].to = moved[b->edges[e].to];
+    for (size_t e = 0; e < cs->n_edges; e++) {
+      cs->edges[e].from = moved[cs->edges[e].from];
+      cs->edges[e].to = moved[cs->edges[e].to];
     }
     for (size_t e = 0; e < reuse.n_edges; e++) {
       uint32_t f = reuse.edges[e].from, t = reuse.edges[e].to;
@@ -357,10 +358,10 @@ static accy_status plan_scratch(builder *b) {
     plan->ctasks = tasks;
     tasks = NULL;
     plan->n_tasks = n_all;
-    b->cap_tasks = n_all;
+    cs->cap_tasks = n_all;
   }
   for (size_t e = 0; e < reuse.n_edges; e++)
-    if (!add_edge(b, reuse.edges[e].from, reuse.edges[e].to)) {
+    if (!add_edge(cs, reuse.edges[e].from, reuse.edges[e].to)) {
       s = oom("edges");
       goto done;
     }
@@ -383,13 +384,13 @@ static int edge_cmp(const void *a, const void *b) {
   return 0;
 }
 
-static accy_status build_graph(builder *b) {
-  accy__plan *plan = b->plan;
-  if (b->n_edges) qsort(b->edges, b->n_edges, sizeof(edge), edge_cmp);
+static accy_status build_graph(compiler *cs) {
+  accy__plan *plan = cs->plan;
+  if (cs->n_edges) qsort(cs->edges, cs->n_edges, sizeof(edge), edge_cmp);
   size_t m = 0;
-  for (size_t i = 0; i < b->n_edges; i++)
-    if (m == 0 || edge_cmp(&b->edges[m - 1], &b->edges[i]) != 0) b->edges[m++] = b->edges[i];
-  b->n_edges = m;
+  for (size_t i = 0; i < cs->n_edges; i++)
+    if (m == 0 || edge_cmp(&cs->edges[m - 1], &cs->edges[i]) != 0) cs->edges[m++] = cs->edges[i];
+  cs->n_edges = m;
   plan->stasks = accy__arena_alloc(&plan->arena, (plan->n_tasks + 1) * sizeof(accy__sched_task), 64);
   plan->succ = accy__arena_alloc(&plan->arena, (m + 1) * sizeof(uint32_t), 8);
   if (!plan->stasks || !plan->succ) return oom("task graph");
@@ -402,10 +403,10 @@ static accy_status build_graph(builder *b) {
     uint64_t tiles = ct->kernel.n_items == 0 ? 0 : (ct->kernel.n_items + ct->grain - 1) / ct->grain;
     st->n_tiles = (uint32_t)tiles;
     st->succ_begin = (uint32_t)e;
-    while (e < m && b->edges[e].from == t) {
-      ACCY_ASSERT(b->edges[e].to > t);
-      plan->succ[e] = b->edges[e].to;
-      plan->stasks[b->edges[e].to].n_preds++;
+    while (e < m && cs->edges[e].from == t) {
+      ACCY_ASSERT(cs->edges[e].to > t);
+      plan->succ[e] = cs->edges[e].to;
+      plan->stasks[cs->edges[e].to].n_preds++;
       e++;
     }
     st->n_succ = (uint32_t)e - st->succ_begin;
@@ -418,9 +419,9 @@ static accy_status build_graph(builder *b) {
 
 /* ---- descriptors ------------------------------------------------------------ */
 
-static accy_status make_descriptors(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status make_descriptors(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   plan->n_inputs = p->n_params;
   plan->n_outputs = p->n_outputs;
   plan->descs = accy__arena_alloc(&plan->arena,
@@ -446,7 +447,7 @@ static accy_status make_descriptors(builder *b) {
     d->dims = node->type.rank ? node->type.dims : NULL;
     d->byte_size = accy__type_bytes(&node->type);
     d->alignment = (uint32_t)accy__dtype_size(node->type.dtype);
-    d->flags = b->out_direct[j] ? 0 : ACCY_DESCRIPTOR_COPIED_OUTPUT;
+    d->flags = cs->out_direct[j] ? 0 : ACCY_DESCRIPTOR_COPIED_OUTPUT;
     d->name = p->output_names[j];
   }
   return ACCY_STATUS_OK;
@@ -454,35 +455,35 @@ static accy_status make_descriptors(builder *b) {
 
 /* ---- entry points ------------------------------------------------------------- */
 
-accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__plan *plan) {
+accy_status accy__compile(const accy__program *p, uint32_t worker_count, accy__plan *plan) {
   memset(plan, 0, sizeof *plan);
-  plan->worker_slots = worker_slots ? worker_slots : 1;
+  plan->worker_count = worker_count ? worker_count : 1;
   accy__arena_init(&plan->arena);
-  builder b;
-  memset(&b, 0, sizeof b);
-  b.p = p;
-  b.plan = plan;
+  compiler cs;
+  memset(&cs, 0, sizeof cs);
+  cs.p = p;
+  cs.plan = plan;
   uint32_t n = p->n_nodes;
   accy_status s = ACCY_STATUS_OK;
   plan->n_nodes = n;
   plan->locs = accy__arena_alloc(&plan->arena, (n + 1) * sizeof(accy__loc), 8);
-  b.uses = accy__calloc(n + 1, sizeof(uint32_t));
-  b.out_uses = accy__calloc(n + 1, sizeof(uint32_t));
-  b.live = accy__calloc(n + 1, sizeof(bool));
-  b.writer = accy__malloc((n + 1) * sizeof(int64_t));
-  b.out_direct = accy__calloc(p->n_outputs + 1, sizeof(uint32_t));
-  if (!plan->locs || !b.uses || !b.out_uses || !b.live || !b.writer || !b.out_direct) {
+  cs.uses = accy__calloc(n + 1, sizeof(uint32_t));
+  cs.out_uses = accy__calloc(n + 1, sizeof(uint32_t));
+  cs.live = accy__calloc(n + 1, sizeof(bool));
+  cs.writer = accy__malloc((n + 1) * sizeof(int64_t));
+  cs.out_direct = accy__calloc(p->n_outputs + 1, sizeof(uint32_t));
+  if (!plan->locs || !cs.uses || !cs.out_uses || !cs.live || !cs.writer || !cs.out_direct) {
     s = oom("node tables");
     goto done;
   }
-  if ((s = assign_locations(&b)) != ACCY_STATUS_OK) goto done;
-  if ((s = make_tasks(&b)) != ACCY_STATUS_OK) goto done;
-  if ((s = plan_scratch(&b)) != ACCY_STATUS_OK) goto done;
-  if ((s = build_graph(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = assign_locations(&cs)) != ACCY_STATUS_OK) goto done;
+  if ((s = make_tasks(&cs)) != ACCY_STATUS_OK) goto done;
+  if ((s = plan_scratch(&cs)) != ACCY_STATUS_OK) goto done;
+  if ((s = build_graph(&cs)) != ACCY_STATUS_OK) goto done;
   /* The scheduler trusts its graph (a wrong predecessor count would hang or
    * rerun tiles): check once here, where it is cheap. */
   if ((s = accy__sched_graph_check(&plan->graph)) != ACCY_STATUS_OK) goto done;
-  if ((s = make_descriptors(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = make_descriptors(&cs)) != ACCY_STATUS_OK) goto done;
 
   uint64_t tiles = 0;
   for (uint32_t t = 0; t < plan->n_tasks; t++) tiles += plan->stasks[t].n_tiles;
@@ -500,12 +501,12 @@ accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__p
   at = accy__align_up(at + plan->data_bytes, 64);
   plan->ws_offset = at;
   uint64_t ws_total;
-  if (!accy__mul_u64(plan->ws_bytes, plan->worker_slots, &ws_total) ||
+  if (!accy__mul_u64(plan->ws_bytes, plan->worker_count, &ws_total) ||
       !accy__add_u64(at, ws_total, &at) || at > ACCY_MAX_SCRATCH_BYTES) {
     s = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
                   "launch scratch with %u workers' workspaces of %llu bytes exceeds "
                   "ACCY_MAX_SCRATCH_BYTES",
-                  plan->worker_slots, (unsigned long long)plan->ws_bytes);
+                  plan->worker_count, (unsigned long long)plan->ws_bytes);
     goto done;
   }
   for (uint32_t t = 0; t < plan->n_tasks; t++) {
@@ -514,12 +515,12 @@ accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__p
   }
   plan->block_bytes = accy__align_up(at, 64);
 done:
-  accy__free(b.uses);
-  accy__free(b.out_uses);
-  accy__free(b.live);
-  accy__free(b.writer);
-  accy__free(b.out_direct);
-  accy__free(b.edges);
+  accy__free(cs.uses);
+  accy__free(cs.out_uses);
+  accy__free(cs.live);
+  accy__free(cs.writer);
+  accy__free(cs.out_direct);
+  accy__free(cs.edges);
   if (s != ACCY_STATUS_OK) accy__plan_free(plan);
   return s;
 }

@@ -17,11 +17,11 @@
 #include "src/ir/ir.h"
 
 /* Compiles the verified program |p| (which must outlive the plan: descriptor
- * dims and names, and constant payloads, point into it) for launches that may see |worker_slots|
- * worker indices (accy__sched_worker_slots of the pool it runs on; at least
- * 1). Returns OK, COMPILE_FAILED or OUT_OF_MEMORY with a cause; on failure
+ * dims and names, and constant payloads, point into it) for launches that
+ * may see |worker_count| worker indices (accy__sched_worker_count of the pool
+ * it runs on; at least 1). Returns OK, COMPILE_FAILED or OUT_OF_MEMORY with a cause; on failure
  * *plan holds nothing to free. */
-ACCY_NODISCARD accy_status accy__compile(const accy__program *p, uint32_t worker_slots,
+ACCY_NODISCARD accy_status accy__compile(const accy__program *p, uint32_t worker_count,
                                          accy__plan *plan);
 void accy__plan_free(accy__plan *plan);
 

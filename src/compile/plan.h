@@ -72,9 +72,9 @@ typedef struct accy__plan {
   uint64_t ptrs_offset;         /* void *[n_refs]: the tasks' resolved buffers */
   uint64_t values_offset;       /* void *[n_nodes]: resolved node buffers */
   uint64_t data_offset;         /* intermediates and copied inputs */
-  uint64_t ws_offset;           /* per-worker workspaces: worker_slots x ws_bytes */
+  uint64_t ws_offset;           /* per-worker workspaces: worker_count x ws_bytes */
   uint64_t ws_bytes;            /* one worker's workspace: the most any task needs */
-  uint32_t worker_slots;        /* distinct worker indices a launch may see */
+  uint32_t worker_count;        /* distinct worker indices a launch may see */
   uint64_t data_bytes;          /* planned peak of the data region */
   uint64_t block_bytes;         /* whole block */
   /* Descriptors: inputs then outputs. */

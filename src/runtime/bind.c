@@ -62,7 +62,7 @@ void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_worke
   /* A pool with more worker indices than the plan has workspaces for (not
    * the one it was compiled for) runs the launch inline: still correct. */
   bool inline_run = plan->sequential || max_workers <= 1 ||
-                    (pool && accy__sched_worker_slots(pool) > plan->worker_slots);
+                    (pool && accy__sched_worker_count(pool) > plan->worker_count);
   accy__sched_run(inline_run ? NULL : pool, &plan->graph, ptrs, base + plan->sched_offset,
                   inline_run ? 1 : max_workers);
 }

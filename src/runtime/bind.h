@@ -15,7 +15,7 @@
 
 /* Runs one launch of |plan| with the caller's (already validated) buffers,
  * using |block| (plan->block_bytes bytes, 64-byte aligned, from the
- * program's scratch pool) on |pool| (NULL: inline) with at most
+ * program's scratch cache) on |pool| (NULL: inline) with at most
  * |max_workers| threads. Never fails. */
 void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_workers, void *block,
                     const accy_input *inputs, const accy_output *outputs);
