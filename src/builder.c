@@ -24,8 +24,6 @@ struct accy_builder {
   accy__program program;
 };
 
-void accy_free(void *p) { accy__free(p); }
-
 /* ---- checks shared by the entry points ---------------------------------- */
 
 /* Copies a public type into the IR form, checking what the IR cannot hold. */

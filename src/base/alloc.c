@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accy/memory.h"
 #include "src/base/alloc.h"
 
 /* Relaxed is enough: the hook is a test aid and only needs each allocation
@@ -72,6 +73,10 @@ void accy__free_aligned(void *p) {
   uncounted(p);
   free(p);
 }
+
+/* The public accy_free (accy/memory.h): what accy hands to callers comes
+ * from accy__malloc, so it goes back through accy__free. */
+void accy_free(void *p) { accy__free(p); }
 
 char *accy__strndup(const char *s, size_t n) {
   char *d = accy__malloc(n + 1);
