@@ -28,7 +28,8 @@
 #pragma weak dlsym
 #pragma weak dlerror
 
-/* Relaxed: a statistics counter read by tests after joins. */
+/* A statistics counter read by tests after joins. It changes once per new
+ * block, never per launch, so its atomics keep the default seq_cst. */
 static _Atomic uint64_t backend_allocs;
 
 uint64_t accy__scratch_backend_allocs(void) { return atomic_load(&backend_allocs); }

@@ -8,8 +8,8 @@
  *
  *  - compile claims a free slot (not live, not busy, no refs) by setting busy
  *    before it looks at the bytes, and publishes the program by clearing busy
- *    and setting live (release order, so a reader that sees live sees the
- *    program).
+ *    and setting live with a seq_cst CAS, which orders the write of the entry
+ *    before live: a reader that sees live sees the program.
  *  - a call that uses a program (invoke, inputs, outputs) takes a reference
  *    with a CAS that also checks live and the generation, and drops it when
  *    done. No lock is taken on invoke.
@@ -20,7 +20,9 @@
  * Generations start at 1 and wrap from 2^32 - 1 to 1, never to 0: no handle
  * with generation 0 is ever issued, so a zeroed handle or the {0, 0} that a
  * failed compile leaves is refused by every call. After 2^32 - 1 releases of
- * one slot an old handle could name a new program again (as in the seed). */
+ * one slot an old handle could name a new program again: handles are two
+ * words of the public ABI (accy_handle), and 2^32 releases of one slot is far
+ * beyond any program's lifetime. */
 #include "src/internal.h"
 
 #include <stdatomic.h>
@@ -248,8 +250,8 @@ accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size
     return st;
   }
   sl->ent = ent;
-  /* Publish: clear busy, set live; the generation is unchanged. Release
-   * order (seq_cst here) makes prog visible to whoever sees LIVE. */
+  /* Publish: clear busy, set live; the generation is unchanged. The CAS is
+   * seq_cst, so the entry written above is visible to whoever sees LIVE. */
   uint64_t cur = atomic_load(&sl->state);
   while (!atomic_compare_exchange_weak(&sl->state, &cur, (cur & ~BUSY) | LIVE)) {
   }

@@ -14,7 +14,8 @@
  *   TOO_MANY_PROGRAMS    the session already holds ACCY_MAX_PROGRAMS programs.
  *   OUT_OF_MEMORY        an allocation failed.
  *   COMPILE_FAILED       a valid program this build cannot compile.
- *   LAUNCH_FAILED        the run itself failed.
+ *   LAUNCH_FAILED        the worker pool could not be started
+ *                        (accy_session_create); a run itself never fails.
  * The detail always goes into the cause text (accy_session_last_cause), never
  * into new codes. */
 #ifndef ACCY_STATUS_H

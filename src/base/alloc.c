@@ -9,8 +9,10 @@
 #include "accy/memory.h"
 #include "src/base/alloc.h"
 
-/* Relaxed is enough: the hook is a test aid and only needs each allocation
- * to see a consistent counter value. */
+/* Test aids. The counters use relaxed atomics: each allocation only needs
+ * its own increment to be atomic, and tests read them after joining. The
+ * hook's value is read relaxed for the same reason; setting it and counting
+ * it down (the CAS) keep the default seq_cst. */
 static _Atomic long fail_after = -1;
 static _Atomic uint64_t n_allocs = 0;
 /* Blocks handed out and not yet freed (leak checks in tests). */

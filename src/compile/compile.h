@@ -7,13 +7,13 @@
  * adds copy tasks for copied inputs and copied outputs, plans intermediates
  * into one scratch block by liveness (greedy, best fit) and adds the edges
  * that make memory reuse safe under parallel execution. The result is an
- * immutable plan (plan.h) shared by every invoke of the program, which
- * src/runtime/bind.h runs. */
+ * immutable plan (src/runtime/plan.h) shared by every invoke of the
+ * program, which src/runtime/bind.h runs. */
 #ifndef ACCY_COMPILE_COMPILE_H
 #define ACCY_COMPILE_COMPILE_H
 
 #include "src/internal.h"
-#include "src/compile/plan.h"
+#include "src/runtime/plan.h"
 #include "src/ir/ir.h"
 
 /* Compiles the verified program |p| (which must outlive the plan: descriptor

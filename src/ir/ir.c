@@ -1,5 +1,5 @@
 /* src/ir/ir.c: construction of the program IR and the type helpers.
- * No semantic checks live here; see src/ir/verify.c. */
+ * No semantic checks live here; see src/ir/infer.c and src/ir/verify.c. */
 #include "src/internal.h"
 
 #include <stdio.h>

@@ -1,10 +1,14 @@
 /* src/ir/verify.h: semantic verification of whole programs (verify.c); it
  * includes infer.h, the type inference of one node, which it builds on.
  *
- * After accy__verify succeeds, compile and the kernels rely on the IR without
- * further checks: operands refer to earlier nodes, every attribute is in
- * range, every type is consistent, element and byte counts are within limits,
- * and constant payloads have exactly dtype size x elements bytes. */
+ * After accy__verify succeeds, the IR holds what compile and the kernels
+ * need: operands refer to earlier nodes, every attribute is in range, every
+ * type is consistent, element and byte counts are within limits, and
+ * constant payloads have exactly dtype size x elements bytes. The compiler
+ * relies on this without re-checking; each kernel family's prepare re-checks
+ * what it indexes with (operand counts, dtypes, element counts, attribute
+ * ranges) once per compile, so that a slip here becomes COMPILE_FAILED
+ * rather than an out-of-bounds access at run time (src/kernels/kernels.h). */
 #ifndef ACCY_IR_VERIFY_H
 #define ACCY_IR_VERIFY_H
 

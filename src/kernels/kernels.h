@@ -13,6 +13,13 @@
  *  - never fails, allocates, blocks or calls back into accy. Every edge case
  *    (division by zero, out-of-range indices, NaN) has a defined result.
  *
+ * Prepare runs on verified IR (src/ir/verify.h), yet every family re-checks
+ * what its tile functions will index with: operand counts, dtypes, element
+ * counts and attribute ranges. The checks run once per compile and cost
+ * nothing per invoke; they are defence in depth, so that a verifier slip
+ * ends in COMPILE_FAILED with a cause instead of a wild memory access, and
+ * tests exercise them by preparing unverified nodes directly.
+ *
  * bufs[0] is the result buffer, bufs[1 + i] operand i's buffer, each holding
  * its node's type densely in row-major order. Result and operand buffers
  * never overlap, with one exception: dynamic_update_slice may be given

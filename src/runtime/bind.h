@@ -1,4 +1,4 @@
-/* src/runtime/bind.h: running a compiled plan (src/compile/plan.h) on the
+/* src/runtime/bind.h: running a compiled plan (src/runtime/plan.h) on the
  * caller's buffers, once per invoke.
  *
  * Binding turns the plan's buffer locations into pointers inside the
@@ -11,7 +11,7 @@
 
 #include "scheduler/sched.h"
 #include "src/internal.h"
-#include "src/compile/plan.h"
+#include "src/runtime/plan.h"
 
 /* Runs one launch of |plan| with the caller's (already validated) buffers,
  * using |block| (plan->block_bytes bytes, 64-byte aligned, from the

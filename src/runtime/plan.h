@@ -1,9 +1,10 @@
-/* src/compile/plan.h: the executable plan of one program: what the compiler
- * (src/compile/compile.c) produces and the run-time binding
- * (src/runtime/bind.c) runs on every invoke. Immutable after compile and
- * shared by every invoke of the program. */
-#ifndef ACCY_COMPILE_PLAN_H
-#define ACCY_COMPILE_PLAN_H
+/* src/runtime/plan.h: the executable plan of one program: the run time's
+ * input, which the run-time binding (src/runtime/bind.c) runs on every
+ * invoke and the compiler (src/compile/compile.c) produces, every task
+ * running through bind.c's trampoline. Immutable after compile and shared by
+ * every invoke of the program. */
+#ifndef ACCY_RUNTIME_PLAN_H
+#define ACCY_RUNTIME_PLAN_H
 
 #include "scheduler/sched.h"
 #include "src/internal.h"
@@ -82,4 +83,4 @@ typedef struct accy__plan {
   accy_descriptor *descs;
 } accy__plan;
 
-#endif /* ACCY_COMPILE_PLAN_H */
+#endif /* ACCY_RUNTIME_PLAN_H */
