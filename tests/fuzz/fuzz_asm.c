@@ -23,6 +23,8 @@
 #include "src/ir/verify.h"
 #include "src/wire/wire.h"
 
+ACCY_FUZZ_NAME(fuzz_asm);
+
 FUZZ_SANITIZER_OPTIONS()
 
 /* Largest assembled program whose text round trip is checked. */

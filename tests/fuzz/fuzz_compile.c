@@ -19,6 +19,8 @@
 #include "src/ir/verify.h"
 #include "src/wire/wire.h"
 
+ACCY_FUZZ_NAME(fuzz_compile);
+
 FUZZ_SANITIZER_OPTIONS()
 
 static accy_session *g_session;

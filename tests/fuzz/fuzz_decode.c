@@ -20,6 +20,8 @@
 #include "src/ir/verify.h"
 #include "src/wire/wire.h"
 
+ACCY_FUZZ_NAME(fuzz_decode);
+
 FUZZ_SANITIZER_OPTIONS()
 
 /* dis(data) assembles back to |canon| (|canon_size| bytes). */

@@ -30,6 +30,8 @@
 #include "src/ir/verify.h"
 #include "src/wire/wire.h"
 
+ACCY_FUZZ_NAME(fuzz_invoke);
+
 FUZZ_SANITIZER_OPTIONS()
 
 #define FUZZ_MAX_IO_BYTES (UINT64_C(1) << 20)

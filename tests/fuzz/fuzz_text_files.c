@@ -27,6 +27,8 @@
 
 #include "src/base/alloc.h"
 
+ACCY_FUZZ_NAME(fuzz_text_files);
+
 FUZZ_SANITIZER_OPTIONS()
 
 static const char kMarker[] = "ACCY-SANDBOX-SECRET-MARKER";
