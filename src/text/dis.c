@@ -298,10 +298,11 @@ static bool format_attrs(const accy__program *p, const accy__node *n, sbuf *out,
                          : f->len == ACCY__LEN_SPATIAL ? spatial
                                                        : na - at;
         if (count > na - at) return false;
+        const int64_t *v = count ? a + at : NULL; /* attrs is NULL when there are none */
         if (shown)
-          print_list(out, f->name, a + at, count);
+          print_list(out, f->name, v, count);
         else
-          print_list_opt(out, f->name, a + at, count, f->def);
+          print_list_opt(out, f->name, v, count, f->def);
         at += count;
         break;
       }
