@@ -1,7 +1,7 @@
 /* src/compile/compile.h: the compiler from verified IR to an executable plan.
  *
  * compile decides, for every node, where its value lives (a caller input, a
- * caller output, a constant payload, a slot in the per-launch scratch block,
+ * caller output, a constant payload, a place in the per-launch scratch block,
  * or an alias of another node's buffer), makes one task per op node (split
  * into tiles by a cost-based grain that never depends on the thread count),
  * adds copy tasks for copied inputs and copied outputs, plans intermediates
