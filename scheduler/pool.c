@@ -2,18 +2,21 @@
  *
  * One dedicated pthread opens the only `#pragma omp parallel` in accy; every
  * team member runs worker_main() until shutdown. Launches are published in a
- * fixed array of slots (or an admission queue when all are taken); workers
- * scan the slots round-robin and claim chunks of tiles with atomics. The
+ * fixed array of lanes (or an admission queue when all are taken); workers
+ * scan the lanes round-robin and claim chunks of tiles with atomics. The
  * submitting thread always works on its own launch too. Per-launch state
  * lives only in the caller's memory. scheduler/README.md has the design.
  *
  * Memory orders: everything is seq_cst (the default of the atomic_* calls)
  * unless a comment next to the call says why something weaker is enough. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT, pthread_setname_np */
-#include "src/internal.h"
+#include "src/base/base.h"
 
+#include "accy/session.h" /* ACCY_MAX_THREADS */
 #include "scheduler/sched.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
+#include "src/base/arith.h"
+#include "src/base/status.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -37,10 +40,10 @@
  * ACCY_SPIN_US overrides it (0 sleeps at once). */
 #define ACCY_SCHED_SPIN_US_DEFAULT 30u
 #define SCHED_SPIN_US_MAX 100000u
-/* Most team members; bounded by the width of a slot's cap field below. */
+/* Most team members; bounded by the width of a lane's cap field below. */
 #define ACCY_SCHED_MAX_THREADS 4096u
-/* Active-launch slots; a power of two. More concurrent launches queue. */
-#define SCHED_SLOTS 64u
+/* Active-launch lanes; a power of two. More concurrent launches queue. */
+#define SCHED_LANES 64u
 /* Graphs with at most this many tiles in total run inline on the caller. */
 #define SCHED_INLINE_MAX_TILES 1u
 /* A task's tiles are claimed in chunks: about this many chunks per thread
@@ -49,14 +52,14 @@
  * (fewer atomics). */
 #define SCHED_CHUNKS_PER_THREAD 16u
 #define SCHED_CHUNK_MAX 16u
-/* Chunks a worker runs from one launch before it moves on to the next slot,
+/* Chunks a worker runs from one launch before it moves on to the next lane,
  * so that concurrent launches share the team round-robin. */
 #define SCHED_WORKER_BUDGET 32u
 
 #define SCHED_LINE 64u
 #define SCHED_NONE UINT32_MAX
 
-/* A slot's control word: who owns it, whether workers may join, the most
+/* A lane's control word: who owns it, whether workers may join, the most
  * workers that may join (cap), and how many are in it now (drainers). */
 #define CTL_BUSY 0x80000000u
 #define CTL_ACTIVE 0x40000000u
@@ -94,7 +97,7 @@ typedef struct sched_launch {
   _Atomic uint32_t caller_sleeping; /* caller is (about to be) asleep on event */
   /* Admission, guarded by pool->qlock while the launch is queued. */
   _Alignas(SCHED_LINE) struct sched_launch *qnext;
-  uint32_t slot;
+  uint32_t lane;
   bool queued;
 } sched_launch;
 
@@ -104,12 +107,12 @@ _Static_assert(ACCY_SCHED_MAX_THREADS <= CTL_CAP_MASK, "a cap must fit its field
 
 /* ---- the pool ---------------------------------------------------------------- */
 
-typedef struct sched_slot {
+typedef struct sched_lane {
   _Alignas(SCHED_LINE) _Atomic uint32_t ctl;
-  /* Written by the slot's owner only while no worker can be inside (not
+  /* Written by the lane's owner only while no worker can be inside (not
    * ACTIVE, no drainers); read by workers after they joined. */
   sched_launch *launch;
-} sched_slot;
+} sched_lane;
 
 struct accy__pool {
   /* Immutable while the team runs (or guarded by g_lock). */
@@ -130,12 +133,12 @@ struct accy__pool {
   /* Kernel thread id of each team member, so that shutdown can wait until
    * libgomp's threads are really gone (see wait_for_threads). */
   _Atomic int32_t tids[ACCY_SCHED_MAX_THREADS];
-  /* Admission queue for launches that found every slot taken. */
+  /* Admission queue for launches that found every lane taken. */
   _Alignas(SCHED_LINE) pthread_mutex_t qlock;
   sched_launch *qhead;
   sched_launch *qtail;
   _Atomic uint32_t qlen; /* queued + submitters about to queue */
-  sched_slot slots[SCHED_SLOTS];
+  sched_lane lanes[SCHED_LANES];
 };
 
 /* Refcount, start and stop of the one pool. */
@@ -394,10 +397,10 @@ static uint32_t drain(sched_launch *L, uint32_t budget, uint32_t worker) {
   return n;
 }
 
-/* ---- slots and admission ---------------------------------------------------------- */
+/* ---- lanes and admission ---------------------------------------------------------- */
 
 static uint32_t submit_start(void) {
-  /* Each host thread starts its slot search at its own place. */
+  /* Each host thread starts its lane search at its own place. */
   static _Thread_local uint32_t next;
   static _Thread_local bool seeded;
   if (!seeded) {
@@ -408,30 +411,30 @@ static uint32_t submit_start(void) {
   return next++;
 }
 
-static int claim_free_slot(accy__pool *p, uint32_t start) {
-  for (uint32_t k = 0; k < SCHED_SLOTS; k++) {
-    uint32_t i = (start + k) & (SCHED_SLOTS - 1);
+static int claim_free_lane(accy__pool *p, uint32_t start) {
+  for (uint32_t k = 0; k < SCHED_LANES; k++) {
+    uint32_t i = (start + k) & (SCHED_LANES - 1);
     uint32_t expected = 0;
-    if (atomic_load(&p->slots[i].ctl) == 0 &&
-        atomic_compare_exchange_strong(&p->slots[i].ctl, &expected, CTL_BUSY))
+    if (atomic_load(&p->lanes[i].ctl) == 0 &&
+        atomic_compare_exchange_strong(&p->lanes[i].ctl, &expected, CTL_BUSY))
       return (int)i;
   }
   return -1;
 }
 
-/* Makes |L| visible to workers in slot |i| (which we own) and wakes some. */
+/* Makes |L| visible to workers in lane |i| (which we own) and wakes some. */
 static void activate(accy__pool *p, uint32_t i, sched_launch *L, uint32_t wake) {
-  p->slots[i].launch = L;
-  L->slot = i;
-  atomic_store(&p->slots[i].ctl, CTL_BUSY | CTL_ACTIVE | (L->cap << CTL_CAP_SHIFT));
+  p->lanes[i].launch = L;
+  L->lane = i;
+  atomic_store(&p->lanes[i].ctl, CTL_BUSY | CTL_ACTIVE | (L->cap << CTL_CAP_SHIFT));
   pool_wake(p, wake < L->cap ? wake : L->cap);
 }
 
-/* Moves queued launches into free slots. Called after a slot was freed. */
+/* Moves queued launches into free lanes. Called after a lane was freed. */
 static void admit_queued(accy__pool *p) {
   pthread_mutex_lock(&p->qlock);
   while (p->qhead) {
-    int i = claim_free_slot(p, 0);
+    int i = claim_free_lane(p, 0);
     if (i < 0) break;
     sched_launch *L = p->qhead;
     p->qhead = L->qnext;
@@ -443,18 +446,18 @@ static void admit_queued(accy__pool *p) {
   pthread_mutex_unlock(&p->qlock);
 }
 
-/* Returns true when the launch was queued rather than given a slot. */
+/* Returns true when the launch was queued rather than given a lane. */
 static bool publish(accy__pool *p, sched_launch *L, uint32_t wake) {
-  int i = claim_free_slot(p, submit_start());
+  int i = claim_free_lane(p, submit_start());
   if (i >= 0) {
     activate(p, (uint32_t)i, L, wake);
     return false;
   }
   pthread_mutex_lock(&p->qlock);
-  /* Announce ourselves before the second search: a slot freed after it sees
+  /* Announce ourselves before the second search: a lane freed after it sees
    * qlen > 0 and admits us (both sides seq_cst). */
   atomic_fetch_add(&p->qlen, 1);
-  i = claim_free_slot(p, 0);
+  i = claim_free_lane(p, 0);
   if (i >= 0) {
     atomic_fetch_sub(&p->qlen, 1);
     activate(p, (uint32_t)i, L, wake);
@@ -501,7 +504,7 @@ static void retract(accy__pool *p, sched_launch *L, bool was_queued) {
     }
     pthread_mutex_unlock(&p->qlock);
   }
-  sched_slot *s = &p->slots[L->slot];
+  sched_lane *s = &p->lanes[L->lane];
   uint32_t c = atomic_fetch_and(&s->ctl, ~CTL_ACTIVE) & ~CTL_ACTIVE;
   uint64_t spin_until = 0;
   while (c & CTL_DRAIN_MASK) { /* stragglers are leaving (all tiles are done) */
@@ -514,22 +517,22 @@ static void retract(accy__pool *p, sched_launch *L, bool was_queued) {
 
 /* ---- workers ------------------------------------------------------------------------ */
 
-static void leave_slot(sched_slot *s) {
+static void leave_lane(sched_lane *s) {
   uint32_t c = atomic_fetch_sub(&s->ctl, 1) - 1;
   /* The owner waits for the last drainer once it has cleared ACTIVE. */
   if (!(c & CTL_ACTIVE) && (c & CTL_DRAIN_MASK) == 0) futex_wake(&s->ctl, 1);
 }
 
-/* One round-robin pass over the slots; joins the first launch that admits
+/* One round-robin pass over the lanes; joins the first launch that admits
  * us and has claimable tiles. Returns true if it ran anything. */
-static bool scan_slots(accy__pool *p, uint32_t *start, uint32_t me) {
-  for (uint32_t k = 0; k < SCHED_SLOTS; k++) {
-    uint32_t i = (*start + k) & (SCHED_SLOTS - 1);
-    sched_slot *s = &p->slots[i];
+static bool scan_lanes(accy__pool *p, uint32_t *start, uint32_t me) {
+  for (uint32_t k = 0; k < SCHED_LANES; k++) {
+    uint32_t i = (*start + k) & (SCHED_LANES - 1);
+    sched_lane *s = &p->lanes[i];
     uint32_t c = atomic_load(&s->ctl);
     if (!(c & CTL_ACTIVE) || (c & CTL_DRAIN_MASK) >= ((c >> CTL_CAP_SHIFT) & CTL_CAP_MASK))
       continue;
-    /* Success means the slot is active with this very cap and count, so we
+    /* Success means the lane is active with this very cap and count, so we
      * are within the cap of the launch now in it and it cannot go away. */
     if (!atomic_compare_exchange_strong(&s->ctl, &c, c + 1)) continue;
     sched_launch *L = s->launch;
@@ -537,7 +540,7 @@ static bool scan_slots(accy__pool *p, uint32_t *start, uint32_t me) {
     /* Leaving with budget spent while work may remain: make sure a sleeping
      * caller takes over if no worker comes back (e.g. during shutdown). */
     if (ran == SCHED_WORKER_BUDGET) wake_caller(L);
-    leave_slot(s);
+    leave_lane(s);
     if (ran) {
       *start = i + 1;
       return true;
@@ -550,7 +553,7 @@ static void worker_main(accy__pool *p, uint32_t me) {
   uint32_t start = me * 7u;
   uint64_t spin_until = 0;
   while (!atomic_load(&p->stop)) {
-    if (scan_slots(p, &start, me)) {
+    if (scan_lanes(p, &start, me)) {
       spin_until = 0;
       continue;
     }
@@ -561,7 +564,7 @@ static void worker_main(accy__pool *p, uint32_t me) {
     }
     uint32_t seq = atomic_load(&p->work_seq);
     atomic_fetch_add(&p->sleepers, 1);
-    if (!atomic_load(&p->stop) && !scan_slots(p, &start, me)) futex_wait(&p->work_seq, seq);
+    if (!atomic_load(&p->stop) && !scan_lanes(p, &start, me)) futex_wait(&p->work_seq, seq);
     atomic_fetch_sub(&p->sleepers, 1);
     spin_until = 0;
   }
@@ -772,7 +775,7 @@ void accy__sched_run(accy__pool *pool, const accy__sched_graph *g, void *launch_
   L->ready = (_Atomic uint32_t *)(L->ts + g->n_tasks);
   L->cap = cap;
   L->qnext = NULL;
-  L->slot = 0;
+  L->lane = 0;
   L->queued = false;
   atomic_init(&L->ready_head, 0);
   atomic_init(&L->ready_tail, 0);

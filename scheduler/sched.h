@@ -19,7 +19,7 @@
  * |launch_data| the pointer given to accy__sched_run. |worker| names the
  * thread running it within this launch: 0 for the submitting thread (and
  * every inline run), 1 + its team index for a pool member, so it is below
- * accy__sched_worker_slots(pool) and no two threads of one launch share it
+ * accy__sched_worker_count(pool) and no two threads of one launch share it
  * at once; a tile may use per-worker memory indexed by it. Must not fail or
  * block. */
 typedef void (*accy__sched_fn)(const void *task_ctx, void *launch_data, uint32_t tile,
@@ -62,7 +62,7 @@ void accy__pool_release(accy__pool *pool);
 uint32_t accy__pool_size(const accy__pool *pool);
 /* How many distinct worker indices a launch on |pool| may see: the pool's
  * size + 1 (the submitter), or 1 for no pool. */
-static inline uint32_t accy__sched_worker_slots(const accy__pool *pool) {
+static inline uint32_t accy__sched_worker_count(const accy__pool *pool) {
   return pool ? accy__pool_size(pool) + 1 : 1;
 }
 

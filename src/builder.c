@@ -15,16 +15,14 @@
 
 #include <string.h>
 
+#include "src/base/alloc.h"
 #include "src/ir/ir.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 struct accy_builder {
   accy__program program;
 };
-
-void accy_free(void *p) { accy__free(p); }
 
 /* ---- checks shared by the entry points ---------------------------------- */
 
@@ -137,11 +135,8 @@ accy_status accy_builder_parameter(accy_builder *b, const char *name, int32_t dt
   }
   accy__type declared, type;
   ACCY_TRY(make_leaf_type("parameter", name, dtype, rank, dims, &declared));
-  accy_status s = accy__infer_type(p, ACCY_OP_PARAMETER, NULL, 0, NULL, 0, &declared, &type);
-  if (s != ACCY_STATUS_OK) {
-    accy__prefix_cause("parameter '%.64s': ", name);
-    return s;
-  }
+  ACCY_TRY_CTX(accy__infer_type(p, ACCY_OP_PARAMETER, NULL, 0, NULL, 0, &declared, &type),
+               "parameter '%.64s': ", name);
   return accy__program_add_node(p, ACCY_OP_PARAMETER, &type, NULL, 0, NULL, 0, name,
                                 strlen(name), NULL, 0, out);
 }
@@ -176,11 +171,8 @@ accy_status accy_builder_constant(accy_builder *b, const char *name, int32_t dty
                          d[i]);
   }
   accy__program *p = &b->program;
-  accy_status s = accy__infer_type(p, ACCY_OP_CONSTANT, NULL, 0, NULL, 0, &declared, &type);
-  if (s != ACCY_STATUS_OK) {
-    accy__prefix_cause("constant '%.64s': ", name);
-    return s;
-  }
+  ACCY_TRY_CTX(accy__infer_type(p, ACCY_OP_CONSTANT, NULL, 0, NULL, 0, &declared, &type),
+               "constant '%.64s': ", name);
   return accy__program_add_node(p, ACCY_OP_CONSTANT, &type, NULL, 0, NULL, 0, name,
                                 strlen(name), data, size, out);
 }
@@ -224,12 +216,8 @@ static accy_status add_op(accy_builder *b, uint16_t op, const uint32_t *operands
   if (n_attrs && !attrs)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "%s: attrs is NULL", op_name);
   accy__type type;
-  accy_status s =
-      accy__infer_type(p, op, operands, n_operands, attrs, n_attrs, declared, &type);
-  if (s != ACCY_STATUS_OK) {
-    accy__prefix_cause("%s: ", op_name);
-    return s;
-  }
+  ACCY_TRY_CTX(accy__infer_type(p, op, operands, n_operands, attrs, n_attrs, declared, &type),
+               "%s: ", op_name);
   return accy__program_add_node(p, op, &type, operands, n_operands, attrs, n_attrs, NULL, 0,
                                 NULL, 0, out);
 }

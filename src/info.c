@@ -1,4 +1,5 @@
-/* src/info.c: accy_info, the dotted-key facts of accy/info.h. */
+/* src/info.c: facts about the library as it runs: accy_version
+ * (accy/version.h) and accy_info, the dotted-key facts of accy/info.h. */
 #include "src/internal.h"
 
 #include <pthread.h>
@@ -14,6 +15,8 @@ static char limit_text[24];
 static void format_limit(void) {
   snprintf(limit_text, sizeof limit_text, "%llu", (unsigned long long)accy__memory_limit_default());
 }
+
+const char *accy_version(void) { return ACCY_VERSION_STRING; }
 
 const char *accy_info(const char *key) {
   if (!key) return NULL;

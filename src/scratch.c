@@ -20,15 +20,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/base/alloc.h"
 #include "src/jemalloc/shim.h"
 #include "src/scratch.h"
-#include "src/util/alloc.h"
 
 #pragma weak dlopen
 #pragma weak dlsym
 #pragma weak dlerror
 
-/* Relaxed: a statistics counter read by tests after joins. */
+/* A statistics counter read by tests after joins. It changes once per new
+ * block, never per launch, so its atomics keep the default seq_cst. */
 static _Atomic uint64_t backend_allocs;
 
 uint64_t accy__scratch_backend_allocs(void) { return atomic_load(&backend_allocs); }
@@ -185,35 +186,35 @@ uint64_t accy__memory_limit_default(void) {
   return default_limit;
 }
 
-/* ---- pools ----------------------------------------------------------------------- */
+/* ---- caches ----------------------------------------------------------------------- */
 
-void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes,
-                             accy__memory_budget *budget) {
-  memset(pool, 0, sizeof *pool);
-  pthread_mutex_init(&pool->mutex, NULL);
-  pool->block_bytes = accy__align_up(block_bytes < 64 ? 64 : block_bytes, 64);
-  pool->budget = budget;
+void accy__scratch_cache_init(accy__scratch_cache *cache, uint64_t block_bytes,
+                              accy__memory_budget *budget) {
+  memset(cache, 0, sizeof *cache);
+  pthread_mutex_init(&cache->mutex, NULL);
+  cache->block_bytes = accy__align_up(block_bytes < 64 ? 64 : block_bytes, 64);
+  cache->budget = budget;
 }
 
-void accy__scratch_pool_destroy(accy__scratch_pool *pool) {
-  void *b = pool->free_list;
+void accy__scratch_cache_destroy(accy__scratch_cache *cache) {
+  void *b = cache->free_list;
   while (b) {
     void *next;
     memcpy(&next, b, sizeof next);
     backend_free(b);
     b = next;
   }
-  if (pool->budget) accy__budget_give(pool->budget, pool->n_blocks * pool->block_bytes);
-  pool->n_blocks = 0;
-  pool->free_list = NULL;
-  pthread_mutex_destroy(&pool->mutex);
+  if (cache->budget) accy__budget_give(cache->budget, cache->n_blocks * cache->block_bytes);
+  cache->n_blocks = 0;
+  cache->free_list = NULL;
+  pthread_mutex_destroy(&cache->mutex);
 }
 
-accy_status accy__scratch_acquire(accy__scratch_pool *pool, void **out) {
-  pthread_mutex_lock(&pool->mutex);
-  void *b = pool->free_list;
-  if (b) memcpy(&pool->free_list, b, sizeof(void *));
-  pthread_mutex_unlock(&pool->mutex);
+accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
+  pthread_mutex_lock(&cache->mutex);
+  void *b = cache->free_list;
+  if (b) memcpy(&cache->free_list, b, sizeof(void *));
+  pthread_mutex_unlock(&cache->mutex);
   if (b) {
     *out = b;
     return ACCY_STATUS_OK;
@@ -222,33 +223,33 @@ accy_status accy__scratch_acquire(accy__scratch_pool *pool, void **out) {
   void *probe = accy__malloc(0);
   if (!probe)
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for %llu bytes of launch scratch",
-                     (unsigned long long)pool->block_bytes);
+                     (unsigned long long)cache->block_bytes);
   accy__free(probe);
-  accy__memory_budget *budget = pool->budget;
-  if (budget && !accy__budget_take(budget, pool->block_bytes))
+  accy__memory_budget *budget = cache->budget;
+  if (budget && !accy__budget_take(budget, cache->block_bytes))
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY,
                      "launch scratch of %llu bytes would bring the session's memory to %llu bytes, "
                      "over its limit of %llu (accy_session_options.memory_limit_bytes)",
-                     (unsigned long long)pool->block_bytes,
-                     (unsigned long long)(atomic_load(&budget->held) + pool->block_bytes),
+                     (unsigned long long)cache->block_bytes,
+                     (unsigned long long)(atomic_load(&budget->held) + cache->block_bytes),
                      (unsigned long long)budget->limit);
-  b = backend_alloc(pool->block_bytes);
+  b = backend_alloc(cache->block_bytes);
   if (!b) {
-    if (budget) accy__budget_give(budget, pool->block_bytes);
+    if (budget) accy__budget_give(budget, cache->block_bytes);
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for %llu bytes of launch scratch",
-                     (unsigned long long)pool->block_bytes);
+                     (unsigned long long)cache->block_bytes);
   }
   atomic_fetch_add(&backend_allocs, 1);
-  pthread_mutex_lock(&pool->mutex);
-  pool->n_blocks++;
-  pthread_mutex_unlock(&pool->mutex);
+  pthread_mutex_lock(&cache->mutex);
+  cache->n_blocks++;
+  pthread_mutex_unlock(&cache->mutex);
   *out = b;
   return ACCY_STATUS_OK;
 }
 
-void accy__scratch_release(accy__scratch_pool *pool, void *block) {
-  pthread_mutex_lock(&pool->mutex);
-  memcpy(block, &pool->free_list, sizeof(void *));
-  pool->free_list = block;
-  pthread_mutex_unlock(&pool->mutex);
+void accy__scratch_release(accy__scratch_cache *cache, void *block) {
+  pthread_mutex_lock(&cache->mutex);
+  memcpy(block, &cache->free_list, sizeof(void *));
+  cache->free_list = block;
+  pthread_mutex_unlock(&cache->mutex);
 }

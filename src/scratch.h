@@ -1,10 +1,10 @@
 /* src/scratch.h: per-launch scratch blocks.
  *
- * Each compiled program owns a scratch pool of blocks of one size (the
+ * Each compiled program owns a scratch cache of blocks of one size (the
  * planner's per-launch total). An invoke pops a block, uses it for the
  * launch's scheduler state, binding tables and intermediates, and pushes it
  * back: a steady stream of invokes makes no allocator calls. Concurrent
- * invokes of one program each take their own block, so a pool holds at most
+ * invokes of one program each take their own block, so a cache holds at most
  * as many blocks as that program ever had invokes in flight at once; all are
  * freed when the program is released.
  *
@@ -40,24 +40,24 @@ void accy__budget_give(accy__memory_budget *b, uint64_t bytes);
  * and the process's cgroup memory limit (v1 or v2), computed once. */
 uint64_t accy__memory_limit_default(void);
 
-typedef struct accy__scratch_pool {
+typedef struct accy__scratch_cache {
   pthread_mutex_t mutex;   /* guards free_list only; held for a few instructions */
   void *free_list;         /* intrusive: the first word of a free block links the next */
   uint64_t block_bytes;    /* size of every block, a multiple of 64 */
   uint64_t n_blocks;       /* blocks allocated and not yet freed (statistics) */
   accy__memory_budget *budget; /* every block is taken from it; may be NULL */
-} accy__scratch_pool;
+} accy__scratch_cache;
 
-/* |budget| (may be NULL) outlives the pool. */
-void accy__scratch_pool_init(accy__scratch_pool *pool, uint64_t block_bytes,
-                             accy__memory_budget *budget);
+/* |budget| (may be NULL) outlives the cache. */
+void accy__scratch_cache_init(accy__scratch_cache *cache, uint64_t block_bytes,
+                              accy__memory_budget *budget);
 /* Frees every block. No block may be in use. */
-void accy__scratch_pool_destroy(accy__scratch_pool *pool);
+void accy__scratch_cache_destroy(accy__scratch_cache *cache);
 /* Pops a block (64-byte aligned, contents unspecified) or allocates one.
  * Returns OK or OUT_OF_MEMORY with a cause (the allocation failed, or a new
  * block would bring the budget over its limit). */
-ACCY_NODISCARD accy_status accy__scratch_acquire(accy__scratch_pool *pool, void **out);
-void accy__scratch_release(accy__scratch_pool *pool, void *block);
+ACCY_NODISCARD accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out);
+void accy__scratch_release(accy__scratch_cache *cache, void *block);
 
 /* Number of blocks the backend has allocated in this process (statistics and
  * tests: a steady stream of invokes must not raise it). */

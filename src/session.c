@@ -8,8 +8,8 @@
  *
  *  - compile claims a free slot (not live, not busy, no refs) by setting busy
  *    before it looks at the bytes, and publishes the program by clearing busy
- *    and setting live (release order, so a reader that sees live sees the
- *    program).
+ *    and setting live with a seq_cst CAS, which orders the write of the entry
+ *    before live: a reader that sees live sees the program.
  *  - a call that uses a program (invoke, inputs, outputs) takes a reference
  *    with a CAS that also checks live and the generation, and drops it when
  *    done. No lock is taken on invoke.
@@ -20,7 +20,9 @@
  * Generations start at 1 and wrap from 2^32 - 1 to 1, never to 0: no handle
  * with generation 0 is ever issued, so a zeroed handle or the {0, 0} that a
  * failed compile leaves is refused by every call. After 2^32 - 1 releases of
- * one slot an old handle could name a new program again (as in the seed). */
+ * one slot an old handle could name a new program again: handles are two
+ * words of the public ABI (accy_handle), and 2^32 releases of one slot is far
+ * beyond any program's lifetime. */
 #include "src/internal.h"
 
 #include <stdatomic.h>
@@ -28,11 +30,12 @@
 #include <string.h>
 
 #include "scheduler/sched.h"
+#include "src/base/alloc.h"
 #include "src/base/cpu.h"
 #include "src/compile/compile.h"
 #include "src/ir/verify.h"
+#include "src/runtime/bind.h"
 #include "src/scratch.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 
 #define LIVE UINT64_C(1)
@@ -42,17 +45,19 @@
 #define GEN_SHIFT 32
 #define FIRST_GEN (UINT64_C(1) << GEN_SHIFT)
 
-typedef struct program {
+/* What a live table slot holds: one compiled program's IR, plan and
+ * scratch blocks ("entry", to keep "program" for the IR). */
+typedef struct entry {
   accy__program ir;
   accy__plan plan;
-  accy__scratch_pool scratch;
+  accy__scratch_cache scratch;
   uint64_t held_bytes;  /* taken from the session's budget for ir + plan */
   accy__memory_budget *budget;
-} program;
+} entry;
 
 typedef struct slot {
   _Alignas(64) _Atomic uint64_t state;
-  program *prog; /* written by compile before live is published */
+  entry *ent; /* written by compile before live is published */
 } slot;
 
 struct accy_session {
@@ -62,13 +67,13 @@ struct accy_session {
   slot slots[ACCY_MAX_PROGRAMS];
 };
 
-static void program_free(program *prog) {
-  if (!prog) return;
-  accy__scratch_pool_destroy(&prog->scratch);
-  if (prog->budget) accy__budget_give(prog->budget, prog->held_bytes);
-  accy__plan_free(&prog->plan);
-  accy__program_free(&prog->ir);
-  accy__free(prog);
+static void entry_free(entry *ent) {
+  if (!ent) return;
+  accy__scratch_cache_destroy(&ent->scratch);
+  if (ent->budget) accy__budget_give(ent->budget, ent->held_bytes);
+  accy__plan_free(&ent->plan);
+  accy__program_free(&ent->ir);
+  accy__free(ent);
 }
 
 /* ---- create / destroy ------------------------------------------------------ */
@@ -117,7 +122,7 @@ void accy_session_destroy(accy_session *s) {
   if (!s) return;
   for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
     uint64_t st = atomic_load(&s->slots[i].state);
-    if (st & LIVE) program_free(s->slots[i].prog);
+    if (st & LIVE) entry_free(s->slots[i].ent);
   }
   if (s->pool) accy__pool_release(s->pool);
   accy__free_aligned(s);
@@ -126,7 +131,7 @@ void accy_session_destroy(accy_session *s) {
 /* ---- handle lookup ------------------------------------------------------------ */
 
 /* Takes a reference on the live program |h| names, or returns NULL. */
-static program *acquire(const accy_session *cs, accy_handle h, slot **out_slot) {
+static entry *acquire(const accy_session *cs, accy_handle h, slot **out_slot) {
   if (!cs || h.index >= ACCY_MAX_PROGRAMS) return NULL;
   accy_session *s = (accy_session *)cs;
   slot *sl = &s->slots[h.index];
@@ -137,16 +142,16 @@ static program *acquire(const accy_session *cs, accy_handle h, slot **out_slot) 
     if (atomic_compare_exchange_weak(&sl->state, &st, st + REF)) break;
   }
   *out_slot = sl;
-  return sl->prog;
+  return sl->ent;
 }
 
 static void drop(slot *sl) {
   uint64_t prev = atomic_fetch_sub(&sl->state, REF);
   if ((prev & REFS_MASK) == REF && !(prev & LIVE) && (prev & BUSY)) {
     /* Released while we ran and we were the last: free and free the slot. */
-    program *prog = sl->prog;
-    sl->prog = NULL;
-    program_free(prog);
+    entry *ent = sl->ent;
+    sl->ent = NULL;
+    entry_free(ent);
     atomic_fetch_and(&sl->state, ~BUSY);
   }
 }
@@ -155,15 +160,15 @@ static void drop(slot *sl) {
 
 /* Bytes a compiled program holds apart from scratch: its IR (constants
  * included) and its plan. */
-static uint64_t program_bytes(const program *prog) {
-  const accy__plan *pl = &prog->plan;
-  return sizeof *prog + prog->ir.arena.total + (uint64_t)prog->ir.cap_nodes * sizeof(accy__node) +
+static uint64_t entry_bytes(const entry *ent) {
+  const accy__plan *pl = &ent->plan;
+  return sizeof *ent + ent->ir.arena.total + (uint64_t)ent->ir.cap_nodes * sizeof(accy__node) +
          pl->arena.total + (uint64_t)pl->n_tasks * sizeof(accy__ctask) +
          (uint64_t)pl->n_refs * sizeof(uint32_t);
 }
 
-static accy_status build_program(accy_session *s, const void *bytes, size_t size, program **out) {
-  const uint32_t worker_slots = accy__sched_worker_slots(s->pool);
+static accy_status build_entry(accy_session *s, const void *bytes, size_t size, entry **out) {
+  const uint32_t worker_count = accy__sched_worker_count(s->pool);
   *out = NULL;
   accy__memory_budget *budget = &s->budget;
   /* The constants come from the bytes: refuse what cannot fit before
@@ -174,21 +179,21 @@ static accy_status build_program(accy_session *s, const void *bytes, size_t size
                      "a program of %zu wire bytes does not fit the session's memory limit of "
                      "%llu bytes (%llu held; accy_session_options.memory_limit_bytes)",
                      size, (unsigned long long)budget->limit, (unsigned long long)held);
-  program *prog = accy__calloc(1, sizeof *prog);
-  if (!prog) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for a program");
-  accy_status st = accy__wire_decode(bytes, size, &prog->ir);
+  entry *ent = accy__calloc(1, sizeof *ent);
+  if (!ent) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for a program");
+  accy_status st = accy__wire_decode(bytes, size, &ent->ir);
   if (st != ACCY_STATUS_OK) {
-    accy__free(prog);
+    accy__free(ent);
     return st;
   }
-  st = accy__verify(&prog->ir);
-  if (st == ACCY_STATUS_OK) st = accy__compile(&prog->ir, worker_slots, &prog->plan);
+  st = accy__verify(&ent->ir);
+  if (st == ACCY_STATUS_OK) st = accy__compile(&ent->ir, worker_count, &ent->plan);
   if (st != ACCY_STATUS_OK) {
-    accy__program_free(&prog->ir);
-    accy__free(prog);
+    accy__program_free(&ent->ir);
+    accy__free(ent);
     return st;
   }
-  uint64_t fixed = program_bytes(prog), scratch = accy__align_up(prog->plan.block_bytes, 64);
+  uint64_t fixed = entry_bytes(ent), scratch = accy__align_up(ent->plan.block_bytes, 64);
   if (fixed > budget->limit || scratch > budget->limit - fixed)
     st = ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY,
                    "the program needs %llu bytes (%llu for its constants and plan, %llu of scratch "
@@ -204,15 +209,15 @@ static accy_status build_program(accy_session *s, const void *bytes, size_t size
                    (unsigned long long)(atomic_load(&budget->held) + fixed),
                    (unsigned long long)budget->limit);
   if (st != ACCY_STATUS_OK) {
-    accy__plan_free(&prog->plan);
-    accy__program_free(&prog->ir);
-    accy__free(prog);
+    accy__plan_free(&ent->plan);
+    accy__program_free(&ent->ir);
+    accy__free(ent);
     return st;
   }
-  prog->held_bytes = fixed;
-  prog->budget = budget;
-  accy__scratch_pool_init(&prog->scratch, prog->plan.block_bytes, budget);
-  *out = prog;
+  ent->held_bytes = fixed;
+  ent->budget = budget;
+  accy__scratch_cache_init(&ent->scratch, ent->plan.block_bytes, budget);
+  *out = ent;
   return ACCY_STATUS_OK;
 }
 
@@ -238,15 +243,15 @@ accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size
     atomic_fetch_and(&sl->state, ~BUSY);
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "bytes is NULL with size %zu", size);
   }
-  program *prog;
-  accy_status st = build_program(s, bytes ? bytes : "", size, &prog);
+  entry *ent;
+  accy_status st = build_entry(s, bytes ? bytes : "", size, &ent);
   if (st != ACCY_STATUS_OK) {
     atomic_fetch_and(&sl->state, ~BUSY);
     return st;
   }
-  sl->prog = prog;
-  /* Publish: clear busy, set live; the generation is unchanged. Release
-   * order (seq_cst here) makes prog visible to whoever sees LIVE. */
+  sl->ent = ent;
+  /* Publish: clear busy, set live; the generation is unchanged. The CAS is
+   * seq_cst, so the entry written above is visible to whoever sees LIVE. */
   uint64_t cur = atomic_load(&sl->state);
   while (!atomic_compare_exchange_weak(&sl->state, &cur, (cur & ~BUSY) | LIVE)) {
   }
@@ -260,9 +265,9 @@ accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size
 static accy_status describe(const accy_session *s, accy_handle h, bool inputs,
                             const accy_descriptor **out, size_t *count) {
   slot *sl;
-  program *prog = acquire(s, h, &sl);
-  if (!prog) return ACCY_STATUS_INVALID_HANDLE;
-  const accy__plan *plan = &prog->plan;
+  entry *ent = acquire(s, h, &sl);
+  if (!ent) return ACCY_STATUS_INVALID_HANDLE;
+  const accy__plan *plan = &ent->plan;
   if (out) *out = inputs ? plan->descs : plan->descs + plan->n_inputs;
   if (count) *count = inputs ? plan->n_inputs : plan->n_outputs;
   drop(sl);
@@ -333,9 +338,9 @@ static accy_status check_buffers(const accy__plan *plan, const accy_input *input
 accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input *inputs,
                                 size_t n_inputs, const accy_output *outputs, size_t n_outputs) {
   slot *sl;
-  program *prog = acquire(s, h, &sl);
-  if (!prog) return ACCY_STATUS_INVALID_HANDLE;
-  const accy__plan *plan = &prog->plan;
+  entry *ent = acquire(s, h, &sl);
+  if (!ent) return ACCY_STATUS_INVALID_HANDLE;
+  const accy__plan *plan = &ent->plan;
   accy_status st = ACCY_STATUS_OK;
   if (n_inputs != plan->n_inputs || n_outputs != plan->n_outputs ||
       (n_inputs && !inputs) || (n_outputs && !outputs)) {
@@ -344,12 +349,21 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
   }
   if ((st = check_buffers(plan, inputs, outputs)) != ACCY_STATUS_OK) goto done;
   void *block;
-  if ((st = accy__scratch_acquire(&prog->scratch, &block)) != ACCY_STATUS_OK) goto done;
-  accy__plan_run(plan, &prog->ir, s->pool, s->max_workers, block, inputs, outputs);
-  accy__scratch_release(&prog->scratch, block);
+  if ((st = accy__scratch_acquire(&ent->scratch, &block)) != ACCY_STATUS_OK) goto done;
+  accy__plan_run(plan, s->pool, s->max_workers, block, inputs, outputs);
+  accy__scratch_release(&ent->scratch, block);
 done:
   drop(sl);
   return st;
+}
+
+/* ---- causes ------------------------------------------------------------------ */
+
+/* The cause is per thread (src/base/status.h); |session| only keeps the
+ * public signature of accy/session.h. */
+const char *accy_session_last_cause(const accy_session *session) {
+  (void)session;
+  return accy__cause();
 }
 
 /* ---- release ------------------------------------------------------------------ */
@@ -368,9 +382,9 @@ accy_status accy_session_release(accy_session *s, accy_handle h) {
   } while (!atomic_compare_exchange_weak(&sl->state, &st, next));
   if ((next & REFS_MASK) == 0) {
     /* Nobody is running it: free now. */
-    program *prog = sl->prog;
-    sl->prog = NULL;
-    program_free(prog);
+    entry *ent = sl->ent;
+    sl->ent = NULL;
+    entry_free(ent);
     atomic_fetch_and(&sl->state, ~BUSY);
   }
   return ACCY_STATUS_OK;

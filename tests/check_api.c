@@ -92,6 +92,33 @@ START_TEST(test_version_matches_package) {
 }
 END_TEST
 
+/* accy_wire_probe tells wire bytes by their magic and reads the version
+ * that follows; the builder writes the lowest minor that holds the program. */
+START_TEST(test_wire_probe_reads_the_header) {
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  uint32_t major = 9, minor = 9;
+  ck_assert_int_eq(accy_wire_probe(bytes, size, &major, &minor), ACCY_STATUS_OK);
+  ck_assert_uint_eq(major, ACCY_WIRE_VERSION_MAJOR);
+  ck_assert_uint_eq(minor, 0);
+  ck_assert_int_eq(memcmp(bytes, ACCY_WIRE_MAGIC, ACCY_WIRE_MAGIC_BYTES), 0);
+  ck_assert_int_eq(accy_wire_probe(bytes, size, NULL, NULL), ACCY_STATUS_OK);
+  /* Boundary: the magic alone is wire bytes, but holds no version yet. */
+  major = minor = 9;
+  ck_assert_int_eq(accy_wire_probe(bytes, ACCY_WIRE_MAGIC_BYTES, &major, &minor), ACCY_STATUS_OK);
+  ck_assert_uint_eq(major, 0);
+  ck_assert_uint_eq(minor, 0);
+  ck_assert_int_eq(accy_wire_probe(bytes, ACCY_WIRE_MAGIC_BYTES - 1, &major, &minor),
+                   ACCY_STATUS_INVALID_PROGRAM);
+  ck_assert_int_eq(accy_wire_probe("%x = parameter", 14, &major, &minor),
+                   ACCY_STATUS_INVALID_PROGRAM);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(NULL), "magic"));
+  ck_assert_int_eq(accy_wire_probe(NULL, 0, NULL, NULL), ACCY_STATUS_INVALID_PROGRAM);
+  ck_assert_int_eq(accy_wire_probe(NULL, 8, NULL, NULL), ACCY_STATUS_INVALID_BUFFER);
+  accy_free(bytes);
+}
+END_TEST
+
 START_TEST(test_create_rejects_bad_arguments) {
   ck_assert_int_eq(accy_session_create(NULL, NULL), ACCY_STATUS_INVALID_BUFFER);
   accy_session_options o = {0};
@@ -748,6 +775,7 @@ static Suite *api_suite(void) {
   TCase *tc = tcase_create("abi");
   tcase_add_test(tc, test_status_numbers_are_fixed);
   tcase_add_test(tc, test_version_matches_package);
+  tcase_add_test(tc, test_wire_probe_reads_the_header);
   tcase_add_test(tc, test_create_rejects_bad_arguments);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifecycle");

@@ -7,7 +7,7 @@
 
 #include "src/internal.h"
 #include "src/ir/ir.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 #include "src/wire/wire.h"
 #include "tests/testutil.h"
 

@@ -10,12 +10,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "src/internal.h"
+
+#include "src/base/alloc.h"
 #include "src/compile/compile.h"
 #include "src/compile/reuse.h"
-#include "src/internal.h"
 #include "src/ir/verify.h"
+#include "src/runtime/bind.h"
 #include "src/scratch.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 #include "tests/testutil.h"
 
@@ -351,7 +353,7 @@ START_TEST(test_random_plans_are_safe_and_correct) {
     ck_assert_int_eq(posix_memalign(&block, 64, plan.block_bytes + 64), 0);
     for (int mode = 0; mode < 2; mode++) {
       for (uint32_t j = 0; j < p.n_outputs; j++) memset(outbufs[j], 0xcd, outs[j].size);
-      accy__plan_run(&plan, &p, mode ? pool : NULL, mode ? 2 : 1, block, ins, outs);
+      accy__plan_run(&plan, mode ? pool : NULL, mode ? 2 : 1, block, ins, outs);
       for (uint32_t j = 0; j < p.n_outputs; j++) {
         uint64_t ne = outs[j].size / 4;
         size_t d = tu_first_difference(ACCY_DTYPE_F32, outbufs[j], ref[p.outputs[j]], ne);

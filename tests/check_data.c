@@ -18,9 +18,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "src/base/alloc.h"
 #include "src/ir/ir.h"
 #include "src/kernels/kernels.h"
-#include "src/util/alloc.h"
 #include "tests/testutil.h"
 
 static const int32_t ALL_DTYPES[] = {

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "accy/accy.h"
-#include "src/limits.h"
+#include "src/base/limits.h"
 #include "tests/testutil.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -14,7 +14,8 @@
 #include "src/compile/compile.h"
 #include "src/internal.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
+#include "src/runtime/bind.h"
 #include "tests/testutil.h"
 
 typedef struct prog {
@@ -104,10 +105,10 @@ static float *run(prog *g, bool fuse, void **inputs, uint32_t *n_tasks) {
   }
   void *block = NULL;
   ck_assert_int_eq(posix_memalign(&block, 64, plan.block_bytes + 64), 0);
-  accy__plan_run(&plan, &g->p, NULL, 1, block, ins, o);
+  accy__plan_run(&plan, NULL, 1, block, ins, o);
   accy__pool *pool = NULL;
   ck_assert_int_eq(accy__pool_acquire(2, &pool), ACCY_STATUS_OK);
-  accy__plan_run(&plan, &g->p, pool, 2, block, ins, o2);
+  accy__plan_run(&plan, pool, 2, block, ins, o2);
   accy__pool_release(pool);
   ck_assert_int_eq(memcmp(out, out2, total), 0);
   for (uint32_t i = 0; i < g->p.n_params; i++) {

@@ -1,7 +1,7 @@
 /* tests/check_oom.c: allocation-failure injection through the public calls.
  *
  * accy__alloc_fail_after(n) makes the allocation after n successful ones
- * fail (src/util/alloc.h); scratch acquisition, the worker-pool start and the
+ * fail (src/base/alloc.h); scratch acquisition, the worker-pool start and the
  * jemalloc arena creation honour it through a probe. For representative
  * programs (constants, copied inputs and outputs, a multi-task graph) every
  * N from 0 until the call succeeds is tried for session create, compile,
@@ -22,7 +22,7 @@
 
 #include "accy/accy.h"
 #include "src/internal.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 #include "tests/testutil.h"
 
 /* More attempts than any call here needs; reaching it is a failure. */

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/half.h"
 #include "src/ir/ir.h"
-#include "src/kernels/half.h"
 #include "src/kernels/kernels.h"
 #include "tests/testutil.h"
 

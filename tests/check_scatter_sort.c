@@ -1,5 +1,5 @@
 /* tests/check_scatter_sort.c: the scatter, sort and argsort kernels
- * (src/kernels/scatter_sort.c; ops added by wire 1.1).
+ * (src/kernels/index.c and src/kernels/sort.c; ops added by wire 1.1).
  *
  * Each case builds a tiny program (parameters, then the op under test),
  * prepares the kernel, and runs it over the whole iteration space and over
@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/alloc.h"
 #include "src/ir/ir.h"
 #include "src/kernels/kernels.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
 #include "tests/testutil.h"
 

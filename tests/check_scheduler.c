@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "scheduler/sched.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 #include "tests/testutil.h"
 
 #define POOL_N 4u
@@ -636,7 +636,7 @@ START_TEST(test_many_host_threads) {
 }
 END_TEST
 
-/* More concurrent launches than slots: every launch holds a tile until all
+/* More concurrent launches than lanes: every launch holds a tile until all
  * of them are in flight, so some must have gone through admission. */
 enum { CROWD = 72 };
 static _Atomic uint32_t g_arrived;
@@ -673,7 +673,7 @@ static void *crowd_main(void *vpool) {
   return (void *)bad;
 }
 
-START_TEST(test_more_launches_than_slots) {
+START_TEST(test_more_launches_than_lanes) {
   accy__pool *pool = pool_get(2);
   pthread_t th[CROWD];
   for (int h = 0; h < CROWD; h++)
@@ -691,7 +691,7 @@ END_TEST
 
 /* ---- worker indices ---------------------------------------------------------------------- */
 
-/* Every tile learns a worker index below accy__sched_worker_slots(pool),
+/* Every tile learns a worker index below accy__sched_worker_count(pool),
  * and no two threads of one launch hold the same index at once (tiles may
  * use per-worker memory indexed by it). Several launches run at once, each
  * with its own table of indices in use. */
@@ -700,14 +700,14 @@ typedef struct worker_rec {
   _Atomic uint32_t in_use[WORKER_MAX];
   _Atomic uint32_t bad;
   _Atomic uint32_t seen[WORKER_MAX];
-  uint32_t slots;
+  uint32_t count;
 } worker_rec;
 
 static void worker_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
   (void)ctx;
   (void)tile;
   worker_rec *r = data;
-  if (worker >= r->slots || worker >= WORKER_MAX) {
+  if (worker >= r->count || worker >= WORKER_MAX) {
     atomic_store(&r->bad, 1);
     return;
   }
@@ -728,8 +728,8 @@ static void *worker_launch(void *vpool) {
   accy__sched_graph g = {1, tasks, NULL};
   void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
   worker_rec *r = calloc(1, sizeof *r);
-  r->slots = accy__sched_worker_slots(pool);
-  accy__sched_run(pool, &g, r, state, r->slots);
+  r->count = accy__sched_worker_count(pool);
+  accy__sched_run(pool, &g, r, state, r->count);
   uintptr_t bad = atomic_load(&r->bad);
   free(state);
   free(r);
@@ -738,8 +738,8 @@ static void *worker_launch(void *vpool) {
 
 START_TEST(test_worker_indices_are_unique_per_launch) {
   accy__pool *pool = pool_get(POOL_N);
-  ck_assert_uint_eq(accy__sched_worker_slots(pool), accy__pool_size(pool) + 1);
-  ck_assert_uint_eq(accy__sched_worker_slots(NULL), 1);
+  ck_assert_uint_eq(accy__sched_worker_count(pool), accy__pool_size(pool) + 1);
+  ck_assert_uint_eq(accy__sched_worker_count(NULL), 1);
   pthread_t th[WORKER_LAUNCHES];
   for (int h = 0; h < WORKER_LAUNCHES; h++)
     ck_assert_int_eq(pthread_create(&th[h], NULL, worker_launch, pool), 0);
@@ -1027,7 +1027,7 @@ static Suite *scheduler_suite(void) {
   tcase_add_loop_test(tc, test_caller_and_workers_share_a_launch, 0, 2);
   tcase_add_test(tc, test_max_workers_bounds_concurrency);
   tcase_add_loop_test(tc, test_many_host_threads, 0, 2);
-  tcase_add_test(tc, test_more_launches_than_slots);
+  tcase_add_test(tc, test_more_launches_than_lanes);
   tcase_add_test(tc, test_worker_indices_are_unique_per_launch);
   suite_add_tcase(s, tc);
 

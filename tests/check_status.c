@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "src/internal.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 
 START_TEST(test_every_status_has_a_name) {
   static const struct {

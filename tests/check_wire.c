@@ -17,8 +17,8 @@
 
 #include "src/internal.h"
 #include "src/ir/ir.h"
-#include "src/limits.h"
-#include "src/util/alloc.h"
+#include "src/base/limits.h"
+#include "src/base/alloc.h"
 #include "src/wire/format.h"
 #include "src/wire/wire.h"
 #include "tests/testutil.h"

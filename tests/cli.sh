@@ -313,7 +313,8 @@ expect_fails 1 "cannot create '$TMP/work'" "asm -o a directory" -- \
   "$ACCY" asm "$EX/softmax.accy" -o "$TMP/work"
 
 # Files that are neither wire bytes nor text are named for what they are,
-# before the assembler sees them (item 7 of issue 8).
+# before the assembler sees them, so that a user learns what the file is
+# instead of reading an assembler error about its first line.
 NOT_PROGRAM="is not an accy program (neither wire bytes nor program text"
 printf '' >"$TMP/empty"
 expect_fails 1 "'$TMP/empty' is not an accy program (the file is empty)" "run empty file" -- \

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
 
 void tu_rng_seed(tu_rng *r, uint64_t seed) { r->state = seed; }

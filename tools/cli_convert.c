@@ -185,15 +185,13 @@ int cli_describe(const cli_command *cmd, int argc, char **argv) {
   accy_handle h;
   accy_status s = accy_session_compile(session, prog.data, prog.size, &h);
   /* Once compiled, the bytes are known to be well formed (docs/wire-format.md):
-   * the 8-byte header (magic, u16 major, u16 minor), then the nodes section
+   * the header (accy_wire_probe reads its version), then the nodes section
    * (u32 id 1, u64 length, u32 n_nodes). */
   const unsigned char *p = prog.data;
   uint32_t major = 0, minor = 0, nodes = 0;
-  if (s == ACCY_STATUS_OK && prog.size >= 24) {
-    major = le16(p + 4);
-    minor = le16(p + 6);
-    if (le32(p + 8) == 1) nodes = le32(p + 20);
-  }
+  if (s == ACCY_STATUS_OK && accy_wire_probe(p, prog.size, &major, &minor) == ACCY_STATUS_OK &&
+      prog.size >= ACCY_WIRE_HEADER_BYTES + 16 && le32(p + ACCY_WIRE_HEADER_BYTES) == 1)
+    nodes = le32(p + ACCY_WIRE_HEADER_BYTES + 12);
   cli_program_free(&prog);
   const accy_descriptor *in = NULL, *out = NULL;
   size_t n_in = 0, n_out = 0;

@@ -284,9 +284,6 @@ bool cli_write_file(const char *path, const void *data, size_t size) {
 
 /* ---- what a file holds ---------------------------------------------------------------- */
 
-/* docs/wire-format.md: a program starts with the magic "ACCY". */
-static const unsigned char kWireMagic[4] = {'A', 'C', 'C', 'Y'};
-
 static bool has_suffix(const char *path, const char *suffix) {
   size_t n = strlen(path), m = strlen(suffix);
   if (n < m) return false;
@@ -354,7 +351,7 @@ static bool sniff_program(const char *path, const unsigned char *p, size_t n, bo
                           void *ctx) {
   sniff_result *r = ctx;
   const char *name = cli_in_name(path);
-  r->wire = n >= sizeof kWireMagic && memcmp(p, kWireMagic, sizeof kWireMagic) == 0;
+  r->wire = accy_wire_probe(p, n, NULL, NULL) == ACCY_STATUS_OK;
   if (r->wire) return true;
   if (looks_like_onnx(p, n) || (!cli_is_stdio(path) && has_suffix(path, ".onnx"))) {
     cli_fail("%s is not an accy program (it looks like an ONNX model); convert it with "
@@ -366,7 +363,7 @@ static bool sniff_program(const char *path, const unsigned char *p, size_t n, bo
     cli_fail("%s is not an accy program (the file is empty)", name);
     return false;
   }
-  if (n < sizeof kWireMagic && memcmp(p, kWireMagic, n) == 0) {
+  if (n < ACCY_WIRE_MAGIC_BYTES && memcmp(p, ACCY_WIRE_MAGIC, n) == 0) {
     cli_fail("%s is not an accy program (%zu byte%s, shorter than the 8-byte wire header)", name,
              n, n == 1 ? "" : "s");
     return false;

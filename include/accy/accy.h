@@ -17,8 +17,10 @@
 #ifndef ACCY_ACCY_H
 #define ACCY_ACCY_H
 
+#include "accy/export.h"
 #include "accy/status.h"
 #include "accy/types.h"
+#include "accy/memory.h"
 #include "accy/version.h"
 #include "accy/session.h"
 #include "accy/builder.h"

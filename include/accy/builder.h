@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accy/memory.h"
 #include "accy/ops.h"
 #include "accy/status.h"
 #include "accy/types.h"
@@ -67,11 +68,8 @@ ACCY_API accy_status accy_builder_output(accy_builder *b, uint32_t value, const 
 ACCY_API accy_status accy_builder_type(const accy_builder *b, uint32_t value, accy_type *out);
 
 /* Verifies the whole program and encodes it as wire bytes in a buffer the
- * caller frees with accy_free. The builder stays usable. */
+ * caller frees with accy_free (accy/memory.h). The builder stays usable. */
 ACCY_API accy_status accy_builder_finish(accy_builder *b, void **out_bytes, size_t *out_size);
-
-/* Frees memory that accy returned to the caller (wire bytes, text). */
-ACCY_API void accy_free(void *p);
 
 #ifdef __cplusplus
 }

@@ -72,9 +72,11 @@ typedef struct accy_session_options {
 
 /* Creates a session. |options| may be NULL for defaults. On success *out is
  * the new session; on failure *out is NULL.
- * Returns OK, OUT_OF_MEMORY, or INVALID_BUFFER for bad arguments (NULL out,
+ * Returns OK, OUT_OF_MEMORY, INVALID_BUFFER for bad arguments (NULL out,
  * struct_size smaller than the first field, a thread count out of range,
- * a bad ACCY_NUM_THREADS), with a cause. Thread-safe. */
+ * a bad ACCY_NUM_THREADS or ACCY_MAX_ISA), or LAUNCH_FAILED when the worker
+ * pool's thread cannot be started for a reason other than memory or thread
+ * limits, with a cause. Thread-safe. */
 ACCY_API accy_status accy_session_create(const accy_session_options *options,
                                          accy_session **out);
 
@@ -113,7 +115,10 @@ ACCY_API accy_status accy_session_outputs(const accy_session *session, accy_hand
  * Returns OK; INVALID_HANDLE; INVALID_BUFFER for a count that does not match,
  * a size that differs from byte_size, a misaligned or NULL (with non-zero
  * size) buffer, or an output sharing bytes with an input or another output;
- * OUT_OF_MEMORY; LAUNCH_FAILED. Thread-safe, also on one handle. */
+ * OUT_OF_MEMORY when a new scratch block cannot be had. Never LAUNCH_FAILED:
+ * every buffer is checked before the run starts, and a run cannot fail
+ * (kernels have a defined result for every input, and the launch allocates
+ * nothing beyond its scratch block). Thread-safe, also on one handle. */
 ACCY_API accy_status accy_session_invoke(accy_session *session, accy_handle handle,
                                          const accy_input *inputs, size_t n_inputs,
                                          const accy_output *outputs, size_t n_outputs);
@@ -130,14 +135,6 @@ ACCY_API accy_status accy_session_release(accy_session *session, accy_handle han
  * nothing failed yet); valid until the thread's next accy call. |session|
  * may be NULL. Thread-safe. */
 ACCY_API const char *accy_session_last_cause(const accy_session *session);
-
-/* The text name of a dtype ("f32", "bf16", ...) or NULL for an unknown
- * value. Thread-safe. */
-ACCY_API const char *accy_dtype_name(int32_t dtype);
-
-/* The size in bytes of one element of |dtype|, or 0 for an unknown value.
- * Thread-safe. */
-ACCY_API size_t accy_dtype_size(int32_t dtype);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,8 @@
  *   TOO_MANY_PROGRAMS    the session already holds ACCY_MAX_PROGRAMS programs.
  *   OUT_OF_MEMORY        an allocation failed.
  *   COMPILE_FAILED       a valid program this build cannot compile.
- *   LAUNCH_FAILED        the run itself failed.
+ *   LAUNCH_FAILED        the worker pool could not be started
+ *                        (accy_session_create); a run itself never fails.
  * The detail always goes into the cause text (accy_session_last_cause), never
  * into new codes. */
 #ifndef ACCY_STATUS_H
@@ -23,14 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accy/export.h"
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(ACCY_BUILDING) && defined(__GNUC__)
-#define ACCY_API __attribute__((visibility("default")))
-#else
-#define ACCY_API
 #endif
 
 /* (NAME, value, message). Values are ABI: never renumber or reuse. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accy/memory.h"
 #include "accy/status.h"
 
 #ifdef __cplusplus

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accy/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +34,14 @@ typedef enum accy_dtype {
   ACCY_DTYPE_MAP(ACCY_DTYPE_XX)
 #undef ACCY_DTYPE_XX
 } accy_dtype;
+
+/* The text name of a dtype ("f32", "bf16", ...) or NULL for an unknown
+ * value. Thread-safe. */
+ACCY_API const char *accy_dtype_name(int32_t dtype);
+
+/* The size in bytes of one element of |dtype|, or 0 for an unknown value.
+ * Thread-safe. */
+ACCY_API size_t accy_dtype_size(int32_t dtype);
 
 /* The most axes a tensor may have. */
 #define ACCY_MAX_RANK 8

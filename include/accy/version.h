@@ -30,8 +30,27 @@ extern "C" {
 #define ACCY_WIRE_VERSION_MAJOR 1
 #define ACCY_WIRE_VERSION_MINOR 1
 
+/* Every program's wire bytes start with these four bytes, then the version:
+ * u16 major, u16 minor (little endian), 8 bytes in all
+ * (docs/wire-format.md). */
+#define ACCY_WIRE_MAGIC "ACCY"
+#define ACCY_WIRE_MAGIC_BYTES 4u
+#define ACCY_WIRE_HEADER_BYTES 8u
+
 /* The package version string of the library actually linked, e.g. "0.1.0". */
 ACCY_API const char *accy_version(void);
+
+/* Tells whether |size| bytes at |bytes| (a whole program or only the start
+ * of a file) are accy wire bytes, by their magic, and reads the wire version
+ * that follows it; nothing else is checked (accy_session_compile does that).
+ * Returns OK when the bytes start with ACCY_WIRE_MAGIC: *major and *minor
+ * (each may be NULL) are then the header's version, or 0 and 0 when fewer
+ * than ACCY_WIRE_HEADER_BYTES bytes are given. Returns INVALID_PROGRAM with
+ * a cause when they do not start with the magic (fewer than 4 bytes
+ * included), INVALID_BUFFER when |bytes| is NULL and |size| is not 0.
+ * Thread-safe. */
+ACCY_API accy_status accy_wire_probe(const void *bytes, size_t size, uint32_t *major,
+                                     uint32_t *minor);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-"""Hostile programs through the binding (issue 8): file constants stay in
+"""Hostile programs through the binding: file constants stay in
 their sandbox, a program over the memory limit is refused at compile."""
 
 import os

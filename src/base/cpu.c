@@ -1,5 +1,5 @@
 /* src/base/cpu.c: the CPU probe; see cpu.h. */
-#include "src/internal.h"
+#include "src/base/base.h"
 
 #include <pthread.h>
 #include <stdlib.h>

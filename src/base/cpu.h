@@ -8,7 +8,8 @@
 #ifndef ACCY_BASE_CPU_H
 #define ACCY_BASE_CPU_H
 
-#include "src/internal.h"
+#include "src/base/base.h"
+#include "src/base/status.h"
 
 typedef enum accy__isa {
   ACCY__ISA_PORTABLE = 0,

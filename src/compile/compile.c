@@ -17,11 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/alloc.h"
+#include "src/base/limits.h"
 #include "src/compile/compile.h"
 #include "src/compile/fuse.h"
 #include "src/compile/reuse.h"
-#include "src/limits.h"
-#include "src/util/alloc.h"
+#include "src/runtime/bind.h"
 
 /* Work per tile, in element operations: large enough that claiming a tile
  * costs well under 1% of running it, small enough that a 1M-element
@@ -34,7 +35,8 @@ typedef struct edge {
   uint32_t from, to;
 } edge;
 
-typedef struct builder {
+/* The compiler's working state for one program (freed when compile returns). */
+typedef struct compiler {
   const accy__program *p;
   accy__plan *plan;
   uint32_t *uses;        /* operand uses of each node by live nodes */
@@ -47,22 +49,22 @@ typedef struct builder {
   uint32_t cap_tasks;
   uint32_t cap_refs;
   accy__fusion fusion;   /* epilogue chains (src/compile/fuse.h) */
-} builder;
+} compiler;
 
 static accy_status oom(const char *what) {
   return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while compiling (%s)", what);
 }
 
-static bool add_edge(builder *b, uint32_t from, uint32_t to) {
+static bool add_edge(compiler *cs, uint32_t from, uint32_t to) {
   if (from == to) return true;
-  if (b->n_edges == b->cap_edges) {
-    size_t ncap = b->cap_edges ? b->cap_edges * 2 : 64;
-    edge *n = accy__realloc(b->edges, ncap * sizeof(edge));
+  if (cs->n_edges == cs->cap_edges) {
+    size_t ncap = cs->cap_edges ? cs->cap_edges * 2 : 64;
+    edge *n = accy__realloc(cs->edges, ncap * sizeof(edge));
     if (!n) return false;
-    b->edges = n;
-    b->cap_edges = ncap;
+    cs->edges = n;
+    cs->cap_edges = ncap;
   }
-  b->edges[b->n_edges++] = (edge){from, to};
+  cs->edges[cs->n_edges++] = (edge){from, to};
   return true;
 }
 
@@ -73,43 +75,43 @@ static uint32_t root_of(const accy__plan *plan, uint32_t n) {
 
 /* ---- locations ---------------------------------------------------------- */
 
-static accy_status assign_locations(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status assign_locations(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   uint32_t n = p->n_nodes;
 
   /* Liveness: outputs and everything they transitively read. */
   for (uint32_t j = 0; j < p->n_outputs; j++) {
-    b->live[p->outputs[j]] = true;
-    b->out_uses[p->outputs[j]]++;
+    cs->live[p->outputs[j]] = true;
+    cs->out_uses[p->outputs[j]]++;
   }
   for (uint32_t i = n; i-- > 0;) {
-    if (!b->live[i]) continue;
+    if (!cs->live[i]) continue;
     const accy__node *node = &p->nodes[i];
     for (uint32_t k = 0; k < node->n_operands; k++) {
-      b->live[node->operands[k]] = true;
-      b->uses[node->operands[k]]++;
+      cs->live[node->operands[k]] = true;
+      cs->uses[node->operands[k]]++;
     }
   }
   /* Epilogue chains: the anchor's task computes the tail from the anchor's
    * operands and the residual; the other nodes of the chain, and what only
    * they read (the bias and bound broadcasts), are no longer live. */
-  ACCY_TRY(accy__fuse(p, b->live, b->uses, b->out_uses, &b->fusion));
-  memset(b->live, 0, n * sizeof(bool));
-  memset(b->uses, 0, n * sizeof(uint32_t));
-  for (uint32_t j = 0; j < p->n_outputs; j++) b->live[p->outputs[j]] = true;
+  ACCY_TRY(accy__fuse(p, cs->live, cs->uses, cs->out_uses, &cs->fusion));
+  memset(cs->live, 0, n * sizeof(bool));
+  memset(cs->uses, 0, n * sizeof(uint32_t));
+  for (uint32_t j = 0; j < p->n_outputs; j++) cs->live[p->outputs[j]] = true;
   for (uint32_t i = n; i-- > 0;) {
-    if (!b->live[i]) continue;
-    int64_t a = b->fusion.anchor_of[i];
-    if (a >= 0 && b->fusion.ep[a].tail != i) continue; /* inside a chain: never read */
+    if (!cs->live[i]) continue;
+    int64_t a = cs->fusion.anchor_of[i];
+    if (a >= 0 && cs->fusion.ep[a].tail != i) continue; /* inside a chain: never read */
     const accy__node *node = &p->nodes[a >= 0 ? (uint32_t)a : i];
     for (uint32_t k = 0; k < node->n_operands; k++) {
-      b->live[node->operands[k]] = true;
-      b->uses[node->operands[k]]++;
+      cs->live[node->operands[k]] = true;
+      cs->uses[node->operands[k]]++;
     }
-    if (a >= 0 && b->fusion.ep[a].residual >= 0) {
-      b->live[b->fusion.ep[a].residual] = true;
-      b->uses[b->fusion.ep[a].residual]++;
+    if (a >= 0 && cs->fusion.ep[a].residual >= 0) {
+      cs->live[cs->fusion.ep[a].residual] = true;
+      cs->uses[cs->fusion.ep[a].residual]++;
     }
   }
 
@@ -130,14 +132,15 @@ static accy_status assign_locations(builder *b) {
     }
     if (node->op == ACCY_OP_CONSTANT) {
       loc->kind = ACCY__LOC_CONSTANT;
+      loc->payload = node->payload;
       continue;
     }
-    if (!b->live[i]) continue; /* dead code: no buffer, no task */
+    if (!cs->live[i]) continue; /* dead code: no buffer, no task */
     if (first_output[i] >= 0) {
       /* The op writes the caller's buffer directly. */
       loc->kind = ACCY__LOC_OUTPUT;
       loc->index = (uint32_t)first_output[i];
-      b->out_direct[first_output[i]] = 1;
+      cs->out_direct[first_output[i]] = 1;
       continue;
     }
     if (node->op == ACCY_OP_RESHAPE) {
@@ -152,7 +155,7 @@ static accy_status assign_locations(builder *b) {
        * which then gets a scratch copy so the caller's input never changes. */
       uint32_t x = node->operands[0];
       accy__loc *xl = &plan->locs[x];
-      if (b->uses[x] == 1 && b->out_uses[x] == 0 &&
+      if (cs->uses[x] == 1 && cs->out_uses[x] == 0 &&
           (xl->kind == ACCY__LOC_SCRATCH || xl->kind == ACCY__LOC_INPUT)) {
         if (xl->kind == ACCY__LOC_INPUT) xl->kind = ACCY__LOC_COPIED_INPUT;
         loc->kind = ACCY__LOC_ALIAS;
@@ -168,50 +171,30 @@ static accy_status assign_locations(builder *b) {
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-/* Largest operand list of a kernel with a worker workspace (its pointer
- * table is copied to append the workspace). */
-#define WS_MAX_REFS 8u
-
-static void task_tile(const void *ctx, void *launch_data, uint32_t tile, uint32_t worker) {
-  const accy__ctask *t = ctx;
-  void *const *bufs = (void *const *)launch_data + t->refs_offset;
-  uint64_t begin = (uint64_t)tile * t->grain;
-  uint64_t end = begin + t->grain;
-  if (end > t->kernel.n_items) end = t->kernel.n_items;
-  if (t->kernel.worker_bytes) {
-    void *local[WS_MAX_REFS + 1];
-    memcpy(local, bufs, t->n_refs * sizeof(void *));
-    local[t->n_refs] = (char *)launch_data + t->ws_delta + (uint64_t)worker * t->ws_stride;
-    t->kernel.run(&t->kernel, local, begin, end);
-    return;
-  }
-  t->kernel.run(&t->kernel, bufs, begin, end);
-}
-
-static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *refs,
+static accy_status new_task(compiler *cs, const accy__kernel *k, const uint32_t *refs,
                             uint32_t n_refs, uint32_t *out_task) {
-  accy__plan *plan = b->plan;
-  if (plan->n_tasks == b->cap_tasks) {
-    uint32_t ncap = b->cap_tasks ? b->cap_tasks * 2 : 64;
+  accy__plan *plan = cs->plan;
+  if (plan->n_tasks == cs->cap_tasks) {
+    uint32_t ncap = cs->cap_tasks ? cs->cap_tasks * 2 : 64;
     accy__ctask *n = accy__realloc(plan->ctasks, (size_t)ncap * sizeof(accy__ctask));
     if (!n) return oom("tasks");
     plan->ctasks = n;
-    b->cap_tasks = ncap;
+    cs->cap_tasks = ncap;
   }
   if (plan->n_refs > UINT32_MAX / 2 - n_refs) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "too many buffer references");
-  if (plan->n_refs + n_refs > b->cap_refs) {
+  if (plan->n_refs + n_refs > cs->cap_refs) {
     /* Geometric growth: one realloc per task would copy O(n^2) bytes. */
-    uint32_t ncap = b->cap_refs ? b->cap_refs : 256;
+    uint32_t ncap = cs->cap_refs ? cs->cap_refs : 256;
     while (ncap < plan->n_refs + n_refs) ncap *= 2;
     uint32_t *nr = accy__realloc(plan->refs, (size_t)ncap * sizeof(uint32_t));
     if (!nr) return oom("buffer references");
     plan->refs = nr;
-    b->cap_refs = ncap;
+    cs->cap_refs = ncap;
   }
-  if (k->worker_bytes && n_refs > WS_MAX_REFS)
+  if (k->worker_bytes && n_refs > ACCY__WS_MAX_REFS)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
                      "a kernel with a worker workspace has %u buffers (at most %u)", n_refs,
-                     WS_MAX_REFS);
+                     ACCY__WS_MAX_REFS);
   accy__ctask *t = &plan->ctasks[plan->n_tasks];
   memset(t, 0, sizeof *t);
   t->kernel = *k;
@@ -230,14 +213,14 @@ static accy_status new_task(builder *b, const accy__kernel *k, const uint32_t *r
   return ACCY_STATUS_OK;
 }
 
-static accy_status make_tasks(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status make_tasks(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   uint32_t *refs = accy__malloc((ACCY_MAX_OPERANDS + 1) * sizeof(uint32_t));
   if (!refs) return oom("operand list");
   accy_status s = ACCY_STATUS_OK;
 
-  for (uint32_t i = 0; i < p->n_nodes; i++) b->writer[i] = -1;
+  for (uint32_t i = 0; i < p->n_nodes; i++) cs->writer[i] = -1;
 
   /* Copied inputs first: every later reader finds its private copy ready. */
   for (uint32_t i = 0; i < p->n_nodes && s == ACCY_STATUS_OK; i++) {
@@ -247,82 +230,74 @@ static accy_status make_tasks(builder *b) {
     refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
     refs[1] = ACCY__REF_MAKE(ACCY__REF_CALLER_IN, plan->locs[i].index);
     uint32_t t;
-    s = new_task(b, &k, refs, 2, &t);
-    if (s == ACCY_STATUS_OK) b->writer[i] = t;
+    s = new_task(cs, &k, refs, 2, &t);
+    if (s == ACCY_STATUS_OK) cs->writer[i] = t;
   }
 
   for (uint32_t i = 0; i < p->n_nodes && s == ACCY_STATUS_OK; i++) {
     const accy__node *node = &p->nodes[i];
-    if (node->op == ACCY_OP_PARAMETER || node->op == ACCY_OP_CONSTANT || !b->live[i]) continue;
+    if (node->op == ACCY_OP_PARAMETER || node->op == ACCY_OP_CONSTANT || !cs->live[i]) continue;
     if (node->op == ACCY_OP_RESHAPE && plan->locs[i].kind == ACCY__LOC_ALIAS) {
-      b->writer[i] = b->writer[node->operands[0]];
+      cs->writer[i] = cs->writer[node->operands[0]];
       continue;
     }
     accy__kernel k;
-    const int64_t anchor = b->fusion.anchor_of[i];
+    const int64_t anchor = cs->fusion.anchor_of[i];
     if (anchor >= 0) {
       /* The tail of an epilogue chain: its task is the anchor's kernel,
        * reading the anchor's operands (and the residual). */
-      const accy__epilogue *ep = &b->fusion.ep[anchor];
+      const accy__epilogue *ep = &cs->fusion.ep[anchor];
+      /* Its causes already start with "node N (op): " (kernels.h). */
       s = accy__kernel_prepare_fused(p, (uint32_t)anchor, ep, &plan->arena, &k);
-      if (s != ACCY_STATUS_OK) {
-        if (strncmp(accy__cause(), "node ", 5) != 0)
-          accy__prefix_cause("node %lld (%s): ", (long long)anchor,
-                             accy__op_name(p->nodes[anchor].op));
-        break;
-      }
+      if (s != ACCY_STATUS_OK) break;
       const accy__node *an = &p->nodes[anchor];
       uint32_t nr = 0;
       refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
       for (uint32_t o = 0; o < an->n_operands; o++) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, an->operands[o]);
       if (ep->residual >= 0) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, (uint32_t)ep->residual);
       uint32_t t;
-      s = new_task(b, &k, refs, nr, &t);
+      s = new_task(cs, &k, refs, nr, &t);
       if (s != ACCY_STATUS_OK) break;
       for (uint32_t r = 1; r < nr; r++) {
-        int64_t w = b->writer[ACCY__REF_INDEX(refs[r])];
-        if (w >= 0 && !add_edge(b, (uint32_t)w, t)) {
+        int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
+        if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) {
           s = oom("edges");
           break;
         }
       }
-      b->writer[i] = t;
+      cs->writer[i] = t;
       continue;
     }
     s = accy__kernel_prepare(p, i, &plan->arena, &k);
-    if (s != ACCY_STATUS_OK) {
-      if (strncmp(accy__cause(), "node ", 5) != 0)
-        accy__prefix_cause("node %u (%s): ", i, accy__op_name(node->op));
-      break;
-    }
+    if (s != ACCY_STATUS_OK) break;
     refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
     for (uint32_t o = 0; o < node->n_operands; o++)
       refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);
     uint32_t t;
-    s = new_task(b, &k, refs, 1 + node->n_operands, &t);
+    s = new_task(cs, &k, refs, 1 + node->n_operands, &t);
     if (s != ACCY_STATUS_OK) break;
     for (uint32_t o = 0; o < node->n_operands; o++) {
-      int64_t w = b->writer[node->operands[o]];
-      if (w >= 0 && !add_edge(b, (uint32_t)w, t)) {
+      int64_t w = cs->writer[node->operands[o]];
+      if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) {
         s = oom("edges");
         break;
       }
     }
-    b->writer[i] = t;
+    cs->writer[i] = t;
   }
 
   /* Outputs that are parameters, constants or duplicates: filled by copy. */
   for (uint32_t j = 0; j < p->n_outputs && s == ACCY_STATUS_OK; j++) {
-    if (b->out_direct[j]) continue;
+    if (cs->out_direct[j]) continue;
     uint32_t node = p->outputs[j];
     accy__kernel k;
     accy__kernel_copy(accy__type_bytes(&p->nodes[node].type), &k);
     refs[0] = ACCY__REF_MAKE(ACCY__REF_CALLER_OUT, j);
     refs[1] = ACCY__REF_MAKE(ACCY__REF_NODE, node);
     uint32_t t;
-    s = new_task(b, &k, refs, 2, &t);
+    s = new_task(cs, &k, refs, 2, &t);
     if (s != ACCY_STATUS_OK) break;
-    if (b->writer[node] >= 0 && !add_edge(b, (uint32_t)b->writer[node], t)) s = oom("edges");
+    if (cs->writer[node] >= 0 && !add_edge(cs, (uint32_t)cs->writer[node], t)) s = oom("edges");
   }
   accy__free(refs);
   return s;
@@ -334,9 +309,9 @@ static accy_status make_tasks(builder *b) {
  * task order; src/compile/reuse.c places them and returns the edges that
  * make byte sharing safe, through barrier tasks that this function inserts
  * into the task order. */
-static accy_status plan_scratch(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status plan_scratch(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   uint32_t n = p->n_nodes;
   accy_status s = ACCY_STATUS_OK;
   accy__reuse_plan reuse;
@@ -417,9 +392,9 @@ static accy_status plan_scratch(builder *b) {
       tasks[t + k] = plan->ctasks[t];
       while (k < reuse.n_barriers && reuse.barrier_after[k] == t) k++; /* zeroed: no work */
     }
-    for (size_t e = 0; e < b->n_edges; e++) {
-      b->edges[e].from = moved[b->edges[e].from];
-      b->edges[e].to = moved[b->edges[e].to];
+    for (size_t e = 0; e < cs->n_edges; e++) {
+      cs->edges[e].from = moved[cs->edges[e].from];
+      cs->edges[e].to = moved[cs->edges[e].to];
     }
     for (size_t e = 0; e < reuse.n_edges; e++) {
       uint32_t f = reuse.edges[e].from, t = reuse.edges[e].to;
@@ -431,10 +406,10 @@ static accy_status plan_scratch(builder *b) {
     plan->ctasks = tasks;
     tasks = NULL;
     plan->n_tasks = n_all;
-    b->cap_tasks = n_all;
+    cs->cap_tasks = n_all;
   }
   for (size_t e = 0; e < reuse.n_edges; e++)
-    if (!add_edge(b, reuse.edges[e].from, reuse.edges[e].to)) {
+    if (!add_edge(cs, reuse.edges[e].from, reuse.edges[e].to)) {
       s = oom("edges");
       goto done;
     }
@@ -457,13 +432,13 @@ static int edge_cmp(const void *a, const void *b) {
   return 0;
 }
 
-static accy_status build_graph(builder *b) {
-  accy__plan *plan = b->plan;
-  if (b->n_edges) qsort(b->edges, b->n_edges, sizeof(edge), edge_cmp);
+static accy_status build_graph(compiler *cs) {
+  accy__plan *plan = cs->plan;
+  if (cs->n_edges) qsort(cs->edges, cs->n_edges, sizeof(edge), edge_cmp);
   size_t m = 0;
-  for (size_t i = 0; i < b->n_edges; i++)
-    if (m == 0 || edge_cmp(&b->edges[m - 1], &b->edges[i]) != 0) b->edges[m++] = b->edges[i];
-  b->n_edges = m;
+  for (size_t i = 0; i < cs->n_edges; i++)
+    if (m == 0 || edge_cmp(&cs->edges[m - 1], &cs->edges[i]) != 0) cs->edges[m++] = cs->edges[i];
+  cs->n_edges = m;
   plan->stasks = accy__arena_alloc(&plan->arena, (plan->n_tasks + 1) * sizeof(accy__sched_task), 64);
   plan->succ = accy__arena_alloc(&plan->arena, (m + 1) * sizeof(uint32_t), 8);
   if (!plan->stasks || !plan->succ) return oom("task graph");
@@ -471,15 +446,15 @@ static accy_status build_graph(builder *b) {
   for (uint32_t t = 0; t < plan->n_tasks; t++) {
     accy__sched_task *st = &plan->stasks[t];
     const accy__ctask *ct = &plan->ctasks[t];
-    st->fn = task_tile;
+    st->fn = accy__task_tile;
     st->ctx = ct;
     uint64_t tiles = ct->kernel.n_items == 0 ? 0 : (ct->kernel.n_items + ct->grain - 1) / ct->grain;
     st->n_tiles = (uint32_t)tiles;
     st->succ_begin = (uint32_t)e;
-    while (e < m && b->edges[e].from == t) {
-      ACCY_ASSERT(b->edges[e].to > t);
-      plan->succ[e] = b->edges[e].to;
-      plan->stasks[b->edges[e].to].n_preds++;
+    while (e < m && cs->edges[e].from == t) {
+      ACCY_ASSERT(cs->edges[e].to > t);
+      plan->succ[e] = cs->edges[e].to;
+      plan->stasks[cs->edges[e].to].n_preds++;
       e++;
     }
     st->n_succ = (uint32_t)e - st->succ_begin;
@@ -492,9 +467,9 @@ static accy_status build_graph(builder *b) {
 
 /* ---- descriptors ------------------------------------------------------------ */
 
-static accy_status make_descriptors(builder *b) {
-  const accy__program *p = b->p;
-  accy__plan *plan = b->plan;
+static accy_status make_descriptors(compiler *cs) {
+  const accy__program *p = cs->p;
+  accy__plan *plan = cs->plan;
   plan->n_inputs = p->n_params;
   plan->n_outputs = p->n_outputs;
   plan->descs = accy__arena_alloc(&plan->arena,
@@ -520,7 +495,7 @@ static accy_status make_descriptors(builder *b) {
     d->dims = node->type.rank ? node->type.dims : NULL;
     d->byte_size = accy__type_bytes(&node->type);
     d->alignment = (uint32_t)accy__dtype_size(node->type.dtype);
-    d->flags = b->out_direct[j] ? 0 : ACCY_DESCRIPTOR_COPIED_OUTPUT;
+    d->flags = cs->out_direct[j] ? 0 : ACCY_DESCRIPTOR_COPIED_OUTPUT;
     d->name = p->output_names[j];
   }
   return ACCY_STATUS_OK;
@@ -528,29 +503,29 @@ static accy_status make_descriptors(builder *b) {
 
 /* ---- entry points ------------------------------------------------------------- */
 
-accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__plan *plan) {
+accy_status accy__compile(const accy__program *p, uint32_t worker_count, accy__plan *plan) {
   memset(plan, 0, sizeof *plan);
-  plan->worker_slots = worker_slots ? worker_slots : 1;
+  plan->worker_count = worker_count ? worker_count : 1;
   accy__arena_init(&plan->arena);
-  builder b;
-  memset(&b, 0, sizeof b);
-  b.p = p;
-  b.plan = plan;
+  compiler cs;
+  memset(&cs, 0, sizeof cs);
+  cs.p = p;
+  cs.plan = plan;
   uint32_t n = p->n_nodes;
   accy_status s = ACCY_STATUS_OK;
   plan->n_nodes = n;
   plan->locs = accy__arena_alloc(&plan->arena, (n + 1) * sizeof(accy__loc), 8);
-  b.uses = accy__calloc(n + 1, sizeof(uint32_t));
-  b.out_uses = accy__calloc(n + 1, sizeof(uint32_t));
-  b.live = accy__calloc(n + 1, sizeof(bool));
-  b.writer = accy__malloc((n + 1) * sizeof(int64_t));
-  b.out_direct = accy__calloc(p->n_outputs + 1, sizeof(uint32_t));
-  if (!plan->locs || !b.uses || !b.out_uses || !b.live || !b.writer || !b.out_direct) {
+  cs.uses = accy__calloc(n + 1, sizeof(uint32_t));
+  cs.out_uses = accy__calloc(n + 1, sizeof(uint32_t));
+  cs.live = accy__calloc(n + 1, sizeof(bool));
+  cs.writer = accy__malloc((n + 1) * sizeof(int64_t));
+  cs.out_direct = accy__calloc(p->n_outputs + 1, sizeof(uint32_t));
+  if (!plan->locs || !cs.uses || !cs.out_uses || !cs.live || !cs.writer || !cs.out_direct) {
     s = oom("node tables");
     goto done;
   }
-  if ((s = assign_locations(&b)) != ACCY_STATUS_OK) goto done;
-  if ((s = make_tasks(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = assign_locations(&cs)) != ACCY_STATUS_OK) goto done;
+  if ((s = make_tasks(&cs)) != ACCY_STATUS_OK) goto done;
   /* Every buffer a task names has a place (a fusion that dropped a value
    * still read would otherwise hand a kernel the empty stand-in). */
   for (uint32_t t = 0; t < plan->n_tasks && s == ACCY_STATUS_OK; t++) {
@@ -566,12 +541,12 @@ accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__p
     }
   }
   if (s != ACCY_STATUS_OK) goto done;
-  if ((s = plan_scratch(&b)) != ACCY_STATUS_OK) goto done;
-  if ((s = build_graph(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = plan_scratch(&cs)) != ACCY_STATUS_OK) goto done;
+  if ((s = build_graph(&cs)) != ACCY_STATUS_OK) goto done;
   /* The scheduler trusts its graph (a wrong predecessor count would hang or
    * rerun tiles): check once here, where it is cheap. */
   if ((s = accy__sched_graph_check(&plan->graph)) != ACCY_STATUS_OK) goto done;
-  if ((s = make_descriptors(&b)) != ACCY_STATUS_OK) goto done;
+  if ((s = make_descriptors(&cs)) != ACCY_STATUS_OK) goto done;
 
   uint64_t tiles = 0;
   for (uint32_t t = 0; t < plan->n_tasks; t++) tiles += plan->stasks[t].n_tiles;
@@ -589,12 +564,12 @@ accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__p
   at = accy__align_up(at + plan->data_bytes, 64);
   plan->ws_offset = at;
   uint64_t ws_total;
-  if (!accy__mul_u64(plan->ws_bytes, plan->worker_slots, &ws_total) ||
+  if (!accy__mul_u64(plan->ws_bytes, plan->worker_count, &ws_total) ||
       !accy__add_u64(at, ws_total, &at) || at > ACCY_MAX_SCRATCH_BYTES) {
     s = ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
                   "launch scratch with %u workers' workspaces of %llu bytes exceeds "
                   "ACCY_MAX_SCRATCH_BYTES",
-                  plan->worker_slots, (unsigned long long)plan->ws_bytes);
+                  plan->worker_count, (unsigned long long)plan->ws_bytes);
     goto done;
   }
   for (uint32_t t = 0; t < plan->n_tasks; t++) {
@@ -603,13 +578,13 @@ accy_status accy__compile(const accy__program *p, uint32_t worker_slots, accy__p
   }
   plan->block_bytes = accy__align_up(at, 64);
 done:
-  accy__free(b.uses);
-  accy__free(b.out_uses);
-  accy__free(b.live);
-  accy__free(b.writer);
-  accy__free(b.out_direct);
-  accy__free(b.edges);
-  accy__fusion_free(&b.fusion);
+  accy__free(cs.uses);
+  accy__free(cs.out_uses);
+  accy__free(cs.live);
+  accy__free(cs.writer);
+  accy__free(cs.out_direct);
+  accy__free(cs.edges);
+  accy__fusion_free(&cs.fusion);
   if (s != ACCY_STATUS_OK) accy__plan_free(plan);
   return s;
 }
@@ -619,50 +594,4 @@ void accy__plan_free(accy__plan *plan) {
   accy__free(plan->refs);
   accy__arena_free(&plan->arena);
   memset(plan, 0, sizeof *plan);
-}
-
-/* What a task gets for a buffer that is NULL: a zero-byte caller buffer (the
- * contract allows NULL there), an empty constant's payload, or a node with no
- * location. Kernels form pointers like in + 0 even when they touch nothing,
- * and C leaves arithmetic on NULL undefined (UBSan: "applying zero offset to
- * null pointer"). Nothing is read through it, and it is read-only memory, so
- * a write to an empty output would still fault. */
-static const _Alignas(64) char empty_buffer[64];
-
-static void *nonnull(const void *data) { return (void *)(data ? data : empty_buffer); }
-
-void accy__plan_run(const accy__plan *plan, const accy__program *p, accy__pool *pool,
-                    uint32_t max_workers, void *block, const accy_input *inputs,
-                    const accy_output *outputs) {
-  char *base = block;
-  char *data = base + plan->data_offset;
-  void **vals = (void **)(base + plan->values_offset);
-  for (uint32_t i = 0; i < plan->n_nodes; i++) {
-    const accy__loc *loc = &plan->locs[i];
-    switch (loc->kind) {
-      case ACCY__LOC_INPUT: vals[i] = (void *)inputs[loc->index].data; break;
-      case ACCY__LOC_COPIED_INPUT: vals[i] = data + loc->offset; break;
-      case ACCY__LOC_OUTPUT: vals[i] = outputs[loc->index].data; break;
-      case ACCY__LOC_CONSTANT: vals[i] = p->nodes[i].payload; break;
-      case ACCY__LOC_SCRATCH: vals[i] = data + loc->offset; break;
-      case ACCY__LOC_ALIAS: vals[i] = vals[loc->index]; break; /* index < i */
-      default: vals[i] = NULL; break;
-    }
-  }
-  void **ptrs = (void **)(base + plan->ptrs_offset);
-  for (uint32_t r = 0; r < plan->n_refs; r++) {
-    uint32_t ref = plan->refs[r];
-    uint32_t idx = ACCY__REF_INDEX(ref);
-    switch (ACCY__REF_TAG(ref)) {
-      case ACCY__REF_CALLER_IN: ptrs[r] = nonnull(inputs[idx].data); break;
-      case ACCY__REF_CALLER_OUT: ptrs[r] = nonnull(outputs[idx].data); break;
-      default: ptrs[r] = nonnull(vals[idx]); break;
-    }
-  }
-  /* A pool with more worker indices than the plan has workspaces for (not
-   * the one it was compiled for) runs the launch inline: still correct. */
-  bool inline_run = plan->sequential || max_workers <= 1 ||
-                    (pool && accy__sched_worker_slots(pool) > plan->worker_slots);
-  accy__sched_run(inline_run ? NULL : pool, &plan->graph, ptrs, base + plan->sched_offset,
-                  inline_run ? 1 : max_workers);
 }

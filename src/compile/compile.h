@@ -1,99 +1,28 @@
 /* src/compile/compile.h: the compiler from verified IR to an executable plan.
  *
  * compile decides, for every node, where its value lives (a caller input, a
- * caller output, a constant payload, a slot in the per-launch scratch block,
+ * caller output, a constant payload, a place in the per-launch scratch block,
  * or an alias of another node's buffer), makes one task per op node (split
  * into tiles by a cost-based grain that never depends on the thread count),
  * adds copy tasks for copied inputs and copied outputs, plans intermediates
  * into one scratch block by liveness (greedy, best fit) and adds the edges
  * that make memory reuse safe under parallel execution. The result is an
- * immutable plan shared by every invoke of the program. */
+ * immutable plan (src/runtime/plan.h) shared by every invoke of the
+ * program, which src/runtime/bind.h runs. */
 #ifndef ACCY_COMPILE_COMPILE_H
 #define ACCY_COMPILE_COMPILE_H
 
-#include "scheduler/sched.h"
 #include "src/internal.h"
+#include "src/runtime/plan.h"
 #include "src/ir/ir.h"
-#include "src/kernels/kernels.h"
-#include "src/scratch.h"
-
-/* Where a node's value lives at run time. */
-typedef enum accy__loc_kind {
-  ACCY__LOC_NONE = 0,     /* no buffer (never read) */
-  ACCY__LOC_INPUT,        /* the caller's input |index| */
-  ACCY__LOC_COPIED_INPUT, /* a scratch copy of input |index| at |offset| */
-  ACCY__LOC_OUTPUT,       /* the caller's output |index|, written by the node's task */
-  ACCY__LOC_CONSTANT,     /* the node's payload */
-  ACCY__LOC_SCRATCH,      /* scratch data region + |offset| */
-  ACCY__LOC_ALIAS         /* the buffer of node |index| (reshape, in-place update) */
-} accy__loc_kind;
-
-typedef struct accy__loc {
-  uint32_t kind;   /* accy__loc_kind */
-  uint32_t index;
-  uint64_t offset;
-} accy__loc;
-
-/* A buffer reference of a task, resolved at bind time. */
-#define ACCY__REF_NODE 0u         /* low bits: node index */
-#define ACCY__REF_CALLER_IN 1u    /* the caller's input buffer i */
-#define ACCY__REF_CALLER_OUT 2u   /* the caller's output buffer j */
-#define ACCY__REF_MAKE(tag, i) (((uint32_t)(tag) << 30) | (uint32_t)(i))
-#define ACCY__REF_TAG(r) ((r) >> 30)
-#define ACCY__REF_INDEX(r) ((r) & 0x3fffffffu)
-
-/* One compiled task: a kernel and the buffers its tiles use. */
-typedef struct accy__ctask {
-  accy__kernel kernel;
-  uint64_t grain;        /* items per tile */
-  uint32_t n_refs;       /* 1 + operands */
-  uint32_t refs_offset;  /* first entry in plan->refs and in the launch's pointer table */
-  int64_t ws_delta;      /* worker workspace 0 minus the pointer table, in bytes */
-  uint64_t ws_stride;    /* bytes between two workers' workspaces */
-} accy__ctask;
-
-typedef struct accy__plan {
-  accy__arena arena;            /* owns everything below */
-  uint32_t n_nodes;
-  accy__loc *locs;              /* per node */
-  uint32_t n_tasks;
-  accy__ctask *ctasks;          /* per task */
-  accy__sched_task *stasks;     /* per task, ctx -> ctasks[i] */
-  uint32_t *succ;
-  accy__sched_graph graph;
-  uint32_t n_refs;
-  uint32_t *refs;               /* ACCY__REF_* per task buffer */
-  bool sequential;              /* small: run inline on the caller */
-  uint64_t total_cost;          /* sum of item_cost x n_items, saturating */
-  /* Layout of one launch's scratch block. */
-  uint64_t sched_offset;        /* scheduler launch state */
-  uint64_t ptrs_offset;         /* void *[n_refs]: the tasks' resolved buffers */
-  uint64_t values_offset;       /* void *[n_nodes]: resolved node buffers */
-  uint64_t data_offset;         /* intermediates and copied inputs */
-  uint64_t ws_offset;           /* per-worker workspaces: worker_slots x ws_bytes */
-  uint64_t ws_bytes;            /* one worker's workspace: the most any task needs */
-  uint32_t worker_slots;        /* distinct worker indices a launch may see */
-  uint64_t data_bytes;          /* planned peak of the data region */
-  uint64_t block_bytes;         /* whole block */
-  /* Descriptors: inputs then outputs. */
-  uint32_t n_inputs, n_outputs;
-  accy_descriptor *descs;
-} accy__plan;
 
 /* Compiles the verified program |p| (which must outlive the plan: descriptor
- * dims and names point into it) for launches that may see |worker_slots|
- * worker indices (accy__sched_worker_slots of the pool it runs on; at least
- * 1). Returns OK, COMPILE_FAILED or OUT_OF_MEMORY with a cause; on failure
+ * dims and names, and constant payloads, point into it) for launches that
+ * may see |worker_count| worker indices (accy__sched_worker_count of the pool
+ * it runs on; at least 1). Returns OK, COMPILE_FAILED or OUT_OF_MEMORY with a cause; on failure
  * *plan holds nothing to free. */
-ACCY_NODISCARD accy_status accy__compile(const accy__program *p, uint32_t worker_slots,
+ACCY_NODISCARD accy_status accy__compile(const accy__program *p, uint32_t worker_count,
                                          accy__plan *plan);
 void accy__plan_free(accy__plan *plan);
-
-/* Runs one launch of |plan| with the caller's (already validated) buffers,
- * using |block| (plan->block_bytes bytes from the program's scratch pool).
- * Never fails. */
-void accy__plan_run(const accy__plan *plan, const accy__program *p, accy__pool *pool,
-                    uint32_t max_workers, void *block, const accy_input *inputs,
-                    const accy_output *outputs);
 
 #endif /* ACCY_COMPILE_COMPILE_H */

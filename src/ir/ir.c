@@ -1,5 +1,5 @@
-/* src/ir/ir.c: construction of the program IR and the dtype/op/type helpers.
- * No semantic checks live here; see src/ir/verify.c. */
+/* src/ir/ir.c: construction of the program IR and the type helpers.
+ * No semantic checks live here; see src/ir/infer.c and src/ir/verify.c. */
 #include "src/internal.h"
 
 #include <stdio.h>
@@ -97,59 +97,6 @@ accy_status accy__program_add_output(accy__program *p, uint32_t node, const char
   p->output_names[p->n_outputs] = n;
   p->n_outputs++;
   return ACCY_STATUS_OK;
-}
-
-/* ---- dtype helpers ------------------------------------------------------- */
-
-size_t accy__dtype_size(int32_t dtype) { return accy_dtype_size(dtype); }
-
-const char *accy__dtype_name(int32_t dtype) {
-  const char *n = accy_dtype_name(dtype);
-  return n ? n : "?";
-}
-
-bool accy__dtype_valid(int32_t dtype) { return dtype >= ACCY_DTYPE_F32 && dtype <= ACCY_DTYPE_BOOL; }
-
-bool accy__dtype_is_float(int32_t d) {
-  return d == ACCY_DTYPE_F32 || d == ACCY_DTYPE_F64 || d == ACCY_DTYPE_F16 || d == ACCY_DTYPE_BF16;
-}
-
-bool accy__dtype_is_signed(int32_t d) { return d >= ACCY_DTYPE_I8 && d <= ACCY_DTYPE_I64; }
-bool accy__dtype_is_unsigned(int32_t d) { return d >= ACCY_DTYPE_U8 && d <= ACCY_DTYPE_U64; }
-bool accy__dtype_is_int(int32_t d) { return accy__dtype_is_signed(d) || accy__dtype_is_unsigned(d); }
-
-/* ---- op helpers ---------------------------------------------------------- */
-
-const char *accy__op_name(uint32_t op) {
-  switch (op) {
-#define XX(name, code, text, mn, mx) \
-  case code:                         \
-    return text;
-    ACCY_OP_MAP(XX)
-#undef XX
-  }
-  return NULL;
-}
-
-uint16_t accy__op_from_name(const char *name, size_t len) {
-#define XX(nm, code, text, mn, mx) \
-  if (len == sizeof(text) - 1 && memcmp(name, text, len) == 0) return code;
-  ACCY_OP_MAP(XX)
-#undef XX
-  return 0;
-}
-
-bool accy__op_arity(uint32_t op, int *min_operands, int *max_operands) {
-  switch (op) {
-#define XX(name, code, text, mn, mx) \
-  case code:                         \
-    *min_operands = mn;              \
-    *max_operands = mx;              \
-    return true;
-    ACCY_OP_MAP(XX)
-#undef XX
-  }
-  return false;
 }
 
 /* ---- type helpers -------------------------------------------------------- */

@@ -7,39 +7,17 @@
  * Outputs name nodes by index. Everything a program owns lives in its arena.
  *
  * Every node carries its result type. Integer attributes (attrs) are one flat
- * int64 array whose layout depends on the op (normative list below, and in
- * docs/ops.md):
- *
- *   compare            [direction]                 accy_compare_direction
- *   iota               [iota_dimension]
- *   broadcast_in_dim   [dims x operand_rank]       result axis of each operand axis
- *   transpose          [permutation x rank]        result axis i = operand axis perm[i]
- *   slice              [start x r, limit x r, stride x r]
- *   pad                [low x r, high x r, interior x r]   operands (x, scalar pad value)
- *   concatenate        [dimension]
- *   reverse            [dims...]                   distinct axes, any count
- *   gather             [axis]                      operands (data, indices)
- *   dynamic_slice      [slice_sizes x r]           operands (x, r scalar starts)
- *   dynamic_update_slice []                        operands (x, update, r scalar starts)
- *   scatter            [mode]                      accy_scatter_mode; operands
- *                                                  (data, indices, updates); wire 1.1
- *   reduce             [kind, dims...]             accy_reduce_kind, distinct axes
- *   argmax, argmin     [axis]
- *   sort, argsort      [axis, descending]          descending 0 or 1; wire 1.1
- *   dot_general        [nb, lhs_batch x nb, rhs_batch x nb,
- *                       nc, lhs_contract x nc, rhs_contract x nc]
- *   convolution        [s, stride x s, pad_low x s, pad_high x s,
- *                       lhs_dilation x s, rhs_dilation x s, feature_group_count]
- *   reduce_window      [kind, window x r, stride x r, pad_low x r, pad_high x r,
- *                       base_dilation x r, window_dilation x r]
- *   all other ops      []
- */
+ * int64 array whose layout depends on the op: the attribute schemas of
+ * src/ir/op_traits.c are the normative list (docs/ops.md gives the meaning of
+ * each value). */
 #ifndef ACCY_IR_IR_H
 #define ACCY_IR_IR_H
 
 #include "src/internal.h"
-#include "src/limits.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
+#include "src/base/dtype.h"
+#include "src/base/limits.h"
+#include "src/ir/op_traits.h"
 
 /* A tensor type: element type and row-major extents. */
 typedef struct accy__type {
@@ -95,25 +73,7 @@ ACCY_NODISCARD accy_status accy__program_add_node(
 ACCY_NODISCARD accy_status accy__program_add_output(accy__program *p, uint32_t node,
                                                     const char *name, size_t name_len);
 
-/* ---- dtype and type helpers ---------------------------------------------- */
-
-/* Element size in bytes, 0 for an invalid dtype. */
-size_t accy__dtype_size(int32_t dtype);
-/* Text name ("f32"), or "?" for an invalid dtype. */
-const char *accy__dtype_name(int32_t dtype);
-bool accy__dtype_valid(int32_t dtype);
-bool accy__dtype_is_float(int32_t dtype);    /* f32 f64 f16 bf16 */
-bool accy__dtype_is_int(int32_t dtype);      /* signed or unsigned integer, not bool */
-bool accy__dtype_is_signed(int32_t dtype);   /* i8..i64 */
-bool accy__dtype_is_unsigned(int32_t dtype); /* u8..u64 */
-
-/* Text name of an op ("dot_general"), or NULL for an unknown code. */
-const char *accy__op_name(uint32_t op);
-/* Looks up an op by text name; returns 0 when unknown. */
-uint16_t accy__op_from_name(const char *name, size_t len);
-/* Operand count bounds of an op; false for an unknown code. max is -1 when
- * the count depends on the operand rank or is open (see docs/ops.md). */
-bool accy__op_arity(uint32_t op, int *min_operands, int *max_operands);
+/* ---- type helpers (dtypes: src/base/dtype.h; ops: src/ir/op_traits.h) ---- */
 
 /* Number of elements; false if the product exceeds ACCY_MAX_ELEMENTS. */
 bool accy__type_elements(const accy__type *t, uint64_t *out);

@@ -1,5 +1,5 @@
-/* src/kernels/kernels.c: dispatch from op to kernel family, and the copy
- * kernel. */
+/* src/kernels/kernels.c: dispatch from op to kernel family (the op table's
+ * family column), and the copy kernel. */
 #include "src/internal.h"
 
 #include <string.h>
@@ -18,41 +18,39 @@ void accy__kernel_copy(uint64_t bytes, accy__kernel *k) {
   k->item_cost = 1;
 }
 
+/* The family prepare for node |node| (the family column of the op table,
+ * src/ir/op_traits.h), or the cause when there is none. */
+static accy_status prepare_family(const accy__op_trait *t, const accy__program *p, uint32_t node,
+                                  accy__arena *arena, accy__kernel *k) {
+  switch (t ? t->family : UINT8_MAX) {
+    case ACCY__FAMILY_LEAF: return ACCY_STATUS_OK;
+    case ACCY__FAMILY_ELEMENTWISE: return accy__kernel_prepare_elementwise(p, node, arena, k);
+    case ACCY__FAMILY_DATA: return accy__kernel_prepare_data(p, node, arena, k);
+    case ACCY__FAMILY_REDUCE: return accy__kernel_prepare_reduce(p, node, arena, k);
+    case ACCY__FAMILY_SCATTER: return accy__kernel_prepare_scatter(p, node, arena, k);
+    case ACCY__FAMILY_SORT: return accy__kernel_prepare_sort(p, node, arena, k);
+    case ACCY__FAMILY_LINALG: return accy__kernel_prepare_linalg(p, node, NULL, arena, k);
+    default: break;
+  }
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for op code %u", p->nodes[node].op);
+}
+
 accy_status accy__kernel_prepare(const accy__program *p, uint32_t node, accy__arena *arena,
                                  accy__kernel *k) {
   memset(k, 0, sizeof *k);
   k->program = p;
   k->node = node;
   k->item_cost = 1;
-  switch (p->nodes[node].op) {
-    case ACCY_OP_PARAMETER:
-    case ACCY_OP_CONSTANT:
-      break;
-    case ACCY_OP_ABS: case ACCY_OP_NEGATE: case ACCY_OP_SIGN: case ACCY_OP_FLOOR:
-    case ACCY_OP_CEIL: case ACCY_OP_ROUND_NEAREST_EVEN: case ACCY_OP_SQRT: case ACCY_OP_RSQRT:
-    case ACCY_OP_EXP: case ACCY_OP_EXPM1: case ACCY_OP_LOG: case ACCY_OP_LOG1P:
-    case ACCY_OP_LOGISTIC: case ACCY_OP_TANH: case ACCY_OP_ERF: case ACCY_OP_SIN:
-    case ACCY_OP_COS: case ACCY_OP_TAN: case ACCY_OP_NOT: case ACCY_OP_IS_FINITE:
-    case ACCY_OP_ADD: case ACCY_OP_SUBTRACT: case ACCY_OP_MULTIPLY: case ACCY_OP_DIVIDE:
-    case ACCY_OP_REMAINDER: case ACCY_OP_POWER: case ACCY_OP_MAXIMUM: case ACCY_OP_MINIMUM:
-    case ACCY_OP_ATAN2: case ACCY_OP_AND: case ACCY_OP_OR: case ACCY_OP_XOR:
-    case ACCY_OP_SHIFT_LEFT: case ACCY_OP_SHIFT_RIGHT_ARITHMETIC:
-    case ACCY_OP_SHIFT_RIGHT_LOGICAL: case ACCY_OP_COMPARE: case ACCY_OP_SELECT:
-    case ACCY_OP_CLAMP: case ACCY_OP_CONVERT:
-      return accy__kernel_prepare_elementwise(p, node, arena, k);
-    case ACCY_OP_RESHAPE: case ACCY_OP_BROADCAST_IN_DIM: case ACCY_OP_TRANSPOSE:
-    case ACCY_OP_SLICE: case ACCY_OP_PAD: case ACCY_OP_CONCATENATE: case ACCY_OP_REVERSE:
-    case ACCY_OP_IOTA: case ACCY_OP_GATHER: case ACCY_OP_DYNAMIC_SLICE:
-    case ACCY_OP_DYNAMIC_UPDATE_SLICE:
-      return accy__kernel_prepare_data(p, node, arena, k);
-    case ACCY_OP_REDUCE: case ACCY_OP_ARGMAX: case ACCY_OP_ARGMIN: case ACCY_OP_REDUCE_WINDOW:
-      return accy__kernel_prepare_reduce(p, node, arena, k);
-    case ACCY_OP_SCATTER: case ACCY_OP_SORT: case ACCY_OP_ARGSORT:
-      return accy__kernel_prepare_scatter_sort(p, node, arena, k);
-    case ACCY_OP_DOT_GENERAL: case ACCY_OP_CONVOLUTION:
-      return accy__kernel_prepare_linalg(p, node, NULL, arena, k);
-  }
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for op %u", p->nodes[node].op);
+  const accy__op_trait *t = accy__op_trait_of(p->nodes[node].op);
+  /* The elementwise and linalg families still write "node N (op): " into
+   * their causes themselves; they get no second prefix. This exception goes
+   * when they drop their own prefixes. */
+  if (t && (t->family == ACCY__FAMILY_ELEMENTWISE || t->family == ACCY__FAMILY_LINALG))
+    return prepare_family(t, p, node, arena, k);
+  /* The families say what is wrong; this is the first caller that knows
+   * which node it is (src/base/status.h: one rule for context). */
+  ACCY_TRY_CTX(prepare_family(t, p, node, arena, k), "node %u (%s): ", node, t ? t->name : "?");
+  return ACCY_STATUS_OK;
 }
 
 accy_status accy__kernel_prepare_fused(const accy__program *p, uint32_t node,

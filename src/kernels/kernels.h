@@ -13,6 +13,13 @@
  *  - never fails, allocates, blocks or calls back into accy. Every edge case
  *    (division by zero, out-of-range indices, NaN) has a defined result.
  *
+ * Prepare runs on verified IR (src/ir/verify.h), yet every family re-checks
+ * what its tile functions will index with: operand counts, dtypes, element
+ * counts and attribute ranges. The checks run once per compile and cost
+ * nothing per invoke; they are defence in depth, so that a verifier slip
+ * ends in COMPILE_FAILED with a cause instead of a wild memory access, and
+ * tests exercise them by preparing unverified nodes directly.
+ *
  * bufs[0] is the result buffer, bufs[1 + i] operand i's buffer, each holding
  * its node's type densely in row-major order. Result and operand buffers
  * never overlap, with one exception: dynamic_update_slice may be given
@@ -62,10 +69,22 @@ typedef struct accy__epilogue {
  * convolution). */
 bool accy__kernel_epilogue_axis(const accy__program *p, uint32_t node, uint32_t *axis);
 
+/* Product of |n| extents; 0 as soon as one is 0 (the others may then be
+ * anything up to ACCY_MAX_DIM, so the product is not formed). */
+static inline uint64_t accy__dims_product(const int64_t *dims, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (dims[i] == 0) return 0;
+  uint64_t p = 1;
+  for (uint32_t i = 0; i < n; i++) p *= (uint64_t)dims[i];
+  return p;
+}
+
 /* Fills *k for node |node| of the verified program |p|. |arena| outlives the
  * kernel and receives its params. Must not be called for PARAMETER or
  * CONSTANT nodes. Returns OK, COMPILE_FAILED with a cause naming the op and
- * dtypes when this build has no kernel for them, or OUT_OF_MEMORY. */
+ * dtypes when this build has no kernel for them, or OUT_OF_MEMORY. Every
+ * cause starts with "node N (op): ": the family entry points below say what
+ * is wrong, and this dispatcher adds the node (src/base/status.h). */
 ACCY_NODISCARD accy_status accy__kernel_prepare(const accy__program *p, uint32_t node,
                                                 accy__arena *arena, accy__kernel *k);
 /* accy__kernel_prepare with a fused epilogue (|ep| active; the node must be
@@ -85,16 +104,19 @@ ACCY_NODISCARD accy_status accy__kernel_prepare_elementwise(const accy__program 
                                                             uint32_t node, accy__arena *arena,
                                                             accy__kernel *k);
 /* reshape, broadcast_in_dim, transpose, slice, pad, concatenate, reverse,
- * iota, gather, dynamic_slice, dynamic_update_slice (src/kernels/data.c) */
+ * iota, gather, dynamic_slice, dynamic_update_slice (src/kernels/data.c, with
+ * view.c, pad.c and index.c) */
 ACCY_NODISCARD accy_status accy__kernel_prepare_data(const accy__program *p, uint32_t node,
                                                      accy__arena *arena, accy__kernel *k);
 /* reduce, argmax, argmin, reduce_window (src/kernels/reduce.c) */
 ACCY_NODISCARD accy_status accy__kernel_prepare_reduce(const accy__program *p, uint32_t node,
                                                        accy__arena *arena, accy__kernel *k);
-/* scatter, sort, argsort (src/kernels/scatter_sort.c; wire 1.1) */
-ACCY_NODISCARD accy_status accy__kernel_prepare_scatter_sort(const accy__program *p,
-                                                             uint32_t node, accy__arena *arena,
-                                                             accy__kernel *k);
+/* scatter (src/kernels/index.c; wire 1.1) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_scatter(const accy__program *p, uint32_t node,
+                                                        accy__arena *arena, accy__kernel *k);
+/* sort, argsort (src/kernels/sort.c; wire 1.1) */
+ACCY_NODISCARD accy_status accy__kernel_prepare_sort(const accy__program *p, uint32_t node,
+                                                     accy__arena *arena, accy__kernel *k);
 /* dot_general, convolution (src/kernels/linalg.c); |ep| may be NULL */
 ACCY_NODISCARD accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
                                                        const accy__epilogue *ep,

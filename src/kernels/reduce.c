@@ -24,8 +24,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
+#include "src/kernels/scalar.h"
 
 /* Output elements per item of the outer tiles (a row of accumulators lives on
  * the stack, so keep it modest). Fixed, so the items never depend on the
@@ -125,22 +126,6 @@ static inline void coords_next(int64_t *c, const int64_t *dims, uint32_t rank) {
 
 /* ---- element operations ----------------------------------------------------- */
 
-/* maximum/minimum semantics of docs/ops.md: a NaN sticks (a later NaN may
- * replace an earlier one, deterministically), and of two equal zeros max
- * keeps +0 and min keeps -0. */
-static inline float max_f32(float a, float x) {
-  return (x > a || x != x || (x == a && signbit(a))) ? x : a;
-}
-static inline float min_f32(float a, float x) {
-  return (x < a || x != x || (x == a && signbit(x))) ? x : a;
-}
-static inline double max_f64(double a, double x) {
-  return (x > a || x != x || (x == a && signbit(a))) ? x : a;
-}
-static inline double min_f64(double a, double x) {
-  return (x < a || x != x || (x == a && signbit(x))) ? x : a;
-}
-
 #define LD_ID(v) (v)
 #define LD_F16(v) accy__f16_to_f32(v)
 #define LD_BF16(v) accy__bf16_to_f32(v)
@@ -156,10 +141,12 @@ static inline double min_f64(double a, double x) {
 #define C_OR(a, x) ((a) | (x))
 #define C_MAX(a, x) ((x) > (a) ? (x) : (a))
 #define C_MIN(a, x) ((x) < (a) ? (x) : (a))
-#define C_MAXF(a, x) max_f32(a, x)
-#define C_MINF(a, x) min_f32(a, x)
-#define C_MAXD(a, x) max_f64(a, x)
-#define C_MIND(a, x) min_f64(a, x)
+/* maximum/minimum semantics of docs/ops.md as a fold (src/kernels/scalar.h):
+ * a NaN sticks, and of two equal zeros max keeps +0 and min keeps -0. */
+#define C_MAXF(a, x) accy__fold_max_f32(a, x)
+#define C_MINF(a, x) accy__fold_min_f32(a, x)
+#define C_MAXD(a, x) accy__fold_max_f64(a, x)
+#define C_MIND(a, x) accy__fold_min_f64(a, x)
 
 /* ---- reduce and reduce_window tiles ------------------------------------------
  *
@@ -541,16 +528,14 @@ static uint64_t sat_mul(uint64_t a, uint64_t b) {
  * out-of-bounds access. */
 static accy_status operand_type(const accy__program *p, uint32_t node, const accy__type **out) {
   const accy__node *n = &p->nodes[node];
-  const char *op = accy__op_name(n->op);
   if (n->n_operands != 1 || n->operands[0] >= node)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): expected 1 earlier operand, got %u",
-                     node, op, n->n_operands);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "expected 1 earlier operand, got %u",
+                     n->n_operands);
   const accy__type *xt = &p->nodes[n->operands[0]].type;
   uint64_t elems;
   if (xt->rank > ACCY_MAX_RANK || n->type.rank > ACCY_MAX_RANK ||
       !accy__type_elements(xt, &elems) || !accy__type_elements(&n->type, &elems))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): operand or result type out of range",
-                     node, op);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "operand or result type out of range");
   *out = xt;
   return ACCY_STATUS_OK;
 }
@@ -559,18 +544,16 @@ static accy_status check_result(const accy__program *p, uint32_t node, const acc
   const accy__node *n = &p->nodes[node];
   if (accy__type_equal(&n->type, want)) return ACCY_STATUS_OK;
   char a[128], b[128];
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): result type %s, expected %s", node,
-                   accy__op_name(n->op), accy__type_format(&n->type, a, sizeof a),
-                   accy__type_format(want, b, sizeof b));
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "result type %s, expected %s",
+                   accy__type_format(&n->type, a, sizeof a), accy__type_format(want, b, sizeof b));
 }
 
 static void *alloc_params(accy__arena *arena, size_t size) {
   return accy__arena_alloc(arena, size, 16);
 }
 
-static accy_status no_memory(const accy__program *p, uint32_t node) {
-  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (%s): out of memory for kernel parameters",
-                   node, accy__op_name(p->nodes[node].op));
+static accy_status no_memory(void) {
+  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for kernel parameters");
 }
 
 static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__arena *arena,
@@ -579,23 +562,22 @@ static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__a
   const accy__type *xt;
   ACCY_TRY(operand_type(p, node, &xt));
   if (n->n_attrs < 1)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (reduce): missing kind", node);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "missing kind");
   int64_t kind = n->attrs[0];
   if (kind < 0 || kind > ACCY_REDUCE_OR)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (reduce): unknown kind %lld", node,
-                     (long long)kind);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "unknown kind %lld", (long long)kind);
   const reduce_fns *fns = reduce_lookup(xt->dtype, kind);
   if (!fns)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (reduce): no kernel for %s over %s",
-                     node, kKindNames[kind], accy__dtype_name(xt->dtype));
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for %s over %s", kKindNames[kind],
+                     accy__dtype_name(xt->dtype));
 
   bool reduced[ACCY_MAX_RANK] = {false};
   for (uint32_t i = 1; i < n->n_attrs; i++) {
     int64_t a = n->attrs[i];
     if (a < 0 || a >= (int64_t)xt->rank || reduced[a])
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                       "node %u (reduce): dims[%u] = %lld is out of range or repeated (rank %u)",
-                       node, i - 1, (long long)a, xt->rank);
+                       "dims[%u] = %lld is out of range or repeated (rank %u)", i - 1,
+                       (long long)a, xt->rank);
     reduced[a] = true;
   }
   accy__type want = {.dtype = xt->dtype, .rank = 0};
@@ -607,7 +589,7 @@ static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__a
   accy__type_elements(xt, &n_in);
 
   reduce_params *rp = alloc_params(arena, sizeof *rp);
-  if (!rp) return no_memory(p, node);
+  if (!rp) return no_memory();
   k->params = rp;
   if (n_out == 0) {
     k->run = fns->inner;
@@ -676,19 +658,18 @@ static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__a
 static accy_status prepare_arg(const accy__program *p, uint32_t node, accy__arena *arena,
                                accy__kernel *k) {
   const accy__node *n = &p->nodes[node];
-  const char *op = accy__op_name(n->op);
   const accy__type *xt;
   ACCY_TRY(operand_type(p, node, &xt));
   accy__tile_fn fns[4];
   if (!arg_lookup(xt->dtype, fns))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for operand %s", node,
-                     op, accy__dtype_name(xt->dtype));
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for operand %s",
+                     accy__dtype_name(xt->dtype));
   if (!accy__dtype_is_int(n->type.dtype))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for result %s", node,
-                     op, accy__dtype_name(n->type.dtype));
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for result %s",
+                     accy__dtype_name(n->type.dtype));
   if (n->n_attrs != 1 || n->attrs[0] < 0 || n->attrs[0] >= (int64_t)xt->rank)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): axis %lld out of range (rank %u)",
-                     node, op, n->n_attrs ? (long long)n->attrs[0] : -1LL, xt->rank);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "axis %lld out of range (rank %u)",
+                     n->n_attrs ? (long long)n->attrs[0] : -1LL, xt->rank);
   uint32_t axis = (uint32_t)n->attrs[0];
   accy__type want = {.dtype = n->type.dtype, .rank = 0};
   int64_t outer = 1, inner = 1;
@@ -701,7 +682,7 @@ static accy_status prepare_arg(const accy__program *p, uint32_t node, accy__aren
   ACCY_TRY(check_result(p, node, &want));
 
   arg_params *ap = alloc_params(arena, sizeof *ap);
-  if (!ap) return no_memory(p, node);
+  if (!ap) return no_memory();
   ap->len = xt->dims[axis];
   ap->inner = inner;
   ap->out_dtype = n->type.dtype;
@@ -801,16 +782,13 @@ static accy_status prepare_window(const accy__program *p, uint32_t node, accy__a
   uint32_t r = xt->rank;
   if (n->n_attrs != 1 + 6 * r)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                     "node %u (reduce_window): %u attrs, expected %u for rank %u", node,
-                     n->n_attrs, 1 + 6 * r, r);
+                     "%u attrs, expected %u for rank %u", n->n_attrs, 1 + 6 * r, r);
   int64_t kind = n->attrs[0];
   if (kind < 0 || kind > ACCY_REDUCE_OR)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (reduce_window): unknown kind %lld",
-                     node, (long long)kind);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "unknown kind %lld", (long long)kind);
   const reduce_fns *fns = reduce_lookup(xt->dtype, kind);
   if (!fns)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                     "node %u (reduce_window): no kernel for %s over %s", node, kKindNames[kind],
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for %s over %s", kKindNames[kind],
                      accy__dtype_name(xt->dtype));
   const int64_t *win = n->attrs + 1, *stride = win + r, *pl = stride + r, *ph = pl + r,
                 *bd = ph + r, *wd = bd + r;
@@ -818,9 +796,9 @@ static accy_status prepare_window(const accy__program *p, uint32_t node, accy__a
   for (uint32_t i = 0; i < r; i++) {
     if (win[i] < 1 || stride[i] < 1 || pl[i] < 0 || ph[i] < 0 || bd[i] < 1 || wd[i] < 1)
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                       "node %u (reduce_window): axis %u: window %lld, stride %lld, pads %lld/%lld, "
+                       "axis %u: window %lld, stride %lld, pads %lld/%lld, "
                        "dilations %lld/%lld out of range",
-                       node, i, (long long)win[i], (long long)stride[i], (long long)pl[i],
+                       i, (long long)win[i], (long long)stride[i], (long long)pl[i],
                        (long long)ph[i], (long long)bd[i], (long long)wd[i]);
     /* P and W as docs/ops.md defines them; bounding them keeps every
      * intermediate of window_axis inside int64. */
@@ -832,9 +810,8 @@ static accy_status prepare_window(const accy__program *p, uint32_t node, accy__a
     ok = ok && !__builtin_mul_overflow(win[i] - 1, wd[i], &W) &&
          !__builtin_add_overflow(W, 1, &W) && P <= INT64_MAX / 4 && W <= INT64_MAX / 4;
     if (!ok)
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                       "node %u (reduce_window): axis %u: padded extent or window overflows",
-                       node, i);
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "axis %u: padded extent or window overflows",
+                       i);
     want.dims[i] = P < W ? 0 : (P - W) / stride[i] + 1;
   }
   ACCY_TRY(check_result(p, node, &want));
@@ -842,7 +819,7 @@ static accy_status prepare_window(const accy__program *p, uint32_t node, accy__a
   accy__type_elements(&want, &n_out);
 
   window_params *wp = alloc_params(arena, sizeof *wp);
-  if (!wp) return no_memory(p, node);
+  if (!wp) return no_memory();
   k->params = wp;
   k->run = fns->window;
   if (n_out == 0) return ACCY_STATUS_OK;
@@ -853,7 +830,7 @@ static accy_status prepare_window(const accy__program *p, uint32_t node, accy__a
   if (r == 0) {
     /* A scalar is its own one-tap window: model it as one axis of extent 1. */
     win_entry *e = accy__arena_alloc(arena, sizeof *e, 8);
-    if (!e) return no_memory(p, node);
+    if (!e) return no_memory();
     e->first = 0;
     e->count = 1;
     wp->rank = 1;
@@ -865,7 +842,7 @@ static accy_status prepare_window(const accy__program *p, uint32_t node, accy__a
     wp->rank = r;
     for (uint32_t i = 0; i < r; i++) {
       win_entry *e = accy__arena_alloc(arena, sizeof *e * (size_t)want.dims[i], 8);
-      if (!e) return no_memory(p, node);
+      if (!e) return no_memory();
       window_axis(xt->dims[i], win[i], stride[i], pl[i], bd[i], wd[i], want.dims[i], e);
       wp->out_dims[i] = want.dims[i];
       wp->in_stride[i] = strides[i];
@@ -892,6 +869,5 @@ accy_status accy__kernel_prepare_reduce(const accy__program *p, uint32_t node, a
     case ACCY_OP_REDUCE_WINDOW: return prepare_window(p, node, arena, k);
     default: break;
   }
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a reduction", node,
-                   accy__op_name(p->nodes[node].op));
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "not a reduction");
 }

@@ -12,14 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/alloc.h"
+#include "src/base/half.h"
 #include "src/ir/ir.h"
 #include "src/ir/verify.h"
-#include "src/kernels/half.h"
-#include "src/util/alloc.h"
+#include "src/text/text.h"
 #include "src/wire/wire.h"
 
-/* Defined in src/text/asm.c: the assembler's one float conversion. */
-uint64_t accy__text_float_bits(int32_t dtype, double d);
 
 /* Constants with more elements than this are wrapped, 8 values a line. */
 #define ONE_LINE_ELEMENTS 16
@@ -263,112 +262,68 @@ static void print_ref(sbuf *b, const namer *nm, uint32_t i) {
 
 /* ---- attributes ----------------------------------------------------------- */
 
-static const char *const kDirections[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-static const char *const kReduceKinds[] = {"sum", "product", "max", "min", "and", "or"};
-static const char *const kScatterModes[] = {"replace", "add", "multiply", "max", "min"};
-
 /* Prints the named attributes of |n| into |out| and the keyword (compare
- * direction, reduce kind) into *keyword. Returns false when the attrs do not
- * have the layout the assembler would build, so the caller prints them raw
- * and the text still assembles to the same bytes. */
+ * direction, reduce kind, scatter mode) into *keyword, walking the op's
+ * attribute schema (src/ir/op_traits.c) the way the assembler builds the
+ * attrs from it (src/text/attrs.c). A field is left out when it is optional
+ * and equals its default. Returns false when the attrs do not have the
+ * schema's layout, so the caller prints them raw and the text still
+ * assembles to the same bytes. */
 static bool format_attrs(const accy__program *p, const accy__node *n, sbuf *out,
                          const char **keyword) {
   const int64_t *a = n->attrs;
-  uint32_t na = n->n_attrs;
-  uint32_t r = n->n_operands ? p->nodes[n->operands[0]].type.rank : 0;
+  const uint32_t na = n->n_attrs;
+  const uint32_t r = n->n_operands ? p->nodes[n->operands[0]].type.rank : 0;
+  const accy__op_trait *trait = accy__op_trait_of(n->op);
   *keyword = NULL;
-  switch (n->op) {
-    case ACCY_OP_COMPARE:
-      if (na != 1 || a[0] < 0 || a[0] > 5) return false;
-      *keyword = kDirections[a[0]];
-      return true;
-    case ACCY_OP_IOTA:
-    case ACCY_OP_CONCATENATE:
-      if (na != 1) return false;
-      sb_printf(out, " dim=%lld", (long long)a[0]);
-      return true;
-    case ACCY_OP_GATHER:
-    case ACCY_OP_ARGMAX:
-    case ACCY_OP_ARGMIN:
-      if (na != 1) return false;
-      sb_printf(out, " axis=%lld", (long long)a[0]);
-      return true;
-    case ACCY_OP_BROADCAST_IN_DIM:
-    case ACCY_OP_REVERSE:
-      print_list(out, "dims", a, na);
-      return true;
-    case ACCY_OP_TRANSPOSE:
-      print_list(out, "perm", a, na);
-      return true;
-    case ACCY_OP_DYNAMIC_SLICE:
-      print_list(out, "sizes", a, na);
-      return true;
-    case ACCY_OP_SCATTER:
-      if (na != 1 || a[0] < 0 || a[0] > 4) return false;
-      *keyword = kScatterModes[a[0]];
-      return true;
-    case ACCY_OP_SORT:
-    case ACCY_OP_ARGSORT:
-      if (na != 2) return false;
-      sb_printf(out, " axis=%lld", (long long)a[0]);
-      if (a[1] != 0) sb_printf(out, " descending=%lld", (long long)a[1]);
-      return true;
-    case ACCY_OP_REDUCE:
-      if (na < 1 || a[0] < 0 || a[0] > 5) return false;
-      *keyword = kReduceKinds[a[0]];
-      print_list(out, "dims", a + 1, na - 1);
-      return true;
-    case ACCY_OP_SLICE:
-      if (na != 3 * r) return false;
-      print_list(out, "start", a, r);
-      print_list(out, "limit", a + r, r);
-      print_list_opt(out, "stride", a + 2 * r, r, 1);
-      return true;
-    case ACCY_OP_PAD:
-      if (na != 3 * r) return false;
-      print_list_opt(out, "low", a, r, 0);
-      print_list_opt(out, "high", a + r, r, 0);
-      print_list_opt(out, "interior", a + 2 * r, r, 0);
-      return true;
-    case ACCY_OP_DOT_GENERAL: {
-      if (na < 2 || a[0] < 0 || (uint64_t)a[0] > (na - 2) / 2) return false;
-      uint32_t nb = (uint32_t)a[0];
-      int64_t nc64 = a[1 + 2 * nb];
-      if (nc64 < 0 || (uint64_t)(2 + 2 * nb) + 2 * (uint64_t)nc64 != na) return false;
-      uint32_t nc = (uint32_t)nc64;
-      if (nb) {
-        print_list(out, "lhs_batch", a + 1, nb);
-        print_list(out, "rhs_batch", a + 1 + nb, nb);
+  if (!trait) return false;
+  const accy__attr_schema *schema = trait->attrs;
+  uint32_t at = 0, spatial = 0;
+  for (uint32_t i = 0; i < schema->n_fields; i++) {
+    const accy__attr_field *f = &schema->fields[i];
+    const bool shown = f->required || f->always_shown;
+    switch (f->kind) {
+      case ACCY__ATTR_KEYWORD:
+        if (at >= na || a[at] < 0 || a[at] >= (int64_t)f->words->n) return false;
+        *keyword = f->words->words[a[at]];
+        at++;
+        break;
+      case ACCY__ATTR_SCALAR:
+        if (at >= na) return false;
+        if (shown || a[at] != f->def) sb_printf(out, " %s=%lld", f->name, (long long)a[at]);
+        at++;
+        break;
+      case ACCY__ATTR_LIST: {
+        uint32_t count = f->len == ACCY__LEN_RANK      ? r
+                         : f->len == ACCY__LEN_SPATIAL ? spatial
+                                                       : na - at;
+        if (count > na - at) return false;
+        const int64_t *v = count ? a + at : NULL; /* attrs is NULL when there are none */
+        if (shown)
+          print_list(out, f->name, v, count);
+        else
+          print_list_opt(out, f->name, v, count, f->def);
+        at += count;
+        break;
       }
-      print_list(out, "lhs_contract", a + 2 + 2 * nb, nc);
-      print_list(out, "rhs_contract", a + 2 + 2 * nb + nc, nc);
-      return true;
+      case ACCY__ATTR_PAIR: {
+        if (at >= na || a[at] < 0 || (uint64_t)a[at] > (na - at - 1) / 2) return false;
+        uint32_t count = (uint32_t)a[at];
+        if (shown || count) {
+          print_list(out, f->name, a + at + 1, count);
+          print_list(out, f->name2, a + at + 1 + count, count);
+        }
+        at += 1 + 2 * count;
+        break;
+      }
+      case ACCY__ATTR_SPATIAL:
+        if (r < 3 || r > 5 || at >= na || a[at] != (int64_t)(r - 2)) return false;
+        spatial = r - 2;
+        at++;
+        break;
     }
-    case ACCY_OP_CONVOLUTION: {
-      if (r < 3 || r > 5) return false;
-      uint32_t s = r - 2;
-      if (na != 2 + 5 * s || a[0] != (int64_t)s) return false;
-      print_list_opt(out, "stride", a + 1, s, 1);
-      print_list_opt(out, "pad_low", a + 1 + s, s, 0);
-      print_list_opt(out, "pad_high", a + 1 + 2 * s, s, 0);
-      print_list_opt(out, "lhs_dilation", a + 1 + 3 * s, s, 1);
-      print_list_opt(out, "rhs_dilation", a + 1 + 4 * s, s, 1);
-      if (a[1 + 5 * s] != 1) sb_printf(out, " groups=%lld", (long long)a[1 + 5 * s]);
-      return true;
-    }
-    case ACCY_OP_REDUCE_WINDOW:
-      if (na != 1 + 6 * r || a[0] < 0 || a[0] > 5) return false;
-      *keyword = kReduceKinds[a[0]];
-      print_list(out, "window", a + 1, r);
-      print_list_opt(out, "stride", a + 1 + r, r, 1);
-      print_list_opt(out, "pad_low", a + 1 + 2 * r, r, 0);
-      print_list_opt(out, "pad_high", a + 1 + 3 * r, r, 0);
-      print_list_opt(out, "base_dilation", a + 1 + 4 * r, r, 1);
-      print_list_opt(out, "window_dilation", a + 1 + 5 * r, r, 1);
-      return true;
-    default:
-      return na == 0;
   }
+  return at == na;
 }
 
 /* ---- program -------------------------------------------------------------- */

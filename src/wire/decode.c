@@ -14,21 +14,14 @@
 
 #include <string.h>
 
-#include "src/limits.h"
+#include "src/base/limits.h"
 #include "src/wire/format.h"
 #include "src/wire/reader.h"
 #include "src/wire/wire.h"
 
-/* Runs a reader call; on failure puts "<where>: " in front of the reader's
- * cause (which already holds the offset and the byte counts). */
-#define READ(expr, ...)                                        \
-  do {                                                         \
-    accy_status read_status_ = (expr);                         \
-    if (ACCY_UNLIKELY(read_status_ != ACCY_STATUS_OK)) {       \
-      accy__prefix_cause(__VA_ARGS__);                         \
-      return read_status_;                                     \
-    }                                                          \
-  } while (0)
+/* Reader calls run under ACCY_TRY_CTX: on failure "<where>: " goes in front
+ * of the reader's cause (which already holds the offset and the byte
+ * counts). */
 
 /* Scratch for one node's variable-length fields. The limits bound them, so
  * they live on the decoder's stack (6 KiB) instead of being allocated. */
@@ -47,13 +40,13 @@ static accy_status read_name(accy__reader *r, const char *what, uint32_t index,
   *out = NULL;
   *out_len = 0;
   size_t at = accy__reader_position(r);
-  READ(accy__reader_u32le(r, &len), "%s %u: name length: ", what, index);
+  ACCY_TRY_CTX(accy__reader_u32le(r, &len), "%s %u: name length: ", what, index);
   if (len > ACCY_MAX_NAME_BYTES)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "%s %u: name length %u exceeds ACCY_MAX_NAME_BYTES %u at offset %zu", what,
                      index, len, ACCY_MAX_NAME_BYTES, at);
   const uint8_t *bytes;
-  READ(accy__reader_bytes(r, len, &bytes), "%s %u: name: ", what, index);
+  ACCY_TRY_CTX(accy__reader_bytes(r, len, &bytes), "%s %u: name: ", what, index);
   const uint8_t *nul = memchr(bytes, 0, len);
   if (nul)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
@@ -81,12 +74,12 @@ static accy_status read_type(accy__reader *r, uint32_t i, accy__type *t, uint64_
   uint8_t dtype, rank;
   memset(t, 0, sizeof *t);
   size_t at = accy__reader_position(r);
-  READ(accy__reader_u8(r, &dtype), "node %u: dtype: ", i);
+  ACCY_TRY_CTX(accy__reader_u8(r, &dtype), "node %u: dtype: ", i);
   if (!accy__dtype_valid(dtype))
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "node %u: dtype %u is not a valid dtype at offset %zu",
                      i, dtype, at);
   at = accy__reader_position(r);
-  READ(accy__reader_u8(r, &rank), "node %u: rank: ", i);
+  ACCY_TRY_CTX(accy__reader_u8(r, &rank), "node %u: rank: ", i);
   if (rank > ACCY_MAX_RANK)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "node %u: rank %u exceeds ACCY_MAX_RANK %d at offset %zu", i, rank,
@@ -99,7 +92,7 @@ static accy_status read_type(accy__reader *r, uint32_t i, accy__type *t, uint64_
   bool too_many = false, has_zero = false;
   for (uint32_t d = 0; d < rank; d++) {
     at = accy__reader_position(r);
-    READ(accy__reader_i64le(r, &t->dims[d]), "node %u: dims[%u]: ", i, d);
+    ACCY_TRY_CTX(accy__reader_i64le(r, &t->dims[d]), "node %u: dims[%u]: ", i, d);
     if (t->dims[d] < 0 || t->dims[d] > ACCY_MAX_DIM)
       return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                        "node %u: dims[%u] = %lld is outside 0..ACCY_MAX_DIM %lld at offset %zu", i,
@@ -128,7 +121,7 @@ static accy_status read_node(accy__reader *r, uint32_t i, decode_scratch *s,
   size_t node_at = accy__reader_position(r);
   size_t at = node_at;
   uint16_t op;
-  READ(accy__reader_u16le(r, &op), "node %u: op: ", i);
+  ACCY_TRY_CTX(accy__reader_u16le(r, &op), "node %u: op: ", i);
   if (!accy__op_name(op))
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "node %u: unknown op code %u at offset %zu", i,
                      op, at);
@@ -148,15 +141,15 @@ static accy_status read_node(accy__reader *r, uint32_t i, decode_scratch *s,
 
   uint32_t n_operands;
   at = accy__reader_position(r);
-  READ(accy__reader_u32le(r, &n_operands), "node %u: operand count: ", i);
+  ACCY_TRY_CTX(accy__reader_u32le(r, &n_operands), "node %u: operand count: ", i);
   if (n_operands > ACCY_MAX_OPERANDS)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "node %u: operand count %u exceeds ACCY_MAX_OPERANDS %u at offset %zu", i,
                      n_operands, ACCY_MAX_OPERANDS, at);
-  READ(accy__reader_check_count(r, n_operands, 4), "node %u: operands: ", i);
+  ACCY_TRY_CTX(accy__reader_check_count(r, n_operands, 4), "node %u: operands: ", i);
   for (uint32_t k = 0; k < n_operands; k++) {
     at = accy__reader_position(r);
-    READ(accy__reader_u32le(r, &s->operands[k]), "node %u: operand %u: ", i, k);
+    ACCY_TRY_CTX(accy__reader_u32le(r, &s->operands[k]), "node %u: operand %u: ", i, k);
     /* SSA order makes every program acyclic by construction. */
     if (s->operands[k] >= i)
       return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
@@ -167,14 +160,14 @@ static accy_status read_node(accy__reader *r, uint32_t i, decode_scratch *s,
 
   uint32_t n_attrs;
   at = accy__reader_position(r);
-  READ(accy__reader_u32le(r, &n_attrs), "node %u: attribute count: ", i);
+  ACCY_TRY_CTX(accy__reader_u32le(r, &n_attrs), "node %u: attribute count: ", i);
   if (n_attrs > ACCY_MAX_ATTRS)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "node %u: attribute count %u exceeds ACCY_MAX_ATTRS %u at offset %zu", i,
                      n_attrs, ACCY_MAX_ATTRS, at);
-  READ(accy__reader_check_count(r, n_attrs, 8), "node %u: attributes: ", i);
+  ACCY_TRY_CTX(accy__reader_check_count(r, n_attrs, 8), "node %u: attributes: ", i);
   for (uint32_t k = 0; k < n_attrs; k++)
-    READ(accy__reader_i64le(r, &s->attrs[k]), "node %u: attrs[%u]: ", i, k);
+    ACCY_TRY_CTX(accy__reader_i64le(r, &s->attrs[k]), "node %u: attrs[%u]: ", i, k);
 
   const uint8_t *name;
   uint32_t name_len;
@@ -184,7 +177,7 @@ static accy_status read_node(accy__reader *r, uint32_t i, decode_scratch *s,
   uint64_t payload_bytes = 0;
   if (op == ACCY_OP_CONSTANT) {
     at = accy__reader_position(r);
-    READ(accy__reader_u64le(r, &payload_bytes), "node %u: payload length: ", i);
+    ACCY_TRY_CTX(accy__reader_u64le(r, &payload_bytes), "node %u: payload length: ", i);
     /* dtype was checked above, so its size is nonzero; elems <= 2^40 and
      * sizes <= 8, but the product is still checked. */
     uint64_t want;
@@ -203,34 +196,31 @@ static accy_status read_node(accy__reader *r, uint32_t i, decode_scratch *s,
                        i, (unsigned long long)ACCY_MAX_CONSTANT_BYTES,
                        (unsigned long long)payload_bytes,
                        (unsigned long long)*inout_constant_bytes, at);
-    READ(accy__reader_bytes(r, payload_bytes, &payload), "node %u: payload: ", i);
+    ACCY_TRY_CTX(accy__reader_bytes(r, payload_bytes, &payload), "node %u: payload: ", i);
     *inout_constant_bytes += payload_bytes;
   }
 
   /* A zero-length name is "no name" (NULL in the IR). */
-  accy_status st = accy__program_add_node(out, op, &type, s->operands, n_operands, s->attrs,
-                                          n_attrs, name_len ? (const char *)name : NULL,
-                                          name_len, payload, payload_bytes, NULL);
-  if (st != ACCY_STATUS_OK) {
-    accy__prefix_cause("node %u (at offset %zu): ", i, node_at);
-    return st;
-  }
+  ACCY_TRY_CTX(accy__program_add_node(out, op, &type, s->operands, n_operands, s->attrs, n_attrs,
+                                      name_len ? (const char *)name : NULL, name_len, payload,
+                                      payload_bytes, NULL),
+               "node %u (at offset %zu): ", i, node_at);
   return ACCY_STATUS_OK;
 }
 
 static accy_status read_nodes(accy__reader *r, accy__program *out) {
   uint32_t n;
   size_t at = accy__reader_position(r);
-  READ(accy__reader_u32le(r, &n), "nodes section: node count: ");
+  ACCY_TRY_CTX(accy__reader_u32le(r, &n), "nodes section: node count: ");
   if (n > ACCY_MAX_NODES)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "nodes section: node count %u exceeds ACCY_MAX_NODES %u at offset %zu", n,
                      ACCY_MAX_NODES, at);
-  READ(accy__reader_check_count(r, n, ACCY_WIRE_NODE_MIN_BYTES), "nodes section: node count: ");
+  ACCY_TRY_CTX(accy__reader_check_count(r, n, ACCY_WIRE_NODE_MIN_BYTES), "nodes section: node count: ");
   decode_scratch s;
   uint64_t constant_bytes = 0;
   for (uint32_t i = 0; i < n; i++) ACCY_TRY(read_node(r, i, &s, &constant_bytes, out));
-  READ(accy__reader_expect_end(r), "nodes section: ");
+  ACCY_TRY_CTX(accy__reader_expect_end(r), "nodes section: ");
   return ACCY_STATUS_OK;
 }
 
@@ -239,17 +229,17 @@ static accy_status read_nodes(accy__reader *r, accy__program *out) {
 static accy_status read_outputs(accy__reader *r, accy__program *out) {
   uint32_t n;
   size_t at = accy__reader_position(r);
-  READ(accy__reader_u32le(r, &n), "outputs section: output count: ");
+  ACCY_TRY_CTX(accy__reader_u32le(r, &n), "outputs section: output count: ");
   if (n > ACCY_MAX_OUTPUTS)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "outputs section: output count %u exceeds ACCY_MAX_OUTPUTS %u at offset %zu",
                      n, ACCY_MAX_OUTPUTS, at);
-  READ(accy__reader_check_count(r, n, ACCY_WIRE_OUTPUT_MIN_BYTES),
+  ACCY_TRY_CTX(accy__reader_check_count(r, n, ACCY_WIRE_OUTPUT_MIN_BYTES),
        "outputs section: output count: ");
   for (uint32_t i = 0; i < n; i++) {
     uint32_t node;
     at = accy__reader_position(r);
-    READ(accy__reader_u32le(r, &node), "output %u: node: ", i);
+    ACCY_TRY_CTX(accy__reader_u32le(r, &node), "output %u: node: ", i);
     if (node >= out->n_nodes)
       return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                        "output %u: refers to node %u, but the program has %u nodes (at offset "
@@ -258,13 +248,10 @@ static accy_status read_outputs(accy__reader *r, accy__program *out) {
     const uint8_t *name;
     uint32_t name_len;
     ACCY_TRY(read_name(r, "output", i, &name, &name_len));
-    accy_status st = accy__program_add_output(out, node, (const char *)name, name_len);
-    if (st != ACCY_STATUS_OK) {
-      accy__prefix_cause("output %u (at offset %zu): ", i, at);
-      return st;
-    }
+    ACCY_TRY_CTX(accy__program_add_output(out, node, (const char *)name, name_len),
+                 "output %u (at offset %zu): ", i, at);
   }
-  READ(accy__reader_expect_end(r), "outputs section: ");
+  ACCY_TRY_CTX(accy__reader_expect_end(r), "outputs section: ");
   return ACCY_STATUS_OK;
 }
 
@@ -285,28 +272,28 @@ static accy_status open_section(accy__reader *r, uint32_t want, accy__reader *su
   uint64_t len;
   accy__reader_init(sub, NULL, 0);
   size_t at = accy__reader_position(r);
-  READ(accy__reader_u32le(r, &id), "%s section header: id: ", section_name(want));
+  ACCY_TRY_CTX(accy__reader_u32le(r, &id), "%s section header: id: ", section_name(want));
   if (id != want)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "section id %u (%s) at offset %zu, expected %u (%s): wire 1.0 and 1.1 "
                      "have exactly the nodes section then the outputs section",
                      id, section_name(id), at, want, section_name(want));
-  READ(accy__reader_u64le(r, &len), "%s section header: length: ", section_name(want));
-  READ(accy__reader_sub(r, len, sub), "%s section: ", section_name(want));
+  ACCY_TRY_CTX(accy__reader_u64le(r, &len), "%s section header: length: ", section_name(want));
+  ACCY_TRY_CTX(accy__reader_sub(r, len, sub), "%s section: ", section_name(want));
   return ACCY_STATUS_OK;
 }
 
 static accy_status read_header(accy__reader *r, uint16_t *out_minor) {
   const uint8_t *magic;
   *out_minor = 0;
-  READ(accy__reader_bytes(r, ACCY_WIRE_MAGIC_BYTES, &magic), "header: magic: ");
+  ACCY_TRY_CTX(accy__reader_bytes(r, ACCY_WIRE_MAGIC_BYTES, &magic), "header: magic: ");
   if (memcmp(magic, ACCY_WIRE_MAGIC, ACCY_WIRE_MAGIC_BYTES) != 0)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM,
                      "bad magic %02x %02x %02x %02x at offset 0, expected \"%s\" (41 43 43 59)",
                      magic[0], magic[1], magic[2], magic[3], ACCY_WIRE_MAGIC);
   uint16_t major, minor;
-  READ(accy__reader_u16le(r, &major), "header: major version: ");
-  READ(accy__reader_u16le(r, &minor), "header: minor version: ");
+  ACCY_TRY_CTX(accy__reader_u16le(r, &major), "header: major version: ");
+  ACCY_TRY_CTX(accy__reader_u16le(r, &minor), "header: minor version: ");
   /* A reader understands every older minor of its major; a newer minor may
    * add sections or fields it cannot know about. */
   if (major != ACCY_WIRE_VERSION_MAJOR || minor > ACCY_WIRE_VERSION_MINOR)
@@ -335,7 +322,7 @@ static accy_status decode_program(const void *bytes, size_t size, accy__program 
   ACCY_TRY(read_nodes(&sub, out));
   ACCY_TRY(open_section(&r, ACCY_WIRE_SECTION_OUTPUTS, &sub));
   ACCY_TRY(read_outputs(&sub, out));
-  READ(accy__reader_expect_end(&r), "after the outputs section: ");
+  ACCY_TRY_CTX(accy__reader_expect_end(&r), "after the outputs section: ");
   return ACCY_STATUS_OK;
 }
 

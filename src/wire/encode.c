@@ -18,8 +18,8 @@
 
 #include <string.h>
 
-#include "src/limits.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
+#include "src/base/limits.h"
 #include "src/wire/format.h"
 #include "src/wire/wire.h"
 

@@ -1,15 +1,14 @@
 /* src/wire/format.h: the constants of wire format v1. docs/wire-format.md is
  * the specification; this header only names its numbers. Nothing outside
- * src/wire/ and the wire tests should need these. */
+ * src/wire/ and the wire tests should need these, except the header, which
+ * is public. */
 #ifndef ACCY_WIRE_FORMAT_H
 #define ACCY_WIRE_FORMAT_H
 
-/* The first four bytes of every program: ASCII "ACCY". */
-#define ACCY_WIRE_MAGIC "ACCY"
-#define ACCY_WIRE_MAGIC_BYTES 4u
-
-/* Magic, u16 major, u16 minor. */
-#define ACCY_WIRE_HEADER_BYTES 8u
+/* The header (ACCY_WIRE_MAGIC "ACCY", u16 major, u16 minor:
+ * ACCY_WIRE_HEADER_BYTES) is public, in accy/version.h, with
+ * accy_wire_probe (probe.c). */
+#include "accy/version.h"
 
 /* Section header: u32 id, u64 body length in bytes. */
 #define ACCY_WIRE_SECTION_HEADER_BYTES 12u

@@ -20,6 +20,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Each target names itself once, ACCY_FUZZ_NAME(fuzz_<target>); the replay
+ * program (replay_main.c, built once for every target) reads its corpus
+ * from tests/fuzz/corpus/<that name>/. */
+extern const char accy__fuzz_name[];
+#define ACCY_FUZZ_NAME(name) const char accy__fuzz_name[] = #name
+
 /* Aborts with the failed condition, a message and the current cause. */
 #define FUZZ_CHECK(cond, ...)                                                       \
   do {                                                                              \

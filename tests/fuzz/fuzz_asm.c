@@ -19,9 +19,11 @@
 
 #include <unistd.h>
 
+#include "src/base/alloc.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
+
+ACCY_FUZZ_NAME(fuzz_asm);
 
 FUZZ_SANITIZER_OPTIONS()
 

@@ -15,9 +15,11 @@
  * and lives for the whole process. */
 #include "tests/fuzz/fuzz.h"
 
+#include "src/base/alloc.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
+
+ACCY_FUZZ_NAME(fuzz_compile);
 
 FUZZ_SANITIZER_OPTIONS()
 

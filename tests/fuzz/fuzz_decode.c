@@ -16,9 +16,11 @@
  *  - nothing allocated through accy stays allocated. */
 #include "tests/fuzz/fuzz.h"
 
+#include "src/base/alloc.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
+
+ACCY_FUZZ_NAME(fuzz_decode);
 
 FUZZ_SANITIZER_OPTIONS()
 

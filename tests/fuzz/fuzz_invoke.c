@@ -25,10 +25,12 @@
  * they are not a Check program, so OpenMP in this process is fine. */
 #include "tests/fuzz/fuzz.h"
 
+#include "src/base/alloc.h"
 #include "src/compile/compile.h"
 #include "src/ir/verify.h"
-#include "src/util/alloc.h"
 #include "src/wire/wire.h"
+
+ACCY_FUZZ_NAME(fuzz_invoke);
 
 FUZZ_SANITIZER_OPTIONS()
 

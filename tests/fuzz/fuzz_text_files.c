@@ -25,7 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
+
+ACCY_FUZZ_NAME(fuzz_text_files);
 
 FUZZ_SANITIZER_OPTIONS()
 

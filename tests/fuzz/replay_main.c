@@ -11,19 +11,14 @@
  * sanitizer build sees a read past the end). Hidden files are skipped. Exit
  * status: 0 when every file ran, 1 when a file cannot be read or a directory
  * holds no file (an empty corpus tests nothing); a broken property aborts
- * inside the target. ACCY_FUZZ_TARGET (the target's name) is set by the
- * build. */
+ * inside the target. The target names itself (ACCY_FUZZ_NAME, fuzz.h), so
+ * this file is compiled once for every target. */
 #include "tests/fuzz/fuzz.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 
-#ifndef ACCY_FUZZ_TARGET
-#error "build with -DACCY_FUZZ_TARGET=fuzz_<target>"
-#endif
-#define FUZZ_STR2(x) #x
-#define FUZZ_STR(x) FUZZ_STR2(x)
 
 static unsigned long g_files;
 static unsigned long long g_bytes;
@@ -103,7 +98,7 @@ static bool replay_path(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  const char *target = FUZZ_STR(ACCY_FUZZ_TARGET);
+  const char *target = accy__fuzz_name;
   bool ok = true;
   if (argc > 1) {
     for (int i = 1; i < argc && ok; i++) ok = replay_path(argv[i]);

@@ -1,23 +1,11 @@
-/* src/kernels/scatter_sort.c: scatter, sort and argsort (the ops wire 1.1
- * adds; semantics in docs/ops.md).
+/* src/kernels/sort.c: sort and argsort (wire 1.1; semantics in docs/ops.md).
  *
- * scatter: the result is data with update slices combined into it, in
- * row-major order of the updates. To stay deterministic under any tiling
- * while still running in parallel, the iteration space is the result cut
- * into |parts| contiguous element ranges. The item owning range [f0, f1)
- * copies data over it, then walks every update in order and applies the
- * part of each slice that falls inside [f0, f1). Each result element is thus
- * written by exactly one item, in update order, whatever the split. Every
- * item reads every index vector, so the number of parts is capped at
- * (data + updates) / (index reads): that overhead never exceeds the copy and
- * combine work itself, and many updates into a small result run as one item.
- *
- * sort and argsort: one item per line along the axis. A line is sorted in
- * place in the result buffer (no scratch memory) by an introsort: median of
- * three quicksort, heapsort past 2 log2(n) levels, insertion sort below 16
- * elements. Keys map every dtype to an unsigned integer whose order is the
- * op's order (-0 equals +0, every NaN above +Inf); descending flips all key
- * bits. The result does not depend on the algorithm:
+ * One item per line along the axis. A line is sorted in place in the result
+ * buffer (no scratch memory) by an introsort: median of three quicksort,
+ * heapsort past 2 log2(n) levels, insertion sort below 16 elements. Keys map
+ * every dtype to an unsigned integer whose order is the op's order (-0
+ * equals +0, every NaN above +Inf); descending flips all key bits. The
+ * result does not depend on the algorithm:
  *  - argsort sorts positions and breaks key ties by position, a total order,
  *    so its result is unique (and stable);
  *  - sort moves values; equal keys hold equal bytes except for the zeros
@@ -26,197 +14,13 @@
  *    makes the sort stable byte for byte. */
 #include "src/internal.h"
 
-#include <math.h>
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
 
-/* Result elements per scatter part when index reads are no concern. */
-#define SCATTER_CHUNK UINT64_C(16384)
-/* At most this many parts, so that elements * part fits in 64 bits
- * (2^40 * 2^16). */
-#define SCATTER_MAX_PARTS UINT64_C(65536)
 /* Lines up to this length are sorted by insertion alone. */
 #define INSERTION_MAX 16
-
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return a == 0 ? 0 : (a - 1) / b + 1; }
-
-/* Element |i| of an int buffer as int64. Unsigned values above INT64_MAX
- * become INT64_MAX, which is out of range for every extent. */
-static int64_t read_index(const void *buf, int32_t dtype, uint64_t i) {
-  switch (dtype) {
-    case ACCY_DTYPE_I8: return ((const int8_t *)buf)[i];
-    case ACCY_DTYPE_I16: return ((const int16_t *)buf)[i];
-    case ACCY_DTYPE_I32: return ((const int32_t *)buf)[i];
-    case ACCY_DTYPE_I64: return ((const int64_t *)buf)[i];
-    case ACCY_DTYPE_U8: return ((const uint8_t *)buf)[i];
-    case ACCY_DTYPE_U16: return ((const uint16_t *)buf)[i];
-    case ACCY_DTYPE_U32: return ((const uint32_t *)buf)[i];
-    case ACCY_DTYPE_U64: {
-      uint64_t u = ((const uint64_t *)buf)[i];
-      return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    default: return INT64_MAX; /* prepare admits int dtypes only */
-  }
-}
-
-/* ---- scatter: combining one update into one element ------------------------ */
-
-/* Float maximum / minimum with the maximum / minimum ops' rules: NaN if
- * either is NaN, max(-0, +0) = +0, min(-0, +0) = -0. */
-#define FLOAT_MINMAX(SUF, T)                                \
-  static inline T max_##SUF(T a, T b) {                     \
-    if (a != a || b != b) return a + b;                     \
-    if (a == b) return signbit(a) ? b : a;                  \
-    return a > b ? a : b;                                   \
-  }                                                         \
-  static inline T min_##SUF(T a, T b) {                     \
-    if (a != a || b != b) return a + b;                     \
-    if (a == b) return signbit(a) ? a : b;                  \
-    return a < b ? a : b;                                   \
-  }
-FLOAT_MINMAX(f32, float)
-FLOAT_MINMAX(f64, double)
-
-#define F_ADD(a, b) ((a) + (b))
-#define F_MUL(a, b) ((a) * (b))
-/* Integers wrap: the arithmetic runs in uint64_t and keeps the low bits. */
-#define I_ADD(T) (T)((uint64_t)(a) + (uint64_t)(b))
-#define I_MUL(T) (T)((uint64_t)(a) * (uint64_t)(b))
-#define IDENT(x) (x)
-
-/* dst[i] = OP(dst[i], src[i]) for i < n, computing in C. */
-#define COMBINE_LOOP(T, LOAD, STORE, EXPR)                  \
-  do {                                                      \
-    T *d_ = dst;                                            \
-    const T *s_ = src;                                      \
-    for (uint64_t i = 0; i < n; i++) {                      \
-      __typeof__(LOAD(d_[0])) a = LOAD(d_[i]);              \
-      __typeof__(LOAD(d_[0])) b = LOAD(s_[i]);              \
-      d_[i] = STORE(EXPR);                                  \
-    }                                                       \
-  } while (0)
-
-#define DEFINE_COMBINE_FLOAT(SUF, T, LOAD, STORE, C)                               \
-  static void combine_##SUF(int mode, void *dst, const void *src, uint64_t n) {    \
-    switch (mode) {                                                                \
-      case ACCY_SCATTER_ADD: COMBINE_LOOP(T, LOAD, STORE, F_ADD(a, b)); break;      \
-      case ACCY_SCATTER_MULTIPLY: COMBINE_LOOP(T, LOAD, STORE, F_MUL(a, b)); break; \
-      case ACCY_SCATTER_MAX: COMBINE_LOOP(T, LOAD, STORE, max_##C(a, b)); break;    \
-      case ACCY_SCATTER_MIN: COMBINE_LOOP(T, LOAD, STORE, min_##C(a, b)); break;    \
-      default: break;                                                              \
-    }                                                                              \
-  }
-DEFINE_COMBINE_FLOAT(f32, float, IDENT, IDENT, f32)
-DEFINE_COMBINE_FLOAT(f64, double, IDENT, IDENT, f64)
-DEFINE_COMBINE_FLOAT(f16, uint16_t, accy__f16_to_f32, accy__f32_to_f16, f32)
-DEFINE_COMBINE_FLOAT(bf16, uint16_t, accy__bf16_to_f32, accy__f32_to_bf16, f32)
-
-#define DEFINE_COMBINE_INT(SUF, T)                                                     \
-  static void combine_##SUF(int mode, void *dst, const void *src, uint64_t n) {        \
-    switch (mode) {                                                                    \
-      case ACCY_SCATTER_ADD: COMBINE_LOOP(T, IDENT, IDENT, I_ADD(T)); break;            \
-      case ACCY_SCATTER_MULTIPLY: COMBINE_LOOP(T, IDENT, IDENT, I_MUL(T)); break;       \
-      case ACCY_SCATTER_MAX: COMBINE_LOOP(T, IDENT, IDENT, (a > b ? a : b)); break;     \
-      case ACCY_SCATTER_MIN: COMBINE_LOOP(T, IDENT, IDENT, (a < b ? a : b)); break;     \
-      default: break;                                                                  \
-    }                                                                                  \
-  }
-DEFINE_COMBINE_INT(i8, int8_t)
-DEFINE_COMBINE_INT(i16, int16_t)
-DEFINE_COMBINE_INT(i32, int32_t)
-DEFINE_COMBINE_INT(i64, int64_t)
-DEFINE_COMBINE_INT(u8, uint8_t)
-DEFINE_COMBINE_INT(u16, uint16_t)
-DEFINE_COMBINE_INT(u32, uint32_t)
-DEFINE_COMBINE_INT(u64, uint64_t)
-
-/* Bool: add and max are or, multiply and min are and (on 0 / 1 bytes). */
-static void combine_bool(int mode, void *dst, const void *src, uint64_t n) {
-  if (mode == ACCY_SCATTER_ADD || mode == ACCY_SCATTER_MAX)
-    COMBINE_LOOP(uint8_t, IDENT, IDENT, (uint8_t)(a | b));
-  else
-    COMBINE_LOOP(uint8_t, IDENT, IDENT, (uint8_t)(a & b));
-}
-
-typedef void (*combine_fn)(int mode, void *dst, const void *src, uint64_t n);
-
-static combine_fn combine_for(int32_t dtype) {
-  switch (dtype) {
-    case ACCY_DTYPE_F32: return combine_f32;
-    case ACCY_DTYPE_F64: return combine_f64;
-    case ACCY_DTYPE_F16: return combine_f16;
-    case ACCY_DTYPE_BF16: return combine_bf16;
-    case ACCY_DTYPE_I8: return combine_i8;
-    case ACCY_DTYPE_I16: return combine_i16;
-    case ACCY_DTYPE_I32: return combine_i32;
-    case ACCY_DTYPE_I64: return combine_i64;
-    case ACCY_DTYPE_U8: return combine_u8;
-    case ACCY_DTYPE_U16: return combine_u16;
-    case ACCY_DTYPE_U32: return combine_u32;
-    case ACCY_DTYPE_U64: return combine_u64;
-    case ACCY_DTYPE_BOOL: return combine_bool;
-  }
-  return NULL;
-}
-
-/* ---- scatter: the tile ------------------------------------------------------- */
-
-typedef struct scatter_params {
-  uint64_t elems;                  /* of data and of the result (> 0 when there is work) */
-  uint64_t parts;                  /* items; part i owns [elems*i/parts, elems*(i+1)/parts) */
-  uint64_t inner;                  /* elements of one update slice: prod d[k:] */
-  uint64_t n_upd;                  /* update slices: prod of the indices' batch dims */
-  uint32_t k;                      /* entries of one index vector (0..rank) */
-  int32_t idx_dtype;
-  int mode;                        /* accy_scatter_mode */
-  size_t esize;
-  combine_fn combine;              /* NULL for replace */
-  int64_t dims[ACCY_MAX_RANK];     /* d[0..k) */
-  uint64_t rows_per[ACCY_MAX_RANK]; /* slices per step of coordinate j: prod d[j+1..k) */
-} scatter_params;
-
-static uint64_t part_start(const scatter_params *sp, uint64_t part) {
-  if (part >= sp->parts) return sp->elems;
-  return sp->elems * part / sp->parts;
-}
-
-static void scatter_tile(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
-  const scatter_params *sp = k->params;
-  const uint64_t f0 = part_start(sp, begin), f1 = part_start(sp, end);
-  if (f0 >= f1) return;
-  char *out = bufs[0];
-  const char *data = bufs[1], *upd = bufs[3];
-  const void *ind = bufs[2];
-  const size_t es = sp->esize;
-  const uint64_t inner = sp->inner;
-  memcpy(out + f0 * es, data + f0 * es, (size_t)((f1 - f0) * es));
-  uint64_t at = 0; /* first index element of update u */
-  for (uint64_t u = 0; u < sp->n_upd; u++, at += sp->k) {
-    uint64_t slice = 0;
-    bool inside = true;
-    for (uint32_t j = 0; j < sp->k; j++) {
-      int64_t c = read_index(ind, sp->idx_dtype, at + j);
-      if (c < 0) c += sp->dims[j]; /* c >= INT64_MIN, dims <= 2^40: no overflow */
-      if (c < 0 || c >= sp->dims[j]) {
-        inside = false; /* out of range: the whole update is dropped */
-        break;
-      }
-      slice += (uint64_t)c * sp->rows_per[j];
-    }
-    if (!inside) continue;
-    const uint64_t a = slice * inner, b = a + inner;
-    if (b <= f0 || a >= f1) continue;
-    const uint64_t lo = a > f0 ? a : f0, hi = b < f1 ? b : f1;
-    const char *src = upd + (u * inner + (lo - a)) * es;
-    if (sp->combine)
-      sp->combine(sp->mode, out + lo * es, src, hi - lo);
-    else
-      memcpy(out + lo * es, src, (size_t)((hi - lo) * es));
-  }
-}
 
 /* ---- sort keys --------------------------------------------------------------- */
 
@@ -471,115 +275,50 @@ static const sort_fns kSortFns[] = {
 
 /* ---- prepare ------------------------------------------------------------------ */
 
-static accy_status fail(uint32_t node, const accy__node *nd, const char *what) {
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %s", node, accy__op_name(nd->op),
-                   what);
+/* Causes name what is wrong; accy__kernel_prepare puts "node N (op): " in
+ * front. */
+static accy_status fail(const char *what) {
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%s", what);
 }
 
-static accy_status out_of_memory(uint32_t node, const accy__node *nd) {
-  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (%s): out of memory", node,
-                   accy__op_name(nd->op));
-}
-
-/* Product of |n| extents; 0 as soon as one is 0 (the others may then be
- * anything up to ACCY_MAX_DIM, so the product is not formed). */
-static uint64_t extent_product(const int64_t *dims, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++)
-    if (dims[i] == 0) return 0;
-  uint64_t p = 1;
-  for (uint32_t i = 0; i < n; i++) p *= (uint64_t)dims[i];
-  return p;
-}
-
-static accy_status prepare_scatter(const accy__program *p, uint32_t node, accy__arena *arena,
-                                   accy__kernel *k) {
-  const accy__node *nd = &p->nodes[node];
-  if (nd->n_operands != 3 || nd->n_attrs != 1)
-    return fail(node, nd, "expects 3 operands and 1 attribute");
-  const accy__type *rt = &nd->type;
-  const accy__type *xt = &p->nodes[nd->operands[0]].type;
-  const accy__type *it = &p->nodes[nd->operands[1]].type;
-  const accy__type *ut = &p->nodes[nd->operands[2]].type;
-  const int64_t mode = nd->attrs[0];
-  if (!accy__type_equal(rt, xt) || ut->dtype != rt->dtype)
-    return fail(node, nd, "result, data and updates types disagree");
-  if (!accy__dtype_is_int(it->dtype) || it->rank < 1)
-    return fail(node, nd, "indices are not an integer tensor of rank >= 1");
-  if (mode < ACCY_SCATTER_REPLACE || mode > ACCY_SCATTER_MIN)
-    return fail(node, nd, "mode out of range");
-  const int64_t kk = it->dims[it->rank - 1];
-  if (kk > (int64_t)xt->rank) return fail(node, nd, "index vectors longer than data's rank");
-  combine_fn combine = NULL;
-  if (mode != ACCY_SCATTER_REPLACE && !(combine = combine_for(rt->dtype)))
-    return fail(node, nd, "no kernel for this dtype");
-  scatter_params *sp = accy__arena_alloc(arena, sizeof *sp, 64);
-  if (!sp) return out_of_memory(node, nd);
-  memset(sp, 0, sizeof *sp);
-  sp->k = (uint32_t)kk;
-  sp->idx_dtype = it->dtype;
-  sp->mode = (int)mode;
-  sp->combine = combine;
-  sp->esize = accy__dtype_size(rt->dtype);
-  sp->elems = extent_product(xt->dims, xt->rank);
-  k->params = sp;
-  k->run = scatter_tile;
-  if (sp->elems == 0) return ACCY_STATUS_OK; /* n_items 0: nothing to run */
-  /* With data non-empty, updates bound the batch product (updates hold
-   * n_upd * inner elements, inner >= 1), so it cannot overflow. */
-  sp->n_upd = extent_product(it->dims, it->rank - 1);
-  sp->inner = extent_product(xt->dims + kk, xt->rank - (uint32_t)kk);
-  uint64_t rows = 1;
-  for (uint32_t j = sp->k; j-- > 0;) {
-    sp->dims[j] = xt->dims[j];
-    sp->rows_per[j] = rows;
-    rows *= (uint64_t)xt->dims[j];
-  }
-  const uint64_t upd_elems = sp->n_upd * sp->inner;
-  const uint64_t scan = sp->n_upd * (sp->k ? sp->k : 1); /* index reads per part */
-  uint64_t parts = ceil_div(sp->elems, SCATTER_CHUNK);
-  if (scan) parts = min_u64(parts, (sp->elems + upd_elems) / scan);
-  parts = min_u64(parts, SCATTER_MAX_PARTS);
-  if (parts == 0) parts = 1;
-  sp->parts = parts;
-  k->n_items = parts;
-  k->item_cost = ceil_div(sp->elems, parts) + scan + ceil_div(upd_elems, parts) + 1;
-  return ACCY_STATUS_OK;
+static accy_status out_of_memory(void) {
+  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory");
 }
 
 static accy_status prepare_sort(const accy__program *p, uint32_t node, accy__arena *arena,
                                 accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   if (nd->n_operands != 1 || nd->n_attrs != 2)
-    return fail(node, nd, "expects 1 operand and 2 attributes");
+    return fail("expects 1 operand and 2 attributes");
   const accy__type *rt = &nd->type;
   const accy__type *xt = &p->nodes[nd->operands[0]].type;
   const int64_t axis = nd->attrs[0], desc = nd->attrs[1];
   if (axis < 0 || axis >= (int64_t)xt->rank || (desc != 0 && desc != 1))
-    return fail(node, nd, "axis or descending out of range");
+    return fail("axis or descending out of range");
   if (rt->rank != xt->rank || memcmp(rt->dims, xt->dims, sizeof rt->dims) != 0)
-    return fail(node, nd, "result dims differ from the operand's");
+    return fail("result dims differ from the operand's");
   const sort_fns *fns = NULL;
   for (size_t i = 0; i < ACCY_ARRAY_SIZE(kSortFns); i++)
     if (kSortFns[i].dtype == xt->dtype) fns = &kSortFns[i];
-  if (!fns) return fail(node, nd, "no kernel for this operand dtype");
+  if (!fns) return fail("no kernel for this operand dtype");
   if (nd->op == ACCY_OP_SORT) {
-    if (rt->dtype != xt->dtype) return fail(node, nd, "result dtype differs from the operand's");
+    if (rt->dtype != xt->dtype) return fail("result dtype differs from the operand's");
     k->run = fns->values;
   } else if (rt->dtype == ACCY_DTYPE_I32) {
     k->run = fns->pos_i32;
   } else if (rt->dtype == ACCY_DTYPE_I64) {
     k->run = fns->pos_i64;
   } else {
-    return fail(node, nd, "no kernel for this result dtype (i32 or i64)");
+    return fail("no kernel for this result dtype (i32 or i64)");
   }
   sort_params *sp = accy__arena_alloc(arena, sizeof *sp, 64);
-  if (!sp) return out_of_memory(node, nd);
+  if (!sp) return out_of_memory();
   memset(sp, 0, sizeof *sp);
   sp->n = xt->dims[axis];
   sp->flip = desc ? UINT64_MAX : 0;
-  sp->inner = extent_product(xt->dims + axis + 1, xt->rank - 1 - (uint32_t)axis);
+  sp->inner = accy__dims_product(xt->dims + axis + 1, xt->rank - 1 - (uint32_t)axis);
   k->params = sp;
-  const uint64_t elems = extent_product(xt->dims, xt->rank);
+  const uint64_t elems = accy__dims_product(xt->dims, xt->rank);
   if (elems == 0) return ACCY_STATUS_OK;
   k->n_items = elems / (uint64_t)sp->n; /* lines */
   uint64_t log2n = 1;
@@ -588,16 +327,13 @@ static accy_status prepare_sort(const accy__program *p, uint32_t node, accy__are
   return ACCY_STATUS_OK;
 }
 
-accy_status accy__kernel_prepare_scatter_sort(const accy__program *p, uint32_t node,
-                                              accy__arena *arena, accy__kernel *k) {
-  k->program = p;
-  k->node = node;
+accy_status accy__kernel_prepare_sort(const accy__program *p, uint32_t node, accy__arena *arena,
+                                      accy__kernel *k) {
   k->n_items = 0;
   k->item_cost = 1;
   switch (p->nodes[node].op) {
-    case ACCY_OP_SCATTER: return prepare_scatter(p, node, arena, k);
     case ACCY_OP_SORT:
     case ACCY_OP_ARGSORT: return prepare_sort(p, node, arena, k);
   }
-  return fail(node, &p->nodes[node], "not a scatter or sort op");
+  return fail("not a sort op");
 }

@@ -1,15 +1,18 @@
-/* src/util/alloc.c: allocation with a failure-injection hook, and the bump
+/* src/base/alloc.c: allocation with a failure-injection hook, and the bump
  * arena. See alloc.h. */
-#include "src/internal.h"
+#include "src/base/base.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/util/alloc.h"
+#include "accy/memory.h"
+#include "src/base/alloc.h"
 
-/* Relaxed is enough: the hook is a test aid and only needs each allocation
- * to see a consistent counter value. */
+/* Test aids. The counters use relaxed atomics: each allocation only needs
+ * its own increment to be atomic, and tests read them after joining. The
+ * hook's value is read relaxed for the same reason; setting it and counting
+ * it down (the CAS) keep the default seq_cst. */
 static _Atomic long fail_after = -1;
 static _Atomic uint64_t n_allocs = 0;
 /* Blocks handed out and not yet freed (leak checks in tests). */
@@ -72,6 +75,10 @@ void accy__free_aligned(void *p) {
   uncounted(p);
   free(p);
 }
+
+/* The public accy_free (accy/memory.h): what accy hands to callers comes
+ * from accy__malloc, so it goes back through accy__free. */
+void accy_free(void *p) { accy__free(p); }
 
 char *accy__strndup(const char *s, size_t n) {
   char *d = accy__malloc(n + 1);

@@ -1,11 +1,13 @@
-/* src/status.c: status names and messages from the X-macro list, and the
- * per-thread cause text. The cause is a fixed thread-local buffer so that the
- * failure path never allocates. */
-#include "src/internal.h"
+/* src/base/status.c: status names and messages from the X-macro list of
+ * accy/status.h, and the per-thread cause text (status.h). The cause is a
+ * fixed thread-local buffer so that the failure path never allocates. */
+#include "src/base/base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "src/base/status.h"
 
 static _Thread_local char cause_buffer[ACCY_CAUSE_BYTES];
 
@@ -62,32 +64,3 @@ void accy__prefix_cause(const char *fmt, ...) {
 }
 
 const char *accy__cause(void) { return cause_buffer; }
-
-const char *accy_session_last_cause(const accy_session *session) {
-  (void)session;
-  return cause_buffer;
-}
-
-const char *accy_version(void) { return ACCY_VERSION_STRING; }
-
-const char *accy_dtype_name(int32_t dtype) {
-  switch (dtype) {
-#define XX(name, value, text, bytes) \
-  case value:                        \
-    return text;
-    ACCY_DTYPE_MAP(XX)
-#undef XX
-  }
-  return NULL;
-}
-
-size_t accy_dtype_size(int32_t dtype) {
-  switch (dtype) {
-#define XX(name, value, text, bytes) \
-  case value:                        \
-    return bytes;
-    ACCY_DTYPE_MAP(XX)
-#undef XX
-  }
-  return 0;
-}
