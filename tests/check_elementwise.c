@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "src/ir/ir.h"
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 #include "tests/testutil.h"
 
 /* ---- dtype helpers -------------------------------------------------------- */

@@ -25,7 +25,7 @@
 #include "src/base/cpu.h"
 #include "src/ir/ir.h"
 #include "src/kernels/kernels.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 #include "tests/testutil.h"
 
 static const int32_t kNumeric[] = {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "src/compile/fuse.h"
-#include "src/util/alloc.h"
+#include "src/base/alloc.h"
 
 /* The constant scalar a broadcast (or a rank-0 constant) carries, if |n|
  * is one: a broadcast_in_dim of a rank-0 f32 constant. */

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "src/compile/reuse.h"
-#include "src/limits.h"
-#include "src/util/alloc.h"
+#include "src/base/limits.h"
+#include "src/base/alloc.h"
 
 /* Size classes of free blocks: sizes in units of 64 bytes; below 4 units one
  * class each, above it four classes per power of two (TLSF's two levels). */

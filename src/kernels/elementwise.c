@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
 
 #include "src/kernels/uk/uk.h"
@@ -85,15 +85,13 @@ static int op_arity(uint16_t op) {
 static accy_status check_operand(const accy__program *p, uint32_t node, uint32_t i,
                                  int32_t dtype, uint64_t n, bool scalar_ok, size_t *stride) {
   const accy__node *nd = &p->nodes[node];
-  const char *opname = accy__op_name(nd->op);
   uint32_t idx = nd->operands[i];
   if (idx >= node)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): operand %u is node %u, not earlier",
-                     node, opname, i, idx);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "operand %u is node %u, not earlier", i, idx);
   const accy__type *t = &p->nodes[idx].type;
   if (t->dtype != dtype)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                     "node %u (%s): operand %u has dtype %s, expected %s", node, opname, i,
+                     "operand %u has dtype %s, expected %s", i,
                      accy__dtype_name(t->dtype), accy__dtype_name(dtype));
   if (scalar_ok && t->rank == 0) {
     *stride = 0;
@@ -102,7 +100,7 @@ static accy_status check_operand(const accy__program *p, uint32_t node, uint32_t
   uint64_t m;
   if (!accy__type_elements(t, &m) || m != n)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                     "node %u (%s): operand %u has %llu elements, result has %llu", node, opname,
+                     "operand %u has %llu elements, result has %llu",
                      i, (unsigned long long)(accy__type_elements(t, &m) ? m : 0),
                      (unsigned long long)n);
   *stride = 1;
@@ -113,26 +111,23 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
                                              accy__arena *arena, accy__kernel *k) {
   const accy__node *nd = &p->nodes[node];
   const uint16_t op = nd->op;
-  const char *opname = accy__op_name(op);
   const int32_t rdt = nd->type.dtype;
   uint64_t n;
   if (!accy__type_elements(&nd->type, &n))
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                     "node %u (%s): result has more than ACCY_MAX_ELEMENTS elements", node, opname);
+                     "result has more than ACCY_MAX_ELEMENTS elements");
   const int arity = op_arity(op);
   if (nd->n_operands != (uint32_t)arity)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %u operands, expected %d", node,
-                     opname, nd->n_operands, arity);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%u operands, expected %d", nd->n_operands, arity);
 
   /* The dtype the op computes on: the value operand's. */
   const uint32_t value_operand = op == ACCY_OP_SELECT || op == ACCY_OP_CLAMP ? 1 : 0;
   if (nd->operands[value_operand] >= node)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): operand %u is node %u, not earlier",
-                     node, opname, value_operand, nd->operands[value_operand]);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "operand %u is node %u, not earlier",
+                     value_operand, nd->operands[value_operand]);
   const int32_t dt = p->nodes[nd->operands[value_operand]].type.dtype;
   if (!accy__dtype_valid(dt) || !accy__dtype_valid(rdt))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for dtype %d to %d",
-                     node, opname, (int)dt, (int)rdt);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for dtype %d to %d", (int)dt, (int)rdt);
 
   ew_params prm;
   memset(&prm, 0, sizeof prm);
@@ -158,8 +153,8 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
     case ACCY_OP_COMPARE:
       want_rdt = ACCY_DTYPE_BOOL;
       if (nd->n_attrs < 1 || nd->attrs[0] < ACCY_COMPARE_EQ || nd->attrs[0] > ACCY_COMPARE_GE)
-        return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (compare): bad direction %lld",
-                         node, nd->n_attrs < 1 ? -1LL : (long long)nd->attrs[0]);
+        return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "bad direction %lld",
+                         nd->n_attrs < 1 ? -1LL : (long long)nd->attrs[0]);
       fn = uk->compare(nd->attrs[0], dt);
       break;
     case ACCY_OP_SELECT:
@@ -176,19 +171,19 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
   }
   if (fn == NULL) {
     if (op == ACCY_OP_CONVERT)
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for %s to %s", node,
-                       opname, accy__dtype_name(dt), accy__dtype_name(rdt));
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for %s", node, opname,
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for %s to %s",
+                       accy__dtype_name(dt), accy__dtype_name(rdt));
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for %s",
                      accy__dtype_name(dt));
   }
   if (rdt != want_rdt)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): result dtype %s, expected %s",
-                     node, opname, accy__dtype_name(rdt), accy__dtype_name(want_rdt));
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "result dtype %s, expected %s",
+                     accy__dtype_name(rdt), accy__dtype_name(want_rdt));
 
   prm.fn = fn;
   ew_params *pp = (ew_params *)accy__arena_alloc(arena, sizeof *pp, _Alignof(ew_params));
   if (pp == NULL)
-    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (%s): kernel parameters", node, opname);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
   *pp = prm;
 
   uint64_t cost = op_cost(op);
@@ -198,8 +193,6 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
   k->run = tile;
   k->n_items = n;
   k->item_cost = cost;
-  k->program = p;
-  k->node = node;
   k->params = pp;
   return ACCY_STATUS_OK;
 }

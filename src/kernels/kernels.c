@@ -38,15 +38,8 @@ static accy_status prepare_family(const accy__op_trait *t, const accy__program *
 accy_status accy__kernel_prepare(const accy__program *p, uint32_t node, accy__arena *arena,
                                  accy__kernel *k) {
   memset(k, 0, sizeof *k);
-  k->program = p;
-  k->node = node;
   k->item_cost = 1;
   const accy__op_trait *t = accy__op_trait_of(p->nodes[node].op);
-  /* The elementwise and linalg families still write "node N (op): " into
-   * their causes themselves; they get no second prefix. This exception goes
-   * when they drop their own prefixes. */
-  if (t && (t->family == ACCY__FAMILY_ELEMENTWISE || t->family == ACCY__FAMILY_LINALG))
-    return prepare_family(t, p, node, arena, k);
   /* The families say what is wrong; this is the first caller that knows
    * which node it is (src/base/status.h: one rule for context). */
   ACCY_TRY_CTX(prepare_family(t, p, node, arena, k), "node %u (%s): ", node, t ? t->name : "?");
@@ -57,12 +50,12 @@ accy_status accy__kernel_prepare_fused(const accy__program *p, uint32_t node,
                                        const accy__epilogue *ep, accy__arena *arena,
                                        accy__kernel *k) {
   memset(k, 0, sizeof *k);
-  k->program = p;
-  k->node = node;
   k->item_cost = 1;
   uint32_t axis;
   if (!ep || !ep->active || !accy__kernel_epilogue_axis(p, node, &axis))
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): takes no fused epilogue", node,
                      accy__op_name(p->nodes[node].op));
-  return accy__kernel_prepare_linalg(p, node, ep, arena, k);
+  ACCY_TRY_CTX(accy__kernel_prepare_linalg(p, node, ep, arena, k), "node %u (%s): ", node,
+               accy__op_name(p->nodes[node].op));
+  return ACCY_STATUS_OK;
 }

@@ -41,8 +41,6 @@ struct accy__kernel {
   uint64_t n_items;          /* size of the iteration space; 0: nothing to run */
   uint64_t item_cost;        /* rough work per item in element operations (>= 1),
                                 used only to size tiles */
-  const accy__program *program;
-  uint32_t node;             /* index of the node this kernel computes */
   const void *params;        /* kernel-private data, allocated from the arena
                                 given to prepare; immutable after prepare */
   uint64_t worker_bytes;     /* per-worker workspace the tile function may use

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "src/kernels/gemm.h"
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/kernels.h"
 
 /* Output columns per dot_general item. Fixed, so the item boundaries (and
@@ -91,12 +91,12 @@ static accy_status map_build(accy__arena *arena, uint32_t node, const char *what
   if (count == 0 || m <= 1) return ACCY_STATUS_OK;
 
   if (count > SIZE_MAX / sizeof(int64_t))
-    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u: %s offset table of %llu entries",
-                     node, what, (unsigned long long)count);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "%s offset table of %llu entries",
+                     what, (unsigned long long)count);
   int64_t *tab = accy__arena_alloc(arena, (size_t)count * sizeof(int64_t), sizeof(int64_t));
   if (tab == NULL)
-    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u: %s offset table of %llu entries",
-                     node, what, (unsigned long long)count);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "%s offset table of %llu entries",
+                     what, (unsigned long long)count);
   int64_t idx[ACCY_MAX_RANK] = {0};
   int64_t off = 0;
   for (uint64_t i = 0; i < count; i++) {
@@ -378,7 +378,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   const bool direct = !dp->br.tab && !dp->kr.tab && !dp->n.tab && (dp->n.stride == 1 || dp->n.count <= 1);
   if (!packed && !direct) return ACCY_STATUS_OK;
   accy__gemm *g = accy__arena_alloc(arena, sizeof *g, 64);
-  if (!g) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): kernel parameters", node);
+  if (!g) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
   g->uk = accy__uk_get()->f32_gemm;
   g->batch = dp->bl.count;
   g->M = dp->m.count;
@@ -396,8 +396,8 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     uint64_t nf = accy__gemm_packed_floats(g);
     float *dst = nf ? accy__arena_alloc(arena, (size_t)nf * sizeof(float), 64) : NULL;
     if (nf && !dst)
-      return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): %llu bytes of packed weights",
-                       node, (unsigned long long)nf * 4);
+      return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "%llu bytes of packed weights",
+                       (unsigned long long)nf * 4);
     const float *src = rhs->payload;
     const uint64_t nr = g->uk.nr, panels = (g->N + nr - 1) / nr;
     for (uint64_t b = 0; b < g->batch; b++)
@@ -427,8 +427,8 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
 
 static accy_status no_kernel(const accy__program *p, uint32_t node) {
   const accy__node *nd = &p->nodes[node];
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): no kernel for %s", node,
-                   accy__op_name(nd->op), accy__dtype_name(nd->type.dtype));
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for %s",
+                   accy__dtype_name(nd->type.dtype));
 }
 
 /* Tile functions for one dtype: [0] fast (NULL if none), [1] generic. */
@@ -455,14 +455,12 @@ static bool dot_fns(int32_t dtype, accy__tile_fn fns[2]) {
 static accy_status check_operands(const accy__program *p, uint32_t node) {
   const accy__node *nd = &p->nodes[node];
   if (nd->n_operands != 2)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %u operands, expected 2", node,
-                     accy__op_name(nd->op), nd->n_operands);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "%u operands, expected 2", nd->n_operands);
   for (uint32_t i = 0; i < 2; i++) {
     const accy__type *t = &p->nodes[nd->operands[i]].type;
     if (t->dtype != nd->type.dtype)
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                       "node %u (%s): operand %u is %s but the result is %s", node,
-                       accy__op_name(nd->op), i, accy__dtype_name(t->dtype),
+                       "operand %u is %s but the result is %s", i, accy__dtype_name(t->dtype),
                        accy__dtype_name(nd->type.dtype));
   }
   return ACCY_STATUS_OK;
@@ -551,7 +549,7 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi 
 
   dot_params *dp = accy__arena_alloc(arena, sizeof *dp, 64);
   if (dp == NULL)
-    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): kernel parameters", node);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
   ACCY_TRY(map_build(arena, node, "lhs batch", nb, bd, bls, &dp->bl));
   ACCY_TRY(map_build(arena, node, "rhs batch", nb, bd, brs, &dp->br));
   ACCY_TRY(map_build(arena, node, "lhs free", nm, md, ms, &dp->m));
@@ -571,7 +569,7 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi 
   k->params = dp;
   if (e->bias || e->residual || e->clamp) {
     dp->e = accy__arena_alloc(arena, sizeof *dp->e, 8);
-    if (!dp->e) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (dot_general): kernel parameters", node);
+    if (!dp->e) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
     *dp->e = *e;
     dp->inner = k->run;
     k->run = dot_epi_f32;
@@ -585,12 +583,10 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi 
 
 bad_attrs:
   return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                   "node %u (dot_general): malformed batch/contracting attributes (%u attrs)",
-                   node, nd->n_attrs);
+                   "malformed batch/contracting attributes (%u attrs)", nd->n_attrs);
 bad_result:
   return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                   "node %u (dot_general): declared result rank %u does not match the operands",
-                   node, nd->type.rank);
+                   "declared result rank %u does not match the operands", nd->type.rank);
 }
 
 /* ---- convolution --------------------------------------------------------- */
@@ -891,7 +887,7 @@ static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
 static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, int64_t in_ch,
                                   const epi *e, uint32_t node, accy__arena *arena, accy__kernel *k) {
   dwconv *d = accy__arena_alloc(arena, sizeof *d, 64);
-  if (!d) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): kernel parameters", node);
+  if (!d) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
   d->row = accy__uk_get()->f32_dwconv_row;
   d->H = geo->H, d->W = geo->W, d->KH = geo->KH, d->KW = geo->KW;
   d->sh = geo->sh, d->sw = geo->sw, d->ph = geo->ph, d->pw = geo->pw, d->dh = geo->dh, d->dw = geo->dw;
@@ -934,7 +930,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
     if (!(w[i] - w[i] == 0.0f)) return ACCY_STATUS_OK; /* Inf or NaN */
   const int64_t G = at[1 + 5 * s];
   conv_gemm *cg = accy__arena_alloc(arena, sizeof *cg, 64);
-  if (!cg) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): kernel parameters", node);
+  if (!cg) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
   const int64_t N = lt->dims[0], O = rt->dims[0];
   cg->groups = (uint64_t)G;
   cg->C = rt->dims[1];
@@ -1042,8 +1038,7 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi
 
   conv_params *cp = accy__arena_alloc(arena, sizeof *cp, 64);
   if (cp == NULL)
-    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): kernel parameters",
-                     node);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
   int64_t sl[ACCY_MAX_RANK], sr[ACCY_MAX_RANK];
   accy__type_strides(lt, sl);
   accy__type_strides(rt, sr);
@@ -1084,9 +1079,9 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi
     for (uint64_t y = 0; y < ax->out; y++)
       if (!conv_range_for(&x, (int64_t)y, g, q, inv, &r[y]))
         return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                         "node %u (convolution): spatial axis %u: position of output %llu "
+                         "spatial axis %u: position of output %llu "
                          "overflows int64 (stride %lld, pad_low %lld)",
-                         node, i, (unsigned long long)y, (long long)x.stride,
+                         i, (unsigned long long)y, (long long)x.stride,
                          (long long)x.pad_low);
     ax->r = r;
     if (!accy__mul_u64(taps, (uint64_t)x.ksize, &taps)) taps = UINT64_MAX;
@@ -1094,8 +1089,7 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi
 
   uint64_t elems;
   if (!accy__type_elements(ot, &elems))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (convolution): result too large",
-                     node);
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "result too large");
   k->run = fn;
   k->params = cp;
   if (e->bias || e->residual || e->clamp) {
@@ -1120,10 +1114,10 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi
 
 bad_attrs:
   return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                   "node %u (convolution): attributes (%u) do not match operand ranks %u, %u",
-                   node, nd->n_attrs, lt->rank, rt->rank);
+                   "attributes (%u) do not match operand ranks %u, %u",
+                   nd->n_attrs, lt->rank, rt->rank);
 oom:
-  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "node %u (convolution): tap tables", node);
+  return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "tap tables");
 }
 
 /* ---- entry point --------------------------------------------------------- */
@@ -1136,7 +1130,6 @@ accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
     case ACCY_OP_DOT_GENERAL: return prepare_dot(p, node, &e, arena, k);
     case ACCY_OP_CONVOLUTION: return prepare_conv(p, node, &e, arena, k);
     default:
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a linear-algebra op",
-                       node, accy__op_name(p->nodes[node].op));
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "not a linear-algebra op");
   }
 }

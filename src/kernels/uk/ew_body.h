@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "src/kernels/half.h"
+#include "src/base/half.h"
 #include "src/kernels/uk/uk.h"
 
 /* ---- loops ------------------------------------------------------------------
