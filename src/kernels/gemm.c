@@ -5,8 +5,9 @@
 
 #include "src/kernels/gemm.h"
 
-/* K block: a kc x 16 panel of B is 16 KiB, half of a 32 KiB L1. */
-#define GEMM_KC 512u
+/* K block: a kc x 16 panel of B is 16 KiB, half of a 32 KiB L1; an item's
+ * packed B block (kc x nb) is 256 KiB, in L2 with the A rows it meets. */
+#define GEMM_KC 256u
 /* Most rows and columns of one item. */
 #define GEMM_MB_TILES 16u /* mb <= 16 * mr */
 #define GEMM_NB_MAX 256u
@@ -42,20 +43,46 @@ void accy__gemm_plan(accy__gemm *g) {
   g->nb = nb;
   g->m_items = m_items;
   g->n_items = g->N ? div_up(g->N, g->nb) : 0;
-  /* Packing A pays when an item's A block serves several panels of B, or
-   * when A is read across rows (transposed) rather than along them. */
-  g->pack_a = g->mb > mr && (g->nb / nr >= 4 || g->a_cs != 1);
+  /* A is packed only when it is read across rows (transposed): along rows
+   * the microkernel's six row streams are as fast as a packed panel, and the
+   * scalar repacking cost more than it saved (gemm 1024: 33 -> 65 GFLOP/s
+   * without it, with B packed per block). */
+  g->pack_a = g->mb > mr && g->a_cs != 1;
   g->pack_b_panels = !g->b_packed && (g->mb > mr || g->b_panel);
 }
 
-/* The workspace: the packed A block, then one packed B panel. */
+/* The workspace: the packed A block, then the packed B block of one item
+ * and K block (a direct B: every panel of the item, packed from whole rows;
+ * a provider: one panel at a time). */
 static uint64_t ws_a_floats(const accy__gemm *g) {
   return g->pack_a ? round_up(g->mb, g->uk.mr) * g->kc : 0;
 }
 
+static uint64_t ws_b_floats(const accy__gemm *g) {
+  if (!g->pack_b_panels) return 0;
+  return g->kc * (g->b_panel ? g->uk.nr : round_up(g->nb, g->uk.nr));
+}
+
 uint64_t accy__gemm_workspace_bytes(const accy__gemm *g) {
-  uint64_t f = ws_a_floats(g) + (g->pack_b_panels ? g->kc * g->uk.nr : 0);
-  return f * sizeof(float);
+  return (ws_a_floats(g) + ws_b_floats(g)) * sizeof(float);
+}
+
+/* Copies rows [k0, k0 + kcur) x columns [n0, n0 + cols) of a direct B into
+ * |dst| as panels of nr columns (panel p at dst + p * kcur * nr, columns
+ * past |cols| zero), reading each row of B once and contiguously. */
+static void pack_b_block(const accy__gemm *g, const float *b, uint64_t k0, uint64_t kcur,
+                         uint64_t n0, uint64_t cols, float *dst) {
+  const uint64_t nr = g->uk.nr, full = cols / nr, rest = cols % nr;
+  for (uint64_t k = 0; k < kcur; k++) {
+    const float *src = b + (ptrdiff_t)(k0 + k) * g->b_rs + (ptrdiff_t)n0;
+    float *d = dst + k * nr;
+    for (uint64_t p = 0; p < full; p++) memcpy(d + p * kcur * nr, src + p * nr, nr * sizeof(float));
+    if (rest) {
+      float *dp = d + full * kcur * nr;
+      memcpy(dp, src + full * nr, rest * sizeof(float));
+      for (uint64_t j = rest; j < nr; j++) dp[j] = 0.0f;
+    }
+  }
 }
 
 uint64_t accy__gemm_items(const accy__gemm *g) { return g->batch * g->m_items * g->n_items; }
@@ -131,6 +158,7 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
       const bool last = k0 + kcur >= K;
       const uint32_t flags = (k0 ? ACCY__UK_ACCUMULATE : 0u) | (last ? g->ep_flags : 0u);
       if (packing && kcur) pack_a(g, ab, m0, rows, k0, kcur, pa);
+      if (packing_b && !g->b_panel && kcur) pack_b_block(g, bb, k0, kcur, n0, cols, pbp);
       for (uint64_t j0 = n0; j0 < n0 + cols; j0 += nr) {
         const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
         const float *bp;
@@ -143,17 +171,12 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
           g->b_panel(g->b_panel_ctx, bb, bi, k0, kcur, j0, ncur, pbp);
           bp = pbp;
           brs = (ptrdiff_t)nr;
+        } else if (packing_b) {
+          bp = pbp + ((j0 - n0) / nr) * kcur * nr;
+          brs = (ptrdiff_t)nr;
         } else {
           bp = bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;
           brs = g->b_rs;
-          if (packing_b) {
-            for (uint64_t k = 0; k < kcur; k++) {
-              memcpy(pbp + k * nr, bp + (ptrdiff_t)k * brs, (size_t)ncur * sizeof(float));
-              for (uint64_t j = ncur; j < nr; j++) pbp[k * nr + j] = 0.0f;
-            }
-            bp = pbp;
-            brs = (ptrdiff_t)nr;
-          }
         }
         for (uint64_t i0 = m0; i0 < m0 + rows; i0 += mr) {
           const uint64_t mcur = m0 + rows - i0 < mr ? m0 + rows - i0 : mr;

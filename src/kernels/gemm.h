@@ -6,8 +6,8 @@
  * Work is split into items, rectangles of C of mb rows by nb columns of one
  * batch index, whose size comes from the problem's shape and the
  * microkernel's tile only (never from the thread count). An item walks K in
- * blocks of kc (so that a kc x nr panel of B stays in L1 and an mb x kc block
- * of A in L2), panels of nr columns, then tiles of mr rows. Every element of
+ * blocks of kc (so that a kc x nr panel of B stays in L1 and the item's B
+ * block and A rows in L2), panels of nr columns, then tiles of mr rows. Every element of
  * C is one chain over k in increasing order, whatever the blocking, so the
  * geometry decides speed only, never bits. */
 #ifndef ACCY_KERNELS_GEMM_H
@@ -56,9 +56,10 @@ typedef struct accy__gemm {
    * block at a time, as micro-panels of mr rows with k outermost (so the
    * microkernel reads A contiguously); needs accy__gemm_workspace_bytes. */
   bool pack_a;
-  /* Whether an item copies each kc x nr panel of a direct (unpacked) B into
-   * the worker workspace before its row tiles use it (B rows are then read
-   * once per panel instead of once per row tile, and contiguously). */
+  /* Whether an item copies B into the worker workspace before its row tiles
+   * use it: a direct (unpacked) B as the whole kc x nb block of the item,
+   * read row by row contiguously, in panels of nr columns; a provider's B one
+   * panel at a time. */
   bool pack_b_panels;
 } accy__gemm;
 

@@ -75,7 +75,22 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
     ap += MR;                                                                 \
   } while (0)
     const float *bk = b;
-    for (size_t k = 0; k < kc; k++) {
+    size_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+      STEP_P(b0, b1);
+      bk += b_rs;
+      b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+      STEP_P(b0, b1);
+      bk += b_rs;
+      b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+      STEP_P(b0, b1);
+      bk += b_rs;
+      b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+      STEP_P(b0, b1);
+      bk += b_rs;
+    }
+    for (; k < kc; k++) {
       __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
       STEP_P(b0, b1);
       bk += b_rs;
