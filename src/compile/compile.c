@@ -171,8 +171,8 @@ static accy_status assign_locations(compiler *cs) {
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-static accy_status new_task(compiler *cs, const accy__kernel *k, const uint32_t *refs,
-                            uint32_t n_refs, uint32_t *out_task) {
+static accy_status new_task(compiler *cs, uint32_t node, const accy__kernel *k,
+                            const uint32_t *refs, uint32_t n_refs, uint32_t *out_task) {
   accy__plan *plan = cs->plan;
   if (plan->n_tasks == cs->cap_tasks) {
     uint32_t ncap = cs->cap_tasks ? cs->cap_tasks * 2 : 64;
@@ -198,6 +198,7 @@ static accy_status new_task(compiler *cs, const accy__kernel *k, const uint32_t 
   accy__ctask *t = &plan->ctasks[plan->n_tasks];
   memset(t, 0, sizeof *t);
   t->kernel = *k;
+  t->node = node;
   if (k->worker_bytes > plan->ws_bytes) plan->ws_bytes = accy__align_up(k->worker_bytes, 64);
   uint64_t cost = k->item_cost ? k->item_cost : 1;
   t->grain = cost >= TILE_COST ? 1 : TILE_COST / cost;
@@ -230,7 +231,7 @@ static accy_status make_tasks(compiler *cs) {
     refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
     refs[1] = ACCY__REF_MAKE(ACCY__REF_CALLER_IN, plan->locs[i].index);
     uint32_t t;
-    s = new_task(cs, &k, refs, 2, &t);
+    s = new_task(cs, UINT32_MAX, &k, refs, 2, &t);
     if (s == ACCY_STATUS_OK) cs->writer[i] = t;
   }
 
@@ -256,7 +257,7 @@ static accy_status make_tasks(compiler *cs) {
       for (uint32_t o = 0; o < an->n_operands; o++) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, an->operands[o]);
       if (ep->residual >= 0) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, (uint32_t)ep->residual);
       uint32_t t;
-      s = new_task(cs, &k, refs, nr, &t);
+      s = new_task(cs, (uint32_t)anchor, &k, refs, nr, &t);
       if (s != ACCY_STATUS_OK) break;
       for (uint32_t r = 1; r < nr; r++) {
         int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
@@ -274,7 +275,7 @@ static accy_status make_tasks(compiler *cs) {
     for (uint32_t o = 0; o < node->n_operands; o++)
       refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);
     uint32_t t;
-    s = new_task(cs, &k, refs, 1 + node->n_operands, &t);
+    s = new_task(cs, i, &k, refs, 1 + node->n_operands, &t);
     if (s != ACCY_STATUS_OK) break;
     for (uint32_t o = 0; o < node->n_operands; o++) {
       int64_t w = cs->writer[node->operands[o]];
@@ -295,7 +296,7 @@ static accy_status make_tasks(compiler *cs) {
     refs[0] = ACCY__REF_MAKE(ACCY__REF_CALLER_OUT, j);
     refs[1] = ACCY__REF_MAKE(ACCY__REF_NODE, node);
     uint32_t t;
-    s = new_task(cs, &k, refs, 2, &t);
+    s = new_task(cs, UINT32_MAX, &k, refs, 2, &t);
     if (s != ACCY_STATUS_OK) break;
     if (cs->writer[node] >= 0 && !add_edge(cs, (uint32_t)cs->writer[node], t)) s = oom("edges");
   }
@@ -390,7 +391,10 @@ static accy_status plan_scratch(compiler *cs) {
     for (uint32_t t = 0; t < plan->n_tasks; t++) {
       moved[t] = t + k;
       tasks[t + k] = plan->ctasks[t];
-      while (k < reuse.n_barriers && reuse.barrier_after[k] == t) k++; /* zeroed: no work */
+      while (k < reuse.n_barriers && reuse.barrier_after[k] == t) {
+        tasks[t + k + 1].node = UINT32_MAX; /* otherwise zeroed: no work */
+        k++;
+      }
     }
     for (size_t e = 0; e < cs->n_edges; e++) {
       cs->edges[e].from = moved[cs->edges[e].from];

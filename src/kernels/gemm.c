@@ -10,7 +10,7 @@
 #define GEMM_KC 256u
 /* Most rows and columns of one item. */
 #define GEMM_MB_TILES 16u /* mb <= 16 * mr */
-#define GEMM_NB_MAX 256u
+#define GEMM_NB_MAX ACCY__GEMM_NB_MAX
 /* Item work, in multiply-adds: at most GEMM_ITEM_MAX (so that items stay
  * small enough to balance), and items are halved down towards
  * GEMM_ITEM_MIN while there are fewer than GEMM_ITEMS_WANTED of them. */
@@ -23,44 +23,55 @@ static uint64_t div_up(uint64_t x, uint64_t m) { return (x + m - 1) / m; }
 
 void accy__gemm_plan(accy__gemm *g) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
-  const uint64_t K = g->K ? g->K : 1;
+  const uint64_t K = g->K ? g->K : 1, M = g->M ? g->M : 1, N = g->N ? g->N : 1;
   g->kc = GEMM_KC;
-  uint64_t mb_max = GEMM_MB_TILES * mr;
-  g->mb = g->M <= mb_max ? (g->M ? g->M : 1) : mb_max;
-  uint64_t ncap = round_up(g->N ? g->N : 1, nr);
+  const uint64_t mb_max = GEMM_MB_TILES * mr;
+  g->mb_sub = M <= mb_max ? M : mb_max;
+  uint64_t ncap = round_up(N, nr);
   uint64_t nb = ncap < GEMM_NB_MAX ? ncap : GEMM_NB_MAX;
-  const uint64_t m_items = g->M ? div_up(g->M, g->mb) : 0;
-  /* Halve while an item is too big, or while there are too few items and
-   * halving keeps them above the minimum. */
-  while (nb > nr) {
-    uint64_t work = g->mb * nb * K;
-    uint64_t items = g->batch * m_items * div_up(g->N ? g->N : 1, nb);
-    bool too_big = work > GEMM_ITEM_MAX;
-    bool too_few = items < GEMM_ITEMS_WANTED && work / 2 >= GEMM_ITEM_MIN;
-    if (!too_big && !too_few) break;
-    nb = round_up(nb / 2, nr);
+  if (g->b_block) {
+    /* B built by a provider (im2col) costs more per element than the
+     * multiply-adds it feeds, and an item builds its B block once per K
+     * block: items span all of M (in sub-blocks of mb_sub rows) and split
+     * N first, then M only while an item is still too big. */
+    uint64_t mb = round_up(M, g->mb_sub);
+    while (nb > nr && mb * nb * K > GEMM_ITEM_MAX) nb = round_up(nb / 2, nr);
+    while (mb > g->mb_sub && mb * nb * K > GEMM_ITEM_MAX)
+      mb = round_up(div_up(mb, 2), g->mb_sub);
+    g->mb = mb < M ? mb : M;
+  } else {
+    g->mb = g->mb_sub;
+    /* Halve while an item is too big, or while there are too few items and
+     * halving keeps them above the minimum. */
+    const uint64_t m_items = div_up(M, g->mb);
+    while (nb > nr) {
+      uint64_t work = g->mb * nb * K;
+      uint64_t items = g->batch * m_items * div_up(N, nb);
+      bool too_big = work > GEMM_ITEM_MAX;
+      bool too_few = items < GEMM_ITEMS_WANTED && work / 2 >= GEMM_ITEM_MIN;
+      if (!too_big && !too_few) break;
+      nb = round_up(nb / 2, nr);
+    }
   }
   g->nb = nb;
-  g->m_items = m_items;
+  g->m_items = g->M ? div_up(g->M, g->mb) : 0;
   g->n_items = g->N ? div_up(g->N, g->nb) : 0;
   /* A is packed only when it is read across rows (transposed): along rows
    * the microkernel's six row streams are as fast as a packed panel, and the
    * scalar repacking cost more than it saved (gemm 1024: 33 -> 65 GFLOP/s
    * without it, with B packed per block). */
-  g->pack_a = g->mb > mr && g->a_cs != 1;
-  g->pack_b_panels = !g->b_packed && (g->mb > mr || g->b_panel);
+  g->pack_a = g->mb_sub > mr && g->a_cs != 1;
+  g->pack_b = !g->b_packed && (g->mb > mr || g->b_block);
 }
 
-/* The workspace: the packed A block, then the packed B block of one item
- * and K block (a direct B: every panel of the item, packed from whole rows;
- * a provider: one panel at a time). */
+/* The workspace: the packed A block, then the B block of one item and K
+ * block. */
 static uint64_t ws_a_floats(const accy__gemm *g) {
-  return g->pack_a ? round_up(g->mb, g->uk.mr) * g->kc : 0;
+  return g->pack_a ? round_up(g->mb_sub, g->uk.mr) * g->kc : 0;
 }
 
 static uint64_t ws_b_floats(const accy__gemm *g) {
-  if (!g->pack_b_panels) return 0;
-  return g->kc * (g->b_panel ? g->uk.nr : round_up(g->nb, g->uk.nr));
+  return g->pack_b ? g->kc * round_up(g->nb, g->uk.nr) : 0;
 }
 
 uint64_t accy__gemm_workspace_bytes(const accy__gemm *g) {
@@ -136,13 +147,13 @@ static void pack_a(const accy__gemm *g, const float *a, uint64_t m0, uint64_t ro
   }
 }
 
-void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c,
-                    const float *r, uint64_t begin, uint64_t end, void *ws) {
+void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, const float *r,
+                    uint64_t begin, uint64_t end, void *ws) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
   const uint64_t panels = (g->N + nr - 1) / nr;
   const accy__uk_f32_gemm_fn fn = g->uk.fn;
   const bool packing = g->pack_a && ws;
-  const bool packing_b = g->pack_b_panels && ws;
+  const bool packing_b = g->pack_b && ws;
   float *pa = ws, *pbp = ws ? (float *)ws + ws_a_floats(g) : NULL;
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t ni = it % g->n_items, rest = it / g->n_items;
@@ -151,57 +162,63 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
     const uint64_t n0 = ni * g->nb, cols = g->N - n0 < g->nb ? g->N - n0 : g->nb;
     const float *ab = a + (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->a_bs;
     float *cb = c + (ptrdiff_t)bi * g->c_bs;
-    const float *bb = g->b_packed ? g->b_packed + bi * panels * K * nr : b + (ptrdiff_t)bi * g->b_bs;
+    const float *bb =
+        g->b_packed ? g->b_packed + bi * panels * K * nr : b + (ptrdiff_t)bi * g->b_bs;
     /* K == 0 still writes C (zeros, plus the epilogue): one empty block. */
     for (uint64_t k0 = 0; k0 < K || (K == 0 && k0 == 0); k0 += g->kc) {
       const uint64_t kcur = K - k0 < g->kc ? K - k0 : g->kc;
       const bool last = k0 + kcur >= K;
       const uint32_t flags = (k0 ? ACCY__UK_ACCUMULATE : 0u) | (last ? g->ep_flags : 0u);
-      if (packing && kcur) pack_a(g, ab, m0, rows, k0, kcur, pa);
-      if (packing_b && !g->b_panel && kcur) pack_b_block(g, bb, k0, kcur, n0, cols, pbp);
-      for (uint64_t j0 = n0; j0 < n0 + cols; j0 += nr) {
-        const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
-        const float *bp;
-        ptrdiff_t brs;
-        if (g->b_packed) {
-          bp = bb + ((j0 / nr) * K + k0) * nr;
-          brs = (ptrdiff_t)nr;
-        } else if (g->b_panel) {
-          /* ws is required for a provider (workspace_bytes says so). */
-          g->b_panel(g->b_panel_ctx, bb, bi, k0, kcur, j0, ncur, pbp);
-          bp = pbp;
-          brs = (ptrdiff_t)nr;
-        } else if (packing_b) {
-          bp = pbp + ((j0 - n0) / nr) * kcur * nr;
-          brs = (ptrdiff_t)nr;
-        } else {
-          bp = bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;
-          brs = g->b_rs;
-        }
-        for (uint64_t i0 = m0; i0 < m0 + rows; i0 += mr) {
-          const uint64_t mcur = m0 + rows - i0 < mr ? m0 + rows - i0 : mr;
-          accy__uk_epilogue ep = g->ep;
-          if (ep.bias_row)
-            ep.bias_row += (ptrdiff_t)i0 +
-                           (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->bias_row_bs;
-          if (ep.bias_col) ep.bias_col += j0;
-          if (g->has_residual) {
-            ep.residual = r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
-            ep.res_rs = g->c_rs;
-          }
-          const float *ap;
-          ptrdiff_t ars, acs;
-          if (packing) {
-            ap = pa + ((i0 - m0) / mr) * kcur * mr;
-            ars = 1;
-            acs = (ptrdiff_t)mr;
+      if (packing_b && kcur) {
+        if (g->b_block)
+          g->b_block(g->b_block_ctx, bb, bi, k0, kcur, n0, cols, pbp);
+        else
+          pack_b_block(g, bb, k0, kcur, n0, cols, pbp);
+      }
+      for (uint64_t ms = m0; ms < m0 + rows; ms += g->mb_sub) {
+        const uint64_t srows = m0 + rows - ms < g->mb_sub ? m0 + rows - ms : g->mb_sub;
+        if (packing && kcur) pack_a(g, ab, ms, srows, k0, kcur, pa);
+        for (uint64_t j0 = n0; j0 < n0 + cols; j0 += nr) {
+          const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
+          const float *bp;
+          ptrdiff_t brs;
+          if (g->b_packed) {
+            bp = bb + ((j0 / nr) * K + k0) * nr;
+            brs = (ptrdiff_t)nr;
+          } else if (packing_b) {
+            /* ws is required for a provider (workspace_bytes says so). */
+            bp = pbp + ((j0 - n0) / nr) * kcur * nr;
+            brs = (ptrdiff_t)nr;
           } else {
-            ap = ab + (ptrdiff_t)i0 * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
-            ars = g->a_rs;
-            acs = g->a_cs;
+            bp = bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;
+            brs = g->b_rs;
           }
-          fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs,
-             cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0, g->c_rs, flags, &ep);
+          for (uint64_t i0 = ms; i0 < ms + srows; i0 += mr) {
+            const uint64_t mcur = ms + srows - i0 < mr ? ms + srows - i0 : mr;
+            accy__uk_epilogue ep = g->ep;
+            if (ep.bias_row)
+              ep.bias_row +=
+                  (ptrdiff_t)i0 +
+                  (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->bias_row_bs;
+            if (ep.bias_col) ep.bias_col += j0;
+            if (g->has_residual) {
+              ep.residual = r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
+              ep.res_rs = g->c_rs;
+            }
+            const float *ap;
+            ptrdiff_t ars, acs;
+            if (packing) {
+              ap = pa + ((i0 - ms) / mr) * kcur * mr;
+              ars = 1;
+              acs = (ptrdiff_t)mr;
+            } else {
+              ap = ab + (ptrdiff_t)i0 * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
+              ars = g->a_rs;
+              acs = g->a_cs;
+            }
+            fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs,
+               cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0, g->c_rs, flags, &ep);
+          }
         }
       }
       if (K == 0) break;

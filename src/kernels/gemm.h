@@ -16,13 +16,19 @@
 #include "src/internal.h"
 #include "src/kernels/uk/uk.h"
 
-/* Fills a kcur x nr panel of B (rows k0.., columns j0.. of batch index b;
- * columns past ncur zero) at |dst|, row k at dst + k * nr. Lets an operand
- * that is not a matrix in memory (a convolution's input, read as im2col)
- * be B without being materialised: the driver builds one panel at a time in
- * the worker workspace. */
-typedef void (*accy__gemm_panel_fn)(const void *ctx, const float *b, uint64_t bi, uint64_t k0,
-                                    uint64_t kcur, uint64_t j0, uint64_t ncur, float *dst);
+/* Fills rows k0.. k0 + kcur and columns n0 .. n0 + cols of B (batch index
+ * bi) at |dst| as panels of nr columns: column n0 + p * nr + j of row k0 + k
+ * at dst[p * kcur * nr + k * nr + j], columns past |cols| zero up to the
+ * last panel's end. Lets an operand that is not a matrix in memory (a
+ * convolution's input, read as im2col) be B without being materialised:
+ * the driver builds one item's K block at a time in the worker workspace,
+ * exactly as it packs a direct B. */
+/* The most columns of one item (a provider may keep a row of them on its
+ * stack). */
+#define ACCY__GEMM_NB_MAX 256u
+
+typedef void (*accy__gemm_block_fn)(const void *ctx, const float *b, uint64_t bi, uint64_t k0,
+                                    uint64_t kcur, uint64_t n0, uint64_t cols, float *dst);
 
 typedef struct accy__gemm {
   accy__uk_f32_gemm uk;
@@ -32,9 +38,9 @@ typedef struct accy__gemm {
    * over images while its groups step through them. */
   ptrdiff_t a_bs, a_rs, a_cs;
   uint64_t a_batch_mod;
-  /* B from a panel provider (then b_bs, b_rs are unused): */
-  accy__gemm_panel_fn b_panel;
-  const void *b_panel_ctx;
+  /* B from a block provider (then b_bs, b_rs are unused): */
+  accy__gemm_block_fn b_block;
+  const void *b_block_ctx;
   /* B: packed (b_packed != NULL: per batch index, ceil(N / nr) panels of
    * K x nr floats, columns past N zero) or direct: B(b, k, j) =
    * b[b * b_bs + k * b_rs + j]. */
@@ -50,17 +56,19 @@ typedef struct accy__gemm {
   ptrdiff_t bias_row_bs;
   bool has_residual;
   uint32_t ep_flags; /* 0, or ACCY__UK_EPILOGUE [| ACCY__UK_CLAMP] */
-  /* Geometry, from accy__gemm_plan. */
-  uint64_t kc, mb, nb, m_items, n_items;
+  /* Geometry, from accy__gemm_plan: items of mb rows and nb columns, walked
+   * in sub-blocks of mb_sub rows (mb_sub == mb unless B comes from a
+   * provider, whose items span more rows so that B is built fewer times). */
+  uint64_t kc, mb, mb_sub, nb, m_items, n_items;
   /* Whether an item copies its A block into the worker workspace, one K
    * block at a time, as micro-panels of mr rows with k outermost (so the
    * microkernel reads A contiguously); needs accy__gemm_workspace_bytes. */
   bool pack_a;
   /* Whether an item copies B into the worker workspace before its row tiles
-   * use it: a direct (unpacked) B as the whole kc x nb block of the item,
-   * read row by row contiguously, in panels of nr columns; a provider's B one
-   * panel at a time. */
-  bool pack_b_panels;
+   * use it, the whole kc x nb block of the item per K block in panels of nr
+   * columns: a direct (unpacked) B read row by row contiguously, or what the
+   * block provider builds. */
+  bool pack_b;
 } accy__gemm;
 
 /* Chooses the item geometry from the shape and the microkernel in g->uk;

@@ -775,7 +775,7 @@ static bool conv_range_for(const conv_axis_attrs *x, int64_t y, int64_t g, int64
  * input read as im2col [C/G x KH x KW, OH x OW], C the output rows of the
  * group. A 1x1 convolution with unit stride and no padding reads the input
  * as B directly; any other is read through a panel provider that gathers
- * one kc x nr panel of im2col at a time into the worker workspace, so the
+ * an item's kc x nb block of im2col at a time into the worker workspace, so the
  * column matrix is never materialised. Taps over padding read 0, which adds
  * nothing to a sum that starts from +0 when the filter is finite (w * 0 is
  * +-0, and x + +-0 == x, also for x = +0): the same as skipping them, which
@@ -790,38 +790,64 @@ typedef struct conv_gemm {
   int64_t img_stride;          /* elements of one input image */
 } conv_gemm;
 
-static void conv_im2col_panel(const void *vctx, const float *x, uint64_t bi, uint64_t k0,
-                              uint64_t kcur, uint64_t j0, uint64_t ncur, float *dst) {
+/* The block provider (accy__gemm_block_fn): per row k of im2col (one input
+ * channel and filter tap), the columns are output positions; each output
+ * row's run reads one input row at a fixed stride, so the run is a zero
+ * head, a copy (memcpy at unit stride) and a zero tail. The row is gathered
+ * whole, then cut into panels. */
+static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uint64_t k0,
+                              uint64_t kcur, uint64_t n0, uint64_t cols, float *dst) {
   const conv_gemm *cg = vctx;
-  const uint64_t nr = cg->g.uk.nr;
+  const uint64_t nr = cg->g.uk.nr, full = cols / nr, rest = cols % nr;
   const uint64_t n = bi / cg->groups, grp = bi % cg->groups;
   const float *xb = x + (int64_t)n * cg->img_stride + (int64_t)grp * cg->C * cg->H * cg->W;
-  const int64_t khw = cg->KH * cg->KW;
+  const int64_t khw = cg->KH * cg->KW, sw = cg->sw;
+  int64_t c = (int64_t)k0 / khw, ky = (int64_t)k0 % khw / cg->KW, kx = (int64_t)k0 % cg->KW;
+  float row[ACCY__GEMM_NB_MAX];
   for (uint64_t k = 0; k < kcur; k++) {
-    const int64_t kk = (int64_t)(k0 + k), c = kk / khw, r = kk % khw;
-    const int64_t ky = r / cg->KW, kx = r % cg->KW;
     const float *xc = xb + c * cg->H * cg->W;
-    float *d = dst + k * nr;
-    int64_t oy = (int64_t)j0 / cg->OW, ox = (int64_t)j0 % cg->OW;
     const int64_t yoff = ky * cg->dh - cg->ph, xoff = kx * cg->dw - cg->pw;
-    uint64_t j = 0;
-    while (j < ncur) {
-      /* One output row's run: its input row is fixed. */
-      const int64_t iy = oy * cg->sh + yoff;
+    int64_t oy = (int64_t)n0 / cg->OW, ox = (int64_t)n0 % cg->OW;
+    for (uint64_t j = 0; j < cols;) {
       uint64_t run = (uint64_t)(cg->OW - ox);
-      if (run > ncur - j) run = ncur - j;
+      if (run > cols - j) run = cols - j;
+      float *t = row + j;
+      const int64_t iy = oy * cg->sh + yoff;
       if (iy < 0 || iy >= cg->H) {
-        for (uint64_t t = 0; t < run; t++) d[j + t] = 0.0f;
+        for (uint64_t u = 0; u < run; u++) t[u] = 0.0f;
       } else {
-        const float *row = xc + iy * cg->W;
-        int64_t ix = ox * cg->sw + xoff;
-        for (uint64_t t = 0; t < run; t++, ix += cg->sw) d[j + t] = ix >= 0 && ix < cg->W ? row[ix] : 0.0f;
+        /* Input column of run position u: base + u * sw, valid in [0, W). */
+        const int64_t base = ox * sw + xoff;
+        int64_t lo = base >= 0 ? 0 : (-base + sw - 1) / sw;
+        int64_t hi = base <= cg->W - 1 ? (cg->W - 1 - base) / sw + 1 : 0;
+        if (lo > (int64_t)run) lo = (int64_t)run;
+        if (hi > (int64_t)run) hi = (int64_t)run;
+        if (hi < lo) hi = lo;
+        /* Runs are short (an output row, or part of one): loops the compiler
+         * can unroll, not library calls. */
+        const float *src = xc + iy * cg->W + base;
+        for (int64_t u = 0; u < lo; u++) t[u] = 0.0f;
+        if (sw == 1)
+          for (int64_t u = lo; u < hi; u++) t[u] = src[u];
+        else
+          for (int64_t u = lo; u < hi; u++) t[u] = src[u * sw];
+        for (int64_t u = hi; u < (int64_t)run; u++) t[u] = 0.0f;
       }
       j += run;
       ox += (int64_t)run;
       if (ox == cg->OW) ox = 0, oy++;
     }
-    for (; j < nr; j++) d[j] = 0.0f;
+    float *d = dst + k * nr;
+    for (uint64_t p = 0; p < full; p++)
+      for (uint64_t u = 0; u < nr; u++) d[p * kcur * nr + u] = row[p * nr + u];
+    if (rest) {
+      float *dp = d + full * kcur * nr;
+      for (uint64_t u = 0; u < nr; u++) dp[u] = u < rest ? row[full * nr + u] : 0.0f;
+    }
+    if (++kx == cg->KW) {
+      kx = 0;
+      if (++ky == cg->KH) ky = 0, c++;
+    }
   }
 }
 
@@ -973,8 +999,8 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
     g->b_bs = cg->C * cg->H * cg->W; /* image n, group g: (n * G + g) * C/G * HW */
     g->b_rs = cg->H * cg->W;
   } else {
-    g->b_panel = conv_im2col_panel;
-    g->b_panel_ctx = cg;
+    g->b_block = conv_im2col_block;
+    g->b_block_ctx = cg;
   }
   gemm_set_epilogue(g, e, true);
   g->bias_row_bs = Og; /* group g's channels start at g * O/G */

@@ -32,8 +32,8 @@ static const _Alignas(64) char empty_buffer[64];
 
 static void *nonnull(const void *data) { return (void *)(data ? data : empty_buffer); }
 
-void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_workers, void *block,
-                    const accy_input *inputs, const accy_output *outputs) {
+void **accy__plan_bind(const accy__plan *plan, void *block, const accy_input *inputs,
+                       const accy_output *outputs) {
   char *base = block;
   char *data = base + plan->data_offset;
   void **vals = (void **)(base + plan->values_offset);
@@ -59,6 +59,13 @@ void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_worke
       default: ptrs[r] = nonnull(vals[idx]); break;
     }
   }
+  return ptrs;
+}
+
+void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_workers, void *block,
+                    const accy_input *inputs, const accy_output *outputs) {
+  char *base = block;
+  void **ptrs = accy__plan_bind(plan, block, inputs, outputs);
   /* A pool with more worker indices than the plan has workspaces for (not
    * the one it was compiled for) runs the launch inline: still correct. */
   bool inline_run = plan->sequential || max_workers <= 1 ||

@@ -20,6 +20,12 @@
 void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_workers, void *block,
                     const accy_input *inputs, const accy_output *outputs);
 
+/* The binding step of accy__plan_run: resolves every task buffer of
+ * |plan| for a launch in |block| and returns the launch's pointer table
+ * (inside |block|), the |launch_data| that accy__task_tile expects. */
+void **accy__plan_bind(const accy__plan *plan, void *block, const accy_input *inputs,
+                       const accy_output *outputs);
+
 /* The scheduler's tile function of every plan task (accy__sched_fn):
  * |ctx| is the task's accy__ctask, |launch_data| the launch's pointer
  * table. Computes the tile's item range and calls the kernel, appending

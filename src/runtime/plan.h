@@ -48,6 +48,8 @@ typedef struct accy__loc {
 /* One compiled task: a kernel and the buffers its tiles use. */
 typedef struct accy__ctask {
   accy__kernel kernel;
+  uint32_t node;         /* the node whose kernel this is (a fused chain's
+                            anchor); UINT32_MAX for copies and barriers */
   uint64_t grain;        /* items per tile */
   uint32_t n_refs;       /* 1 + operands */
   uint32_t refs_offset;  /* first entry in plan->refs and in the launch's pointer table */

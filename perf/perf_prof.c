@@ -1,0 +1,198 @@
+/* perf/perf_prof.c: where a program's time goes, task by task.
+ *
+ *   perf/perf_prof FILE.accyb [--iterations N] [--top K]
+ *
+ * Decodes, verifies and compiles FILE as a session would (one worker, so
+ * every tile runs on this thread), binds generated inputs, then runs the
+ * plan's tasks one after another in their (topological) order, timing each
+ * task's tiles. Prints the tasks that took longest with their node's op and
+ * result type, and the time per op. A developer's tool built by `make perf`:
+ * it links the library's internals, which the public API does not expose.
+ * ACCY_FUSION=0 and ACCY_MAX_ISA apply as in a session. */
+#include "src/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "src/base/alloc.h"
+#include "src/base/cpu.h"
+#include "src/compile/compile.h"
+#include "src/ir/verify.h"
+#include "src/runtime/bind.h"
+#include "src/wire/wire.h"
+
+/* Op codes are below 128 (accy/ops.h); the last slot collects the rest. */
+#define PROF_OPS 128u
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void type_str(const accy__type *t, char *buf, size_t n) {
+  int at = snprintf(buf, n, "%s[", accy__dtype_name(t->dtype));
+  for (uint32_t i = 0; i < t->rank && at > 0 && (size_t)at < n; i++)
+    at += snprintf(buf + at, n - (size_t)at, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+  if (at > 0 && (size_t)at < n) snprintf(buf + at, n - (size_t)at, "]");
+}
+
+/* "anchor+tail" for a fused task, the op otherwise; the type it writes. */
+static void label(const accy__program *p, const accy__plan *plan, uint32_t t, char *op, size_t nop,
+                  char *ty, size_t nty) {
+  const accy__ctask *ct = &plan->ctasks[t];
+  const uint32_t ref = plan->refs[ct->refs_offset];
+  uint32_t tail = ACCY__REF_TAG(ref) == ACCY__REF_NODE ? ACCY__REF_INDEX(ref) : UINT32_MAX;
+  if (tail < p->n_nodes) type_str(&p->nodes[tail].type, ty, nty);
+  if (ct->node >= p->n_nodes) return;
+  if (tail < p->n_nodes && tail != ct->node)
+    snprintf(op, nop, "%s+%s", accy__op_name(p->nodes[ct->node].op),
+             accy__op_name(p->nodes[tail].op));
+  else
+    snprintf(op, nop, "%s", accy__op_name(p->nodes[ct->node].op));
+}
+
+typedef struct row {
+  double seconds;
+  uint32_t task;
+} row;
+
+static int by_time(const void *a, const void *b) {
+  const row *x = a, *y = b;
+  return x->seconds < y->seconds ? 1 : x->seconds > y->seconds ? -1 : 0;
+}
+
+static unsigned char *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 20, n = 0;
+  unsigned char *buf = malloc(cap);
+  while (buf) {
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (n < cap) break;
+    unsigned char *grown = realloc(buf, cap *= 2);
+    if (!grown) free(buf);
+    buf = grown;
+  }
+  fclose(f);
+  *size = n;
+  return buf;
+}
+
+int main(int argc, char **argv) {
+  const char *path = NULL;
+  int iterations = 5, top = 25;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--top") && i + 1 < argc) top = atoi(argv[++i]);
+    else if (!path && argv[i][0] != '-') path = argv[i];
+    else {
+      fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K]\n");
+      return 2;
+    }
+  }
+  if (!path || iterations < 1) {
+    fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K]\n");
+    return 2;
+  }
+  size_t size;
+  unsigned char *bytes = read_file(path, &size);
+  if (!bytes) {
+    perror(path);
+    return 1;
+  }
+  accy__program p;
+  double t0 = now();
+  if (accy__wire_decode(bytes, size, &p) != ACCY_STATUS_OK || accy__verify(&p) != ACCY_STATUS_OK) {
+    fprintf(stderr, "%s: %s\n", path, accy__cause());
+    return 1;
+  }
+  accy__plan plan;
+  if (accy__compile(&p, 1, &plan) != ACCY_STATUS_OK) {
+    fprintf(stderr, "%s: compile: %s\n", path, accy__cause());
+    return 1;
+  }
+  double compile_s = now() - t0;
+
+  accy_input *ins = calloc(p.n_params + 1, sizeof *ins);
+  accy_output *outs = calloc(p.n_outputs + 1, sizeof *outs);
+  for (uint32_t i = 0; i < p.n_params; i++) {
+    const accy__type *t = &p.nodes[p.params[i]].type;
+    size_t nb = (size_t)accy__type_bytes(t);
+    unsigned char *d = aligned_alloc(64, (nb + 63) / 64 * 64 + 64);
+    /* Small finite values for any dtype: 0..15 in every byte's low bits,
+     * which for f32 gives small normal numbers or zeros. */
+    for (size_t b = 0; b < nb; b++) d[b] = (unsigned char)((b * 7u + 3u) & 0x0f);
+    if (t->dtype == ACCY_DTYPE_F32)
+      for (size_t e = 0; e < nb / 4; e++) ((float *)d)[e] = (float)((int)(e % 17) - 8) * 0.0625f;
+    ins[i] = (accy_input){d, nb};
+  }
+  for (uint32_t j = 0; j < p.n_outputs; j++) {
+    size_t nb = (size_t)accy__type_bytes(&p.nodes[p.outputs[j]].type);
+    outs[j] = (accy_output){aligned_alloc(64, (nb + 63) / 64 * 64 + 64), nb};
+  }
+  void *block = aligned_alloc(64, (plan.block_bytes + 63) / 64 * 64 + 64);
+  double *acc = calloc(plan.n_tasks + 1, sizeof *acc);
+  if (!block || !acc) return 1;
+
+  double total = 0;
+  for (int it = 0; it <= iterations; it++) {
+    void **ptrs = accy__plan_bind(&plan, block, ins, outs);
+    double start = now();
+    for (uint32_t t = 0; t < plan.n_tasks; t++) {
+      double a = now();
+      for (uint32_t tile = 0; tile < plan.stasks[t].n_tiles; tile++)
+        accy__task_tile(&plan.ctasks[t], ptrs, tile, 0);
+      const double dt = now() - a;
+      /* The first run warms up; then the fastest run of each task (a
+       * shared machine's noise only ever adds time). */
+      if (it && (it == 1 || dt < acc[t])) acc[t] = dt;
+    }
+    if (it) total += now() - start;
+  }
+
+  printf("%s: %u nodes, %u tasks, compile %.1f ms, isa=%s, scratch block %.2f MB\n", path,
+         p.n_nodes, plan.n_tasks, compile_s * 1e3, accy__isa_name(accy__isa_level()),
+         (double)plan.block_bytes / 1e6);
+  double sum = 0;
+  for (uint32_t t = 0; t < plan.n_tasks; t++) sum += acc[t];
+  printf("per run: %.3f ms mean, %.3f ms as the sum of each task's fastest of %d runs\n"
+         "(tasks run one by one on one thread; the table shows each task's fastest)\n\n",
+         total / iterations * 1e3, sum * 1e3, iterations);
+  row *rows = calloc(plan.n_tasks + 1, sizeof *rows);
+  for (uint32_t t = 0; t < plan.n_tasks; t++) rows[t] = (row){acc[t], t};
+  qsort(rows, plan.n_tasks, sizeof *rows, by_time);
+  printf("%8s %6s %6s  %-26s %-24s %s\n", "ms", "%", "task", "op", "result", "tiles");
+  for (uint32_t r = 0; r < plan.n_tasks && (int)r < top; r++) {
+    const uint32_t t = rows[r].task;
+    if (plan.stasks[t].n_tiles == 0) break; /* barriers and empty tasks */
+    char ty[96] = "-", op[48] = "copy";
+    label(&p, &plan, t, op, sizeof op, ty, sizeof ty);
+    printf("%8.3f %6.1f %6u  %-26s %-24s %u\n", rows[r].seconds * 1e3,
+           100.0 * rows[r].seconds / (sum > 0 ? sum : 1), t, op, ty,
+           plan.stasks[t].n_tiles);
+  }
+  /* Per op (a fused task counts under its anchor's op). */
+  double per_op[PROF_OPS + 1];
+  memset(per_op, 0, sizeof per_op);
+  for (uint32_t t = 0; t < plan.n_tasks; t++) {
+    uint32_t op = PROF_OPS;
+    if (plan.ctasks[t].node < p.n_nodes) op = p.nodes[plan.ctasks[t].node].op;
+    if (op > PROF_OPS) op = PROF_OPS;
+    per_op[op] += acc[t];
+  }
+  printf("\nper op:\n");
+  for (;;) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t o = 0; o <= PROF_OPS; o++)
+      if (per_op[o] > 0 && (best == UINT32_MAX || per_op[o] > per_op[best])) best = o;
+    if (best == UINT32_MAX) break;
+    printf("%8.3f %6.1f  %s\n", per_op[best] * 1e3, 100.0 * per_op[best] / sum,
+           best == PROF_OPS ? "copy" : accy__op_name((uint16_t)best));
+    per_op[best] = 0;
+  }
+  return 0;
+}
