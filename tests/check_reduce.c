@@ -821,6 +821,15 @@ static const window_case kWindowCases[] = {
     {1, {2}, {3}, {7}, {0}, {0}, {1000}, {1}},
     /* 2-D, overlapping windows, innermost window dilation */
     {2, {9, 11}, {3, 4}, {1, 2}, {2, 1}, {1, 3}, {1, 1}, {2, 3}},
+    /* pooling rows (the f32 row path): 3x3 stride 2 pad 1 over an odd width
+     * long enough for vector interiors, and 2x2 stride 2 without padding */
+    {4, {1, 3, 7, 37}, {1, 1, 3, 3}, {1, 1, 2, 2}, {0, 0, 1, 1}, {0, 0, 1, 1}, {1, 1, 1, 1},
+     {1, 1, 1, 1}},
+    {3, {2, 6, 40}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}},
+    /* stride 1 with window dilation and padding wider than the window */
+    {3, {2, 5, 29}, {1, 3, 3}, {1, 1, 1}, {0, 2, 4}, {0, 1, 4}, {1, 1, 1}, {1, 2, 2}},
+    /* stride 3, no interior at all (the window is wider than the row) */
+    {2, {4, 5}, {2, 9}, {1, 3}, {0, 2}, {1, 2}, {1, 1}, {1, 1}},
 };
 
 static int64_t window_out_dim(int64_t d, int64_t win, int64_t s, int64_t pl, int64_t ph,

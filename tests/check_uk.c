@@ -357,6 +357,47 @@ START_TEST(test_elementwise_levels_match_portable) {
 }
 END_TEST
 
+
+/* The pooling tap kernels fold exactly like the portable one: every kind,
+ * unit, pooling and odd strides, lengths around the vector widths, and all
+ * pairs of special values (NaN, signed zeros, infinities). */
+START_TEST(test_pool_levels_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  tu_rng r;
+  tu_rng_seed(&r, 47);
+  enum { N = 67, S = 3 };
+  static const size_t kLens[] = {0, 1, 7, 8, 9, 16, 17, 31, 66, 67};
+  static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
+  float x[N * S + 16], want[N + 8], got[N + 8];
+  for (int l = 1; l < nl; l++) {
+    ck_assert_ptr_nonnull(ts[l]->f32_pool_acc);
+    for (int kind = ACCY_REDUCE_SUM; kind <= ACCY_REDUCE_MIN; kind++)
+      for (ptrdiff_t sx = 1; sx <= S; sx++)
+        for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
+          for (int rep = 0; rep < 3; rep++) {
+            size_t n = kLens[li];
+            tu_fill_random(&r, ACCY_DTYPE_F32, x, N * S + 16, rep > 0, 0);
+            tu_fill_random(&r, ACCY_DTYPE_F32, want, N + 8, rep > 0, 0);
+            if (rep == 2)
+              for (size_t i = 0; i < N; i++) {
+                x[(size_t)sx * i] = sp[i % 8];
+                want[i] = sp[(i / 8) % 8];
+              }
+            memcpy(got, want, sizeof got);
+            port->f32_pool_acc(n, x, sx, want, kind);
+            ts[l]->f32_pool_acc(n, x, sx, got, kind);
+            ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, N + 8) == SIZE_MAX,
+                          "%s: pool kind %d stride %td n %zu differs from portable",
+                          accy__isa_name(ts[l]->isa), kind, sx, n);
+            ck_assert_msg(memcmp(want + n, got + n, (N + 8 - n) * sizeof(float)) == 0,
+                          "%s: pool wrote past its %zu elements", accy__isa_name(ts[l]->isa), n);
+          }
+  }
+}
+END_TEST
+
 static Suite *uk_suite(void) {
   Suite *s = suite_create("uk");
   TCase *tc = tcase_create("gemm");
@@ -367,6 +408,7 @@ static Suite *uk_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("elementwise");
   tcase_add_test(tc, test_elementwise_levels_match_portable);
+  tcase_add_test(tc, test_pool_levels_match_portable);
   suite_add_tcase(s, tc);
   return s;
 }

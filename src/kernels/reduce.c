@@ -27,6 +27,7 @@
 #include "src/base/half.h"
 #include "src/kernels/kernels.h"
 #include "src/kernels/scalar.h"
+#include "src/kernels/uk/uk.h"
 
 /* Output elements per item of the outer tiles (a row of accumulators lives on
  * the stack, so keep it modest). Fixed, so the items never depend on the
@@ -774,6 +775,119 @@ static void window_axis(int64_t d, int64_t win, int64_t s, int64_t pl, int64_t b
   }
 }
 
+/* ---- f32 pooling rows ---------------------------------------------------------
+ *
+ * The common pooling shape — f32, leading axes untouched (window 1, stride 1,
+ * no padding or base dilation) and no base dilation on the last two axes —
+ * runs one output row per item: the row starts at the identity and takes
+ * its taps in row-major window order, ky outer and kx inner, so every
+ * element sees exactly the sequence the generic tile gives it and the bits
+ * agree. For the outputs whose window lies wholly inside the row (the
+ * interior [x_lo, x_hi)) each tap is one strided microkernel call over the
+ * whole interior; the few edge outputs fold their real taps one by one. */
+typedef struct pool_params {
+  accy__uk_f32_pool_fn acc;
+  int kind;
+  float ident;
+  int64_t oh, ow;          /* output extent of the last two axes */
+  int64_t ih, iw;          /* input extent of the last two axes */
+  int64_t wx, sx, dx, plx; /* window, stride, window dilation, low padding along x */
+  int64_t dy;              /* window dilation along y */
+  int64_t x_lo, x_hi;      /* outputs whose window is all real data */
+  const win_entry *ty, *tx;
+} pool_params;
+
+static inline float pool_fold1(float acc, float x, int kind) {
+  switch (kind) {
+    case ACCY_REDUCE_SUM: return acc + x;
+    case ACCY_REDUCE_PRODUCT: return acc * x;
+    case ACCY_REDUCE_MAX: return accy__fold_max_f32(acc, x);
+    default: return accy__fold_min_f32(acc, x);
+  }
+}
+
+static void pool_rows_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                          uint64_t end) {
+  const pool_params *pp = k->params;
+  const float *in = bufs[1];
+  float *out = bufs[0];
+  const int64_t ow = pp->ow, iw = pp->iw, wx = pp->wx, sx = pp->sx, dx = pp->dx;
+  const int64_t x_lo = pp->x_lo, x_hi = pp->x_hi;
+  for (uint64_t it = begin; it < end; it++) {
+    const uint64_t plane = it / (uint64_t)pp->oh;
+    const int64_t oy = (int64_t)(it % (uint64_t)pp->oh);
+    float *row = out + it * (uint64_t)ow;
+    for (int64_t ox = 0; ox < ow; ox++) row[ox] = pp->ident;
+    const win_entry ey = pp->ty[oy];
+    const float *src = in + plane * (uint64_t)(pp->ih * iw);
+    for (int64_t ky = 0; ky < ey.count; ky++) {
+      const float *r = src + (ey.first + ky * pp->dy) * iw;
+      if (x_hi > x_lo)
+        for (int64_t kx = 0; kx < wx; kx++)
+          pp->acc((size_t)(x_hi - x_lo), r + x_lo * sx + kx * dx - pp->plx, (ptrdiff_t)sx,
+                  row + x_lo, pp->kind);
+      for (int64_t ox = 0; ox < ow; ox++) {
+        if (ox == x_lo && x_hi > x_lo) ox = x_hi;
+        if (ox >= ow) break;
+        const win_entry ex = pp->tx[ox];
+        float a = row[ox];
+        for (int64_t kx = 0; kx < ex.count; kx++)
+          a = pool_fold1(a, r[ex.first + kx * dx], pp->kind);
+        row[ox] = a;
+      }
+    }
+  }
+}
+
+/* Switches an f32 reduce_window whose shape fits pool_rows_f32 to it; the
+ * generic parameters stay built (and unused). */
+static accy_status try_pool_rows(const accy__type *xt, int64_t kind, const int64_t *attrs,
+                                 const window_params *wp, accy__arena *arena, accy__kernel *k) {
+  const uint32_t r = xt->rank;
+  if (xt->dtype != ACCY_DTYPE_F32 || r < 2 || kind > ACCY_REDUCE_MIN) return ACCY_STATUS_OK;
+  const int64_t *win = attrs, *stride = win + r, *pl = stride + r, *ph = pl + r, *bd = ph + r,
+                *wd = bd + r;
+  for (uint32_t i = 0; i < r; i++) {
+    if (bd[i] != 1) return ACCY_STATUS_OK;
+    if (i + 2 < r && (win[i] != 1 || stride[i] != 1 || pl[i] != 0 || ph[i] != 0))
+      return ACCY_STATUS_OK;
+  }
+  const uint32_t y = r - 2, x = r - 1;
+  pool_params *pp = alloc_params(arena, sizeof *pp);
+  if (!pp) return no_memory();
+  static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
+  pp->acc = accy__uk_get()->f32_pool_acc;
+  pp->kind = (int)kind;
+  pp->ident = kIdent[kind];
+  pp->oh = wp->out_dims[y];
+  pp->ow = wp->out_dims[x];
+  pp->ih = xt->dims[y];
+  pp->iw = xt->dims[x];
+  pp->wx = win[x];
+  pp->sx = stride[x];
+  pp->dx = wd[x];
+  pp->dy = wd[y];
+  pp->plx = pl[x];
+  pp->ty = wp->tab[y];
+  pp->tx = wp->tab[x];
+  pp->x_lo = pp->x_hi = 0;
+  int64_t lo = -1, hi = -1;
+  for (int64_t ox = 0; ox < pp->ow; ox++)
+    if (pp->tx[ox].count == win[x]) {
+      if (lo < 0) lo = ox;
+      hi = ox + 1;
+    }
+  if (lo >= 0) {
+    pp->x_lo = lo;
+    pp->x_hi = hi;
+  }
+  k->params = pp;
+  k->run = pool_rows_f32;
+  k->n_items = k->n_items / (uint64_t)pp->ow;
+  k->item_cost = sat_mul(k->item_cost, (uint64_t)pp->ow);
+  return ACCY_STATUS_OK;
+}
+
 static accy_status prepare_window(const accy__program *p, uint32_t node, accy__arena *arena,
                                   accy__kernel *k) {
   const accy__node *n = &p->nodes[node];
@@ -857,7 +971,7 @@ static accy_status prepare_window(const accy__program *p, uint32_t node, accy__a
   }
   k->n_items = n_out;
   k->item_cost = taps;
-  return ACCY_STATUS_OK;
+  return try_pool_rows(xt, kind, win, wp, arena, k);
 }
 
 accy_status accy__kernel_prepare_reduce(const accy__program *p, uint32_t node, accy__arena *arena,

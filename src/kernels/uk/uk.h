@@ -65,6 +65,14 @@ typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t 
                                            size_t kw, ptrdiff_t dw, size_t sw, const float *w,
                                            float *out);
 
+/* ---- f32 pooling, one tap over a row of outputs ---------------------------- */
+
+/* acc[i] = fold(acc[i], x[i * sx]) for i < n, the fold of |kind|
+ * (accy_reduce_kind: sum acc + x, product acc * x, max and min the
+ * reductions' fold of src/kernels/scalar.h). Bit-identical at every level:
+ * no contraction, the same rule per lane. */
+typedef void (*accy__uk_f32_pool_fn)(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
+
 /* ---- elementwise ------------------------------------------------------------- */
 
 /* n elements of one op (uk/ew_body.h): o[i] = op(x0[i], x1[i], x2[i]); the
@@ -87,6 +95,7 @@ typedef struct accy__uk {
   accy__isa isa;
   accy__uk_f32_gemm f32_gemm;
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
+  accy__uk_f32_pool_fn f32_pool_acc;
   accy__uk_ew ew;
 } accy__uk;
 
@@ -115,5 +124,7 @@ void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, s
                                     ptrdiff_t dw, size_t sw, const float *w, float *out);
 void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                 ptrdiff_t dw, size_t sw, const float *w, float *out);
+void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
+void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 
 #endif /* ACCY_KERNELS_UK_UK_H */
