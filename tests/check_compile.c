@@ -3,6 +3,7 @@
  * parallel schedule (property test on random programs: buffers that share
  * bytes are always ordered by a path in the task graph), results against a
  * naive evaluator, and no allocator calls in steady-state invokes. */
+#include <stdlib.h>
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -387,8 +388,14 @@ START_TEST(test_chain_reuses_two_buffers) {
   for (int i = 0; i < 20; i++) cur = add(&p, ACCY_OP_NEGATE, t, &cur, 1, NULL, 0, NULL);
   out(&p, cur, "y");
   accy__plan plan;
+  setenv("ACCY_FUSION", "0", 1); /* fused, the chain is one task with no scratch */
   compile_ok(&p, &plan);
+  unsetenv("ACCY_FUSION");
   ck_assert_uint_eq(plan.data_bytes, 2 * 4096);
+  accy__plan_free(&plan);
+  compile_ok(&p, &plan);
+  ck_assert_uint_eq(plan.data_bytes, 0);
+  ck_assert_uint_eq(plan.n_tasks, 1);
   accy__plan_free(&plan);
   accy__program_free(&p);
 }

@@ -633,8 +633,8 @@ START_TEST(test_scratch_limit_is_compile_failed) {
   accy_builder *b = builder();
   int64_t d[1] = {(int64_t)(ACCY_MAX_SCRATCH_BYTES / 4) + 16};
   uint32_t x = param(b, "x", ACCY_DTYPE_F32, 1, d), t, y;
-  OK(accy_builder_unary(b, ACCY_OP_NEGATE, x, &t)); /* lives in scratch */
-  OK(accy_builder_unary(b, ACCY_OP_EXP, t, &y));    /* written to the caller's output */
+  OK(accy_builder_unary(b, ACCY_OP_NEGATE, x, &t)); /* read twice: lives in scratch */
+  OK(accy_builder_binary(b, ACCY_OP_ADD, t, t, &y)); /* written to the caller's output */
   OK(accy_builder_output(b, y, "y"));
   void *bytes;
   size_t size;

@@ -102,6 +102,16 @@ static accy_status assign_locations(compiler *cs) {
   for (uint32_t j = 0; j < p->n_outputs; j++) cs->live[p->outputs[j]] = true;
   for (uint32_t i = n; i-- > 0;) {
     if (!cs->live[i]) continue;
+    const int64_t g = cs->fusion.group_of[i];
+    if (g >= 0 && g != (int64_t)i) continue; /* inside a group: never read */
+    if (g == (int64_t)i) {
+      const accy__ew_group *gr = &cs->fusion.groups[i];
+      for (uint32_t k = 0; k < gr->n_leaves; k++) {
+        cs->live[gr->leaves[k]] = true;
+        cs->uses[gr->leaves[k]]++;
+      }
+      continue;
+    }
     int64_t a = cs->fusion.anchor_of[i];
     if (a >= 0 && cs->fusion.ep[a].tail != i) continue; /* inside a chain: never read */
     const accy__node *node = &p->nodes[a >= 0 ? (uint32_t)a : i];
@@ -243,6 +253,28 @@ static accy_status make_tasks(compiler *cs) {
       continue;
     }
     accy__kernel k;
+    if (cs->fusion.group_of[i] == (int64_t)i) {
+      /* The root of an elementwise group: one task reads the leaves. */
+      const accy__ew_group *gr = &cs->fusion.groups[i];
+      s = accy__kernel_prepare_ew_group(p, gr, &plan->arena, &k);
+      if (s != ACCY_STATUS_OK) break;
+      uint32_t nr = 0;
+      refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
+      for (uint32_t l = 0; l < gr->n_leaves; l++)
+        refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, gr->leaves[l]);
+      uint32_t t;
+      s = new_task(cs, gr->members[0], &k, refs, nr, &t);
+      if (s != ACCY_STATUS_OK) break;
+      for (uint32_t r = 1; r < nr; r++) {
+        int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
+        if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) {
+          s = oom("edges");
+          break;
+        }
+      }
+      cs->writer[i] = t;
+      continue;
+    }
     const int64_t anchor = cs->fusion.anchor_of[i];
     if (anchor >= 0) {
       /* The tail of an epilogue chain: its task is the anchor's kernel,

@@ -7,6 +7,7 @@
 
 #include "src/compile/fuse.h"
 #include "src/base/alloc.h"
+#include "src/ir/op_traits.h"
 
 /* The constant scalar a broadcast (or a rank-0 constant) carries, if |n|
  * is one: a broadcast_in_dim of a rank-0 f32 constant. */
@@ -41,9 +42,115 @@ static bool same_type(const accy__type *a, const accy__type *b) {
 }
 
 void accy__fusion_free(accy__fusion *f) {
+  if (f->groups && f->group_of)
+    for (uint32_t i = 0; i < f->n_nodes; i++)
+      if (f->group_of[i] == (int64_t)i) accy__free((void *)f->groups[i].members);
   accy__free(f->anchor_of);
   accy__free(f->ep);
+  accy__free(f->group_of);
+  accy__free(f->groups);
   memset(f, 0, sizeof *f);
+}
+
+/* A node a group can compute: elementwise, with n elements, and not a
+ * select on a scalar predicate (that kernel copies one operand whole). */
+static bool group_op(const accy__program *p, uint32_t i, uint64_t n) {
+  const accy__node *nd = &p->nodes[i];
+  const accy__op_trait *tr = accy__op_trait_of(nd->op);
+  uint64_t m;
+  if (!tr || tr->family != ACCY__FAMILY_ELEMENTWISE || !accy__type_elements(&nd->type, &m) || m != n)
+    return false;
+  if (nd->op == ACCY_OP_SELECT && (nd->n_operands != 3 || p->nodes[nd->operands[0]].type.rank == 0))
+    return false;
+  return true;
+}
+
+static bool list_has(const uint32_t *l, uint32_t n, uint32_t x) {
+  for (uint32_t i = 0; i < n; i++)
+    if (l[i] == x) return true;
+  return false;
+}
+
+static int u32_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Forms the elementwise groups (fuse.h) among nodes in no epilogue chain. */
+static accy_status find_groups(const accy__program *p, const bool *live, const uint32_t *uses,
+                               const uint32_t *out_uses, accy__fusion *out) {
+  const uint32_t n = p->n_nodes;
+  enum { MAXN = ACCY__EW_GROUP_MAX_NODES, MAXL = ACCY__EW_GROUP_MAX_LEAVES };
+  for (uint32_t r = n; r-- > 0;) {
+    uint64_t ne;
+    if (!live[r] || out->anchor_of[r] >= 0 || out->group_of[r] >= 0 ||
+        !accy__type_elements(&p->nodes[r].type, &ne) || !group_op(p, r, ne))
+      continue;
+    uint32_t mem[MAXN], bc[MAXN], leaf[MAXL + 3];
+    uint32_t nm = 0, nb = 0, nl = 0;
+    mem[nm++] = r;
+    const accy__node *rn = &p->nodes[r];
+    for (uint32_t k = 0; k < rn->n_operands; k++)
+      if (!list_has(leaf, nl, rn->operands[k])) leaf[nl++] = rn->operands[k];
+    if (nl > MAXL) continue;
+    for (uint32_t li = 0; li < nl;) {
+      const uint32_t o = leaf[li];
+      const accy__node *on = &p->nodes[o];
+      bool member = false, bcast = false;
+      if (nm + nb < MAXN && live[o] && out->anchor_of[o] < 0 && out->group_of[o] < 0 &&
+          uses[o] == 1 && out_uses[o] == 0) {
+        uint64_t m;
+        /* A broadcast's source stays a leaf (the gather reads a buffer). */
+        bool feeds_bcast = false;
+        for (uint32_t j = 0; j < nb; j++) feeds_bcast |= p->nodes[bc[j]].operands[0] == o;
+        member = !feeds_bcast && group_op(p, o, ne);
+        bcast = !member && !feeds_bcast && on->op == ACCY_OP_BROADCAST_IN_DIM && on->n_operands == 1 &&
+                accy__type_elements(&on->type, &m) && m == ne;
+      }
+      if (!member && !bcast) {
+        li++;
+        continue;
+      }
+      /* Replace leaf o by its operands, if they fit. */
+      uint32_t trial[MAXL + 3], nt = 0;
+      for (uint32_t j = 0; j < nl; j++)
+        if (j != li) trial[nt++] = leaf[j];
+      bool fits = true;
+      for (uint32_t k = 0; k < on->n_operands && fits; k++) {
+        if (list_has(trial, nt, on->operands[k])) continue;
+        if (nt == MAXL) fits = false;
+        else trial[nt++] = on->operands[k];
+      }
+      if (!fits) {
+        li++;
+        continue;
+      }
+      memcpy(leaf, trial, nt * sizeof(uint32_t));
+      nl = nt;
+      if (member) mem[nm++] = o;
+      else bc[nb++] = o;
+      li = 0; /* the list changed: scan again (each node is absorbed once) */
+    }
+    if (nm + nb < 2) continue;
+    /* A leaf that is itself absorbed (read by two members, say) is not a
+     * leaf: with uses == 1 that cannot happen, but keep the lists exact. */
+    for (uint32_t j = 0; j < nl; j++)
+      if (list_has(mem, nm, leaf[j]) || list_has(bc, nb, leaf[j]))
+        return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                         "internal error: node %u is both absorbed and a leaf", leaf[j]);
+    qsort(mem, nm, sizeof(uint32_t), u32_cmp);
+    uint32_t *lists = accy__malloc(((size_t)nm + nb + nl + 1) * sizeof(uint32_t));
+    if (!lists) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while fusing");
+    memcpy(lists, mem, nm * sizeof(uint32_t));
+    memcpy(lists + nm, bc, nb * sizeof(uint32_t));
+    memcpy(lists + nm + nb, leaf, nl * sizeof(uint32_t));
+    out->groups[r] = (accy__ew_group){.n_members = nm, .n_bcasts = nb, .n_leaves = nl,
+                                      .members = lists, .bcasts = lists + nm,
+                                      .leaves = lists + nm + nb};
+    for (uint32_t j = 0; j < nm; j++) out->group_of[mem[j]] = r;
+    for (uint32_t j = 0; j < nb; j++) out->group_of[bc[j]] = r;
+  }
+  return ACCY_STATUS_OK;
 }
 
 accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t *uses,
@@ -52,15 +159,19 @@ accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t 
   const uint32_t n = p->n_nodes;
   out->anchor_of = accy__malloc(((size_t)n + 1) * sizeof(int64_t));
   out->ep = accy__calloc((size_t)n + 1, sizeof(accy__epilogue));
+  out->group_of = accy__malloc(((size_t)n + 1) * sizeof(int64_t));
+  out->groups = accy__calloc((size_t)n + 1, sizeof(accy__ew_group));
+  out->n_nodes = n;
   /* Each node's single live consumer (when it has exactly one). */
   uint32_t *consumer = accy__malloc(((size_t)n + 1) * sizeof(uint32_t));
-  if (!out->anchor_of || !out->ep || !consumer) {
+  if (!out->anchor_of || !out->ep || !out->group_of || !out->groups || !consumer) {
     accy__free(consumer);
     accy__fusion_free(out);
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while fusing");
   }
   for (uint32_t i = 0; i < n; i++) {
     out->anchor_of[i] = -1;
+    out->group_of[i] = -1;
     consumer[i] = UINT32_MAX;
   }
   /* ACCY_FUSION=0 compiles every node on its own (to compare, or to debug). */
@@ -145,5 +256,5 @@ accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t 
     }
   }
   accy__free(consumer);
-  return ACCY_STATUS_OK;
+  return find_groups(p, live, uses, out_uses, out);
 }

@@ -25,6 +25,18 @@
  * above; a graph that adds them in the other order differs by one rounding,
  * within the contract's bound).
  *
+ * Elementwise groups come next (accy__ew_group): from the last node
+ * backwards, an elementwise node that is in no chain becomes a root and
+ * absorbs, transitively, each operand that is used once (and is no output)
+ * and is either an elementwise node with the root's element count (a member)
+ * or a broadcast_in_dim to that count (read through its source's addressing,
+ * never materialised). What a group reads but does not absorb is a leaf. A
+ * group stops growing at ACCY__EW_GROUP_MAX_NODES nodes or
+ * ACCY__EW_GROUP_MAX_LEAVES leaves; a root that absorbs nothing stays a
+ * plain node. Members compute with their own microkernels on the same
+ * values, so a group's bits equal the unfused nodes'. Nothing is ever
+ * computed twice: a value used twice is a leaf.
+ *
  * ACCY_FUSION=0 in the environment turns fusion off (every node its own
  * task), for comparisons and debugging. */
 #ifndef ACCY_COMPILE_FUSE_H
@@ -40,6 +52,11 @@ typedef struct accy__fusion {
   int64_t *anchor_of;
   /* Per node, meaningful for anchors only. */
   accy__epilogue *ep;
+  /* Per node: the root of the elementwise group that absorbs it (itself for
+   * a root), or -1; groups[root] lists the group (its lists are owned here). */
+  int64_t *group_of;
+  accy__ew_group *groups;
+  uint32_t n_nodes;
 } accy__fusion;
 
 /* Finds the epilogue chains of the verified program |p|. |uses| and

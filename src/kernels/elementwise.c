@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "src/base/half.h"
+#include "src/ir/op_traits.h"
 #include "src/kernels/kernels.h"
 
 #include "src/kernels/uk/uk.h"
@@ -194,5 +195,292 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
   k->n_items = n;
   k->item_cost = cost;
   k->params = pp;
+  return ACCY_STATUS_OK;
+}
+
+/* ---- elementwise groups ----------------------------------------------------------
+ *
+ * A group's tile walks its range in chunks of GROUP_CHUNK elements; per
+ * chunk the steps run in member order, each writing a chunk-sized slot of
+ * the worker workspace (the root writes its own buffer), a broadcast first
+ * gathering its source into a slot. Leaves are read in place. Chunks never
+ * change a result: every element is computed alone. */
+#define GROUP_CHUNK 256
+#define SLOT_BYTES (GROUP_CHUNK * 8)
+#define GROUP_MAX_SLOTS 32
+
+/* Where a step reads one operand: a slot (>= 0) or leaf -1 - index. */
+typedef int16_t group_src;
+
+/* A broadcast's source addressing over the group's (merged) result axes. */
+typedef struct group_bcast {
+  uint32_t rank;
+  int64_t dims[ACCY_MAX_RANK];
+  int64_t sstride[ACCY_MAX_RANK]; /* source elements per step of each axis (0: broadcast) */
+} group_bcast;
+
+typedef struct group_step {
+  const ew_params *ew;      /* NULL: a gather of |bc| from leaf -1 - in[0] */
+  const group_bcast *bc;
+  size_t gather_es;
+  bool once;                /* a gather of one element: its slot is filled
+                               at the first chunk of a tile and kept */
+  group_src in[3];
+  int16_t out;              /* slot, or -1 for the root's buffer */
+} group_step;
+
+typedef struct group_params {
+  uint32_t n_steps, n_leaves;
+  const group_step *steps;
+} group_params;
+
+/* d[0..n) = v, in fixed strips the vectoriser takes. */
+static inline void fill32(char *d, uint32_t v, size_t n) {
+  uint32_t *o = (uint32_t *)(void *)d;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int u = 0; u < 16; u++) o[i + u] = v;
+  for (; i < n; i++) o[i] = v;
+}
+
+static void group_gather(const group_bcast *bc, const char *src, size_t es, uint64_t b, size_t n,
+                         char *dst) {
+  const uint32_t r = bc->rank;
+  int64_t idx[ACCY_MAX_RANK], off = 0;
+  uint64_t rest = b;
+  for (uint32_t i = r; i-- > 0;) {
+    idx[i] = (int64_t)(rest % (uint64_t)bc->dims[i]);
+    rest /= (uint64_t)bc->dims[i];
+    off += idx[i] * bc->sstride[i];
+  }
+  const int64_t last = bc->dims[r - 1], ls = bc->sstride[r - 1];
+  size_t done = 0;
+  while (done < n) {
+    size_t run = (size_t)(last - idx[r - 1]);
+    if (run > n - done) run = n - done;
+    char *d = dst + done * es;
+    const char *s = src + off * (int64_t)es;
+    if (ls == 0) {
+      if (es == 4) {
+        uint32_t v;
+        memcpy(&v, s, 4);
+        fill32(d, v, run);
+      } else {
+        for (size_t j = 0; j < run; j++) memcpy(d + es * j, s, es);
+      }
+    } else if (ls == 1) {
+      memcpy(d, s, run * es);
+    } else {
+      for (size_t j = 0; j < run; j++) memcpy(d + es * j, s + (int64_t)j * ls * (int64_t)es, es);
+    }
+    done += run;
+    off += (int64_t)run * ls;
+    idx[r - 1] += (int64_t)run;
+    if (idx[r - 1] < last) continue;
+    off -= last * ls;
+    idx[r - 1] = 0;
+    for (uint32_t i = r - 1; i-- > 0;) {
+      off += bc->sstride[i];
+      if (++idx[i] < bc->dims[i]) break;
+      off -= bc->sstride[i] * bc->dims[i];
+      idx[i] = 0;
+    }
+  }
+}
+
+static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const group_params *gp = k->params;
+  char *ws = bufs[1 + gp->n_leaves];
+  for (uint64_t b = begin; b < end; b += GROUP_CHUNK) {
+    const size_t n = (size_t)(end - b < GROUP_CHUNK ? end - b : GROUP_CHUNK);
+    for (uint32_t si = 0; si < gp->n_steps; si++) {
+      const group_step *st = &gp->steps[si];
+      char *out = ws + (size_t)st->out * SLOT_BYTES;
+      if (!st->ew) {
+        if (!st->once || b == begin)
+          group_gather(st->bc, bufs[-st->in[0]], st->gather_es, b,
+                       st->once ? (size_t)GROUP_CHUNK : n, out);
+        continue;
+      }
+      const ew_params *e = st->ew;
+      if (st->out < 0) out = (char *)bufs[0] + b * e->elem_bytes[0];
+      const void *x[3] = {NULL, NULL, NULL};
+      for (uint32_t i = 0; i < e->arity; i++) {
+        if (st->in[i] >= 0)
+          x[i] = ws + (size_t)st->in[i] * SLOT_BYTES;
+        else
+          x[i] = (const char *)bufs[-st->in[i]] + b * e->stride[1 + i] * e->elem_bytes[1 + i];
+      }
+      e->fn(n, out, x[0], x[1], x[2], e->stride[1], e->stride[3]);
+    }
+  }
+}
+
+static int32_t group_index(const uint32_t *list, uint32_t n, uint32_t node) {
+  for (uint32_t i = 0; i < n; i++)
+    if (list[i] == node) return (int32_t)i;
+  return -1;
+}
+
+/* The addressing of broadcast node |b| over its result's axes, merged. */
+static accy_status group_bcast_geom(const accy__program *p, uint32_t b, group_bcast *bc) {
+  const accy__node *nd = &p->nodes[b];
+  const accy__type *rt = &nd->type, *xt = &p->nodes[nd->operands[0]].type;
+  if (nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_attrs != xt->rank)
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a broadcast of its operand",
+                     b, accy__op_name(nd->op));
+  int64_t xs[ACCY_MAX_RANK], ss[ACCY_MAX_RANK] = {0};
+  accy__type_strides(xt, xs);
+  for (uint32_t i = 0; i < xt->rank; i++) {
+    int64_t a = nd->attrs[i];
+    if (a < 0 || a >= (int64_t)rt->rank || (xt->dims[i] != 1 && xt->dims[i] != rt->dims[a]))
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (broadcast_in_dim): bad dims entry %u",
+                       b, i);
+    if (xt->dims[i] != 1) ss[a] = xs[i];
+  }
+  /* Drop extent-1 axes; merge an axis into the next when it steps exactly
+   * one run of the next through the source. */
+  bc->rank = 0;
+  for (uint32_t a = 0; a < rt->rank; a++) {
+    if (rt->dims[a] == 1) continue;
+    if (bc->rank > 0) {
+      uint32_t l = bc->rank - 1;
+      if (bc->sstride[l] == ss[a] * rt->dims[a]) {
+        bc->dims[l] *= rt->dims[a];
+        bc->sstride[l] = ss[a];
+        continue;
+      }
+    }
+    bc->dims[bc->rank] = rt->dims[a];
+    bc->sstride[bc->rank] = ss[a];
+    bc->rank++;
+  }
+  if (bc->rank == 0) {
+    bc->rank = 1;
+    bc->dims[0] = 1;
+    bc->sstride[0] = 0;
+  }
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew_group *g,
+                                          accy__arena *arena, accy__kernel *k) {
+  memset(k, 0, sizeof *k);
+  k->item_cost = 1;
+  if (g->n_members == 0 || g->n_members + g->n_bcasts > ACCY__EW_GROUP_MAX_NODES ||
+      g->n_leaves > ACCY__EW_GROUP_MAX_LEAVES)
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "elementwise group of %u nodes, %u leaves",
+                     g->n_members + g->n_bcasts, g->n_leaves);
+  const uint32_t root = g->members[g->n_members - 1];
+  uint64_t n;
+  if (!accy__type_elements(&p->nodes[root].type, &n))
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: too many elements", root);
+  const uint32_t max_steps = g->n_members + g->n_bcasts;
+  group_step *steps = accy__arena_alloc(arena, max_steps * sizeof *steps, 8);
+  group_params *gp = accy__arena_alloc(arena, sizeof *gp, 8);
+  if (!steps || !gp) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  /* slot_of: per member and broadcast (members first), its slot or -1. */
+  int16_t slot_of[ACCY__EW_GROUP_MAX_NODES];
+  bool busy[GROUP_MAX_SLOTS] = {false};
+  int n_slots = 0;
+  uint32_t ns = 0;
+  uint64_t cost = 0;
+#define TAKE_SLOT(dst)                                                                  \
+  do {                                                                                  \
+    int s_ = 0;                                                                         \
+    while (s_ < GROUP_MAX_SLOTS && busy[s_]) s_++;                                      \
+    if (s_ == GROUP_MAX_SLOTS)                                                          \
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "elementwise group needs too many slots"); \
+    busy[s_] = true;                                                                    \
+    if (s_ + 1 > n_slots) n_slots = s_ + 1;                                             \
+    (dst) = (int16_t)s_;                                                                \
+  } while (0)
+  /* One-element broadcasts keep their slot for the whole tile: reserve
+   * those first, so no earlier step of a chunk ever writes them. */
+  int16_t once_slot[ACCY__EW_GROUP_MAX_NODES];
+  for (uint32_t bi = 0; bi < g->n_bcasts; bi++) {
+    uint64_t src_n = 0;
+    once_slot[bi] = -1;
+    if (p->nodes[g->bcasts[bi]].n_operands == 1 &&
+        accy__type_elements(&p->nodes[p->nodes[g->bcasts[bi]].operands[0]].type, &src_n) &&
+        src_n == 1)
+      TAKE_SLOT(once_slot[bi]);
+  }
+  for (uint32_t mi = 0; mi < g->n_members; mi++) {
+    const uint32_t m = g->members[mi];
+    const accy__node *nd = &p->nodes[m];
+    const accy__op_trait *tr = accy__op_trait_of(nd->op);
+    if (!tr || tr->family != ACCY__FAMILY_ELEMENTWISE || (mi + 1 < g->n_members && m >= root) ||
+        (mi > 0 && m <= g->members[mi - 1]))
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a group member", m,
+                       accy__op_name(nd->op));
+    uint64_t mn;
+    if (!accy__type_elements(&nd->type, &mn) || mn != n)
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %llu elements, group has %llu",
+                       m, accy__op_name(nd->op), (unsigned long long)mn, (unsigned long long)n);
+    accy__kernel mk;
+    ACCY_TRY_CTX(accy__kernel_prepare_elementwise(p, m, arena, &mk), "node %u (%s): ", m,
+                 accy__op_name(nd->op));
+    if (mk.run != tile_ew)
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): cannot run in a group", m,
+                       accy__op_name(nd->op));
+    const ew_params *e = mk.params;
+    cost += mk.item_cost;
+    group_step st = {.ew = e, .bc = NULL, .gather_es = 0, .in = {0, 0, 0}, .out = -1};
+    int16_t freed[3];
+    int n_freed = 0;
+    for (uint32_t i = 0; i < e->arity; i++) {
+      const uint32_t o = nd->operands[i];
+      int32_t at;
+      if ((at = group_index(g->members, mi, o)) >= 0) {
+        if (slot_of[at] < 0)
+          return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: member %u read twice", m, o);
+        st.in[i] = slot_of[at];
+        freed[n_freed++] = slot_of[at];
+        slot_of[at] = -1;
+      } else if ((at = group_index(g->bcasts, g->n_bcasts, o)) >= 0) {
+        const int32_t leaf = group_index(g->leaves, g->n_leaves, p->nodes[o].operands[0]);
+        if (leaf < 0)
+          return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: broadcast %u misplaced", m, o);
+        group_bcast *bc = accy__arena_alloc(arena, sizeof *bc, 8);
+        if (!bc) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+        ACCY_TRY(group_bcast_geom(p, o, bc));
+        group_step gs = {.ew = NULL, .bc = bc, .gather_es = accy__dtype_size(p->nodes[o].type.dtype),
+                         .once = once_slot[at] >= 0, .in = {(group_src)(-1 - leaf), 0, 0},
+                         .out = once_slot[at]};
+        if (ns == max_steps) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: broadcast %u read twice", m, o);
+        if (!gs.once) TAKE_SLOT(gs.out);
+        steps[ns++] = gs;
+        cost += 1;
+        /* A scalar operand (stride 0) reads element 0 of the slot: the
+         * group then has one element, gathered at index 0. */
+        st.in[i] = gs.out;
+        if (!gs.once) freed[n_freed++] = gs.out; /* a one-element fill keeps its slot */
+      } else {
+        const int32_t leaf = group_index(g->leaves, g->n_leaves, o);
+        if (leaf < 0)
+          return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: operand %u is not in the group", m, o);
+        st.in[i] = (group_src)(-1 - leaf);
+      }
+    }
+    if (mi + 1 < g->n_members) TAKE_SLOT(st.out);
+    slot_of[mi] = st.out;
+    for (int f = 0; f < n_freed; f++) busy[freed[f]] = false;
+    if (ns == max_steps) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: too many steps", m);
+    steps[ns++] = st;
+  }
+#undef TAKE_SLOT
+  for (uint32_t mi = 0; mi + 1 < g->n_members; mi++)
+    if (slot_of[mi] >= 0)
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: member not read in the group",
+                       g->members[mi]);
+  gp->n_steps = ns;
+  gp->n_leaves = g->n_leaves;
+  gp->steps = steps;
+  k->run = tile_group;
+  k->params = gp;
+  k->n_items = n;
+  k->item_cost = cost ? cost : 1;
+  k->worker_bytes = (uint64_t)n_slots * SLOT_BYTES;
   return ACCY_STATUS_OK;
 }

@@ -62,6 +62,22 @@ typedef struct accy__epilogue {
   float lo, hi;         /* clamp bounds (maximum / minimum semantics) */
 } accy__epilogue;
 
+/* An elementwise group (src/compile/fuse.h): the elementwise nodes
+ * |members| (ascending; the last is the root, whose buffer is bufs[0]) and
+ * the broadcast_in_dim nodes |bcasts| run as one loop over the root's
+ * elements; every other value the members or broadcasts read is a leaf,
+ * bufs[1 + i] for leaves[i]. Members and broadcasts get no buffer. */
+typedef struct accy__ew_group {
+  uint32_t n_members, n_bcasts, n_leaves;
+  const uint32_t *members;
+  const uint32_t *bcasts;
+  const uint32_t *leaves;
+} accy__ew_group;
+
+/* Most leaves of a group (bufs[1..]), members and broadcasts of a group. */
+#define ACCY__EW_GROUP_MAX_LEAVES 15u
+#define ACCY__EW_GROUP_MAX_NODES 48u
+
 /* True when node |node|'s kernel takes an epilogue; *axis is then the
  * result axis its channels run along (the last for dot_general, 1 for
  * convolution). */
@@ -91,6 +107,14 @@ ACCY_NODISCARD accy_status accy__kernel_prepare(const accy__program *p, uint32_t
 ACCY_NODISCARD accy_status accy__kernel_prepare_fused(const accy__program *p, uint32_t node,
                                                       const accy__epilogue *ep, accy__arena *arena,
                                                       accy__kernel *k);
+
+/* The kernel of an elementwise group. Each member computes with its own
+ * microkernel on the same operand values, so the result bits equal the
+ * unfused nodes'. Causes start with "node N (op): " for the member at
+ * fault. */
+ACCY_NODISCARD accy_status accy__kernel_prepare_ew_group(const accy__program *p,
+                                                         const accy__ew_group *g,
+                                                         accy__arena *arena, accy__kernel *k);
 
 /* A kernel that copies |bytes| bytes from bufs[1] to bufs[0] (used for
  * outputs filled by copy, copied inputs and materialised reshapes). */

@@ -43,7 +43,7 @@ typedef struct accy__loc {
 
 /* Largest buffer list of a kernel with a worker workspace: the trampoline
  * copies its pointer table to a stack array to append the workspace. */
-#define ACCY__WS_MAX_REFS 8u
+#define ACCY__WS_MAX_REFS 16u
 
 /* One compiled task: a kernel and the buffers its tiles use. */
 typedef struct accy__ctask {
