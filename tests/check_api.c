@@ -316,11 +316,11 @@ START_TEST(test_program_over_memory_limit_is_refused_at_compile) {
 END_TEST
 
 START_TEST(test_memory_limit_counts_constants_and_scratch) {
-  /* y = b + b, b = negate(negate(x)) over f32[1M]: one launch needs one
-   * 4 MB intermediate (b, read twice, so no group absorbs it); x as a
-   * constant adds 4 MB of payload. */
+  /* y = reverse(b), b = negate(negate(x)) over f32[1M]: one launch needs
+   * one 4 MB intermediate (b: the negates fuse, the reverse reads b whole);
+   * x as a constant adds 4 MB of payload. */
   const char *prog = "%x = parameter \"x\" : f32[1048576]\n%a = negate %x\n%b = negate %a\n"
-                     "%c = add %b %b\noutput %c \"y\"\n";
+                     "%c = reverse %b dims=[0]\noutput %c \"y\"\n";
   size_t size;
   void *bytes = assemble(prog, &size);
   /* 1 MiB: the scratch alone does not fit. */

@@ -72,7 +72,9 @@ START_TEST(test_locations) {
   out(&p, x, "x_copy");
   out(&p, n, "n_again");
   accy__plan plan;
+  setenv("ACCY_FUSION", "0", 1); /* the location rules, with every node its own task */
   compile_ok(&p, &plan);
+  unsetenv("ACCY_FUSION");
   ck_assert_int_eq(plan.locs[x].kind, ACCY__LOC_INPUT);
   ck_assert_int_eq(plan.locs[y].kind, ACCY__LOC_INPUT);
   ck_assert_uint_eq(plan.locs[y].index, 1);

@@ -633,8 +633,9 @@ START_TEST(test_scratch_limit_is_compile_failed) {
   accy_builder *b = builder();
   int64_t d[1] = {(int64_t)(ACCY_MAX_SCRATCH_BYTES / 4) + 16};
   uint32_t x = param(b, "x", ACCY_DTYPE_F32, 1, d), t, y;
-  OK(accy_builder_unary(b, ACCY_OP_NEGATE, x, &t)); /* read twice: lives in scratch */
-  OK(accy_builder_binary(b, ACCY_OP_ADD, t, t, &y)); /* written to the caller's output */
+  OK(accy_builder_unary(b, ACCY_OP_NEGATE, x, &t)); /* lives in scratch */
+  const int64_t axis0[1] = {0};                      /* the reverse reads it whole */
+  OK(accy_builder_op(b, ACCY_OP_REVERSE, &t, 1, axis0, 1, NULL, &y));
   OK(accy_builder_output(b, y, "y"));
   void *bytes;
   size_t size;

@@ -296,6 +296,8 @@ static const reduce_case kReduceCases[] = {
     {3, {5, 40, 300}, 1, {1}},                           /* outer, middle, 2 blocks */
     {2, {600, 5}, 1, {1}},                               /* many short inner reductions */
     {1, {2000}, 1, {0}},                                 /* one long reduction */
+    {2, {37, 19}, 1, {1}},                               /* rows in eights (f32 fold8) + tail */
+    {3, {2, 9, 300}, 1, {2}},                            /* rows across an outer axis */
 };
 
 static void ref_reduce(const reduce_case *c, int kind, int32_t dt, const void *in, void *out) {

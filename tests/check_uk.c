@@ -398,6 +398,42 @@ START_TEST(test_pool_levels_match_portable) {
 }
 END_TEST
 
+
+/* fold8 gives every level the portable kernel's bits: each of eight rows
+ * folded in its order, lengths around the transposed blocks of eight, a
+ * row stride wider than the row, special values. */
+START_TEST(test_fold8_levels_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  tu_rng r;
+  tu_rng_seed(&r, 53);
+  enum { RS = 83 };
+  static const size_t kLens[] = {0, 1, 7, 8, 9, 16, 23, 64, 80};
+  static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
+  float x[8 * RS], want[9], got[9];
+  for (int l = 1; l < nl; l++) {
+    ck_assert_ptr_nonnull(ts[l]->f32_fold8);
+    for (int kind = ACCY_REDUCE_SUM; kind <= ACCY_REDUCE_MIN; kind++)
+      for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
+        for (int rep = 0; rep < 3; rep++) {
+          const size_t len = kLens[li];
+          const ptrdiff_t rs = rep == 1 ? (ptrdiff_t)len : RS;
+          tu_fill_random(&r, ACCY_DTYPE_F32, x, 8 * RS, rep > 0, kind == ACCY_REDUCE_PRODUCT ? 1.2 : 0);
+          if (rep == 2)
+            for (size_t i = 0; i < 8 * RS; i++)
+              if (tu_rng_range(&r, 0, 9) == 0) x[i] = sp[tu_rng_range(&r, 0, 7)];
+          want[8] = got[8] = 12345.0f;
+          port->f32_fold8(len, x, rs, want, kind);
+          ts[l]->f32_fold8(len, x, rs, got, kind);
+          ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, 9) == SIZE_MAX,
+                        "%s: fold8 kind %d len %zu differs from portable",
+                        accy__isa_name(ts[l]->isa), kind, len);
+        }
+  }
+}
+END_TEST
+
 static Suite *uk_suite(void) {
   Suite *s = suite_create("uk");
   TCase *tc = tcase_create("gemm");
@@ -409,6 +445,7 @@ static Suite *uk_suite(void) {
   tc = tcase_create("elementwise");
   tcase_add_test(tc, test_elementwise_levels_match_portable);
   tcase_add_test(tc, test_pool_levels_match_portable);
+  tcase_add_test(tc, test_fold8_levels_match_portable);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -76,79 +76,146 @@ static int u32_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Forms the elementwise groups (fuse.h) among nodes in no epilogue chain. */
+static uint64_t count_of(const accy__program *p, uint32_t i) {
+  uint64_t n = 0;
+  return accy__type_elements(&p->nodes[i].type, &n) ? n : UINT64_MAX;
+}
+
+/* True when broadcast |b| spreads |rows| values, one per row, over rows of
+ * |len|: the result's last axis has extent len, is not read from the source,
+ * and the leading axes walk the source in order. */
+static bool row_fill(const accy__program *p, uint32_t b, uint64_t len, uint64_t rows) {
+  const accy__node *nd = &p->nodes[b];
+  const accy__type *rt = &nd->type, *xt = &p->nodes[nd->operands[0]].type;
+  if (nd->op != ACCY_OP_BROADCAST_IN_DIM || rt->rank == 0 || nd->n_attrs != xt->rank ||
+      (uint64_t)rt->dims[rt->rank - 1] != len || count_of(p, nd->operands[0]) != rows)
+    return false;
+  int64_t xs[ACCY_MAX_RANK], ss[ACCY_MAX_RANK] = {0};
+  accy__type_strides(xt, xs);
+  for (uint32_t i = 0; i < xt->rank; i++) {
+    int64_t a = nd->attrs[i];
+    if (a < 0 || a >= (int64_t)rt->rank) return false;
+    if (xt->dims[i] != 1) ss[a] = xs[i];
+  }
+  if (ss[rt->rank - 1] != 0) return false;
+  int64_t want = 1;
+  for (uint32_t a = rt->rank - 1; a-- > 0;) {
+    if (rt->dims[a] == 1) continue;
+    if (ss[a] != want) return false;
+    want *= rt->dims[a];
+  }
+  return true;
+}
+
+/* An f32 reduce over the last axis of a value of |ne| elements in rows of
+ * |len|. */
+static bool row_reduce(const accy__program *p, uint32_t i, uint64_t ne, uint64_t len) {
+  const accy__node *nd = &p->nodes[i];
+  if (nd->op != ACCY_OP_REDUCE || nd->n_operands != 1 || nd->n_attrs != 2) return false;
+  const accy__type *xt = &p->nodes[nd->operands[0]].type;
+  return nd->type.dtype == ACCY_DTYPE_F32 && xt->dtype == ACCY_DTYPE_F32 && xt->rank > 0 &&
+         nd->attrs[1] == (int64_t)xt->rank - 1 && (uint64_t)xt->dims[xt->rank - 1] == len &&
+         nd->attrs[0] >= ACCY_REDUCE_SUM && nd->attrs[0] <= ACCY_REDUCE_MIN &&
+         count_of(p, nd->operands[0]) == ne;
+}
+
+/* Forms the fused groups (fuse.h) among nodes in no epilogue chain. */
 static accy_status find_groups(const accy__program *p, const bool *live, const uint32_t *uses,
                                const uint32_t *out_uses, accy__fusion *out) {
   const uint32_t n = p->n_nodes;
-  enum { MAXN = ACCY__EW_GROUP_MAX_NODES, MAXL = ACCY__EW_GROUP_MAX_LEAVES };
+  enum { MAXN = ACCY__EW_GROUP_MAX_NODES, MAXL = ACCY__EW_GROUP_MAX_LEAVES, MAXC = MAXL + 4 };
   for (uint32_t r = n; r-- > 0;) {
-    uint64_t ne;
-    if (!live[r] || out->anchor_of[r] >= 0 || out->group_of[r] >= 0 ||
-        !accy__type_elements(&p->nodes[r].type, &ne) || !group_op(p, r, ne))
+    const uint64_t ne = count_of(p, r);
+    if (!live[r] || out->anchor_of[r] >= 0 || out->group_of[r] >= 0 || !group_op(p, r, ne))
       continue;
-    uint32_t mem[MAXN], bc[MAXN], leaf[MAXL + 3];
-    uint32_t nm = 0, nb = 0, nl = 0;
+    /* Rows: the root's last axis, when it is long enough to pay for a
+     * per-row step and short enough for a few rows per workspace slot. */
+    const accy__type *rt = &p->nodes[r].type;
+    uint64_t L = 0, R = 0;
+    if (rt->rank > 0 && rt->dims[rt->rank - 1] >= 16 &&
+        (uint64_t)rt->dims[rt->rank - 1] <= ACCY__GROUP_MAX_ROW) {
+      L = (uint64_t)rt->dims[rt->rank - 1];
+      R = ne / L;
+    }
+    uint32_t mem[MAXN], cand[MAXC];
+    bool tried[MAXC];
+    uint32_t nm = 0, nc = 0;
     mem[nm++] = r;
-    const accy__node *rn = &p->nodes[r];
-    for (uint32_t k = 0; k < rn->n_operands; k++)
-      if (!list_has(leaf, nl, rn->operands[k])) leaf[nl++] = rn->operands[k];
-    if (nl > MAXL) continue;
-    for (uint32_t li = 0; li < nl;) {
-      const uint32_t o = leaf[li];
+    for (uint32_t k = 0; k < p->nodes[r].n_operands; k++)
+      if (!list_has(cand, nc, p->nodes[r].operands[k])) {
+        tried[nc] = false;
+        cand[nc++] = p->nodes[r].operands[k];
+      }
+    if (nc > MAXL) continue;
+    bool rows = false;
+    for (;;) {
+      /* The latest untried candidate: every consumer it has is decided. */
+      int64_t ci = -1;
+      for (uint32_t c = 0; c < nc; c++)
+        if (!tried[c] && (ci < 0 || cand[c] > cand[ci])) ci = c;
+      if (ci < 0) break;
+      const uint32_t o = cand[ci];
       const accy__node *on = &p->nodes[o];
-      bool member = false, bcast = false;
-      if (nm + nb < MAXN && live[o] && out->anchor_of[o] < 0 && out->group_of[o] < 0 &&
-          uses[o] == 1 && out_uses[o] == 0) {
-        uint64_t m;
-        /* A broadcast's source stays a leaf (the gather reads a buffer). */
-        bool feeds_bcast = false;
-        for (uint32_t j = 0; j < nb; j++) feeds_bcast |= p->nodes[bc[j]].operands[0] == o;
-        member = !feeds_bcast && group_op(p, o, ne);
-        bcast = !member && !feeds_bcast && on->op == ACCY_OP_BROADCAST_IN_DIM && on->n_operands == 1 &&
-                accy__type_elements(&on->type, &m) && m == ne;
-      }
-      if (!member && !bcast) {
-        li++;
+      tried[ci] = true;
+      if (nm == MAXN || !live[o] || out->anchor_of[o] >= 0 || out->group_of[o] >= 0 ||
+          out_uses[o] != 0 || on->op == ACCY_OP_PARAMETER || on->op == ACCY_OP_CONSTANT)
         continue;
+      /* Every use inside the group (none outside), and a broadcast reading
+       * it only when that broadcast fills rows with it. */
+      uint32_t inside = 0;
+      bool bcast_ok = true;
+      for (uint32_t j = 0; j < nm; j++) {
+        const accy__node *mn = &p->nodes[mem[j]];
+        for (uint32_t k = 0; k < mn->n_operands; k++)
+          if (mn->operands[k] == o) {
+            inside++;
+            if (mn->op == ACCY_OP_BROADCAST_IN_DIM && !(L && row_fill(p, mem[j], L, R)))
+              bcast_ok = false;
+          }
       }
-      /* Replace leaf o by its operands, if they fit. */
-      uint32_t trial[MAXL + 3], nt = 0;
-      for (uint32_t j = 0; j < nl; j++)
-        if (j != li) trial[nt++] = leaf[j];
+      if (inside != uses[o] || !bcast_ok) continue;
+      const uint64_t oc = count_of(p, o);
+      const bool per_row = L && oc == R && R != ne;
+      if (oc != ne && !per_row) continue;
+      const bool ok = group_op(p, o, oc) ||
+                      (on->op == ACCY_OP_BROADCAST_IN_DIM && on->n_operands == 1) ||
+                      on->op == ACCY_OP_RESHAPE ||
+                      (per_row && row_reduce(p, o, ne, L));
+      if (!ok) continue;
+      /* Replace candidate o by its operands, if the leaves still fit. */
+      uint32_t tc[MAXC], nt = 0;
+      bool tt[MAXC];
+      for (uint32_t c = 0; c < nc; c++)
+        if (c != (uint32_t)ci) {
+          tt[nt] = tried[c];
+          tc[nt++] = cand[c];
+        }
       bool fits = true;
       for (uint32_t k = 0; k < on->n_operands && fits; k++) {
-        if (list_has(trial, nt, on->operands[k])) continue;
+        uint32_t x = on->operands[k];
+        if (list_has(tc, nt, x) || list_has(mem, nm, x)) continue;
         if (nt == MAXL) fits = false;
-        else trial[nt++] = on->operands[k];
+        else {
+          tt[nt] = false;
+          tc[nt++] = x;
+        }
       }
-      if (!fits) {
-        li++;
-        continue;
-      }
-      memcpy(leaf, trial, nt * sizeof(uint32_t));
-      nl = nt;
-      if (member) mem[nm++] = o;
-      else bc[nb++] = o;
-      li = 0; /* the list changed: scan again (each node is absorbed once) */
+      if (!fits) continue;
+      memcpy(cand, tc, nt * sizeof(uint32_t));
+      memcpy(tried, tt, nt * sizeof(bool));
+      nc = nt;
+      mem[nm++] = o;
+      rows |= per_row;
     }
-    if (nm + nb < 2) continue;
-    /* A leaf that is itself absorbed (read by two members, say) is not a
-     * leaf: with uses == 1 that cannot happen, but keep the lists exact. */
-    for (uint32_t j = 0; j < nl; j++)
-      if (list_has(mem, nm, leaf[j]) || list_has(bc, nb, leaf[j]))
-        return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                         "internal error: node %u is both absorbed and a leaf", leaf[j]);
+    if (nm < 2) continue;
     qsort(mem, nm, sizeof(uint32_t), u32_cmp);
-    uint32_t *lists = accy__malloc(((size_t)nm + nb + nl + 1) * sizeof(uint32_t));
+    uint32_t *lists = accy__malloc(((size_t)nm + nc + 1) * sizeof(uint32_t));
     if (!lists) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while fusing");
     memcpy(lists, mem, nm * sizeof(uint32_t));
-    memcpy(lists + nm, bc, nb * sizeof(uint32_t));
-    memcpy(lists + nm + nb, leaf, nl * sizeof(uint32_t));
-    out->groups[r] = (accy__ew_group){.n_members = nm, .n_bcasts = nb, .n_leaves = nl,
-                                      .members = lists, .bcasts = lists + nm,
-                                      .leaves = lists + nm + nb};
+    memcpy(lists + nm, cand, nc * sizeof(uint32_t));
+    out->groups[r] = (accy__ew_group){.n_members = nm, .n_leaves = nc, .members = lists,
+                                      .leaves = lists + nm, .row_len = rows ? L : 0};
     for (uint32_t j = 0; j < nm; j++) out->group_of[mem[j]] = r;
-    for (uint32_t j = 0; j < nb; j++) out->group_of[bc[j]] = r;
   }
   return ACCY_STATUS_OK;
 }

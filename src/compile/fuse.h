@@ -25,17 +25,25 @@
  * above; a graph that adds them in the other order differs by one rounding,
  * within the contract's bound).
  *
- * Elementwise groups come next (accy__ew_group): from the last node
- * backwards, an elementwise node that is in no chain becomes a root and
- * absorbs, transitively, each operand that is used once (and is no output)
- * and is either an elementwise node with the root's element count (a member)
- * or a broadcast_in_dim to that count (read through its source's addressing,
- * never materialised). What a group reads but does not absorb is a leaf. A
- * group stops growing at ACCY__EW_GROUP_MAX_NODES nodes or
- * ACCY__EW_GROUP_MAX_LEAVES leaves; a root that absorbs nothing stays a
- * plain node. Members compute with their own microkernels on the same
- * values, so a group's bits equal the unfused nodes'. Nothing is ever
- * computed twice: a value used twice is a leaf.
+ * Fused groups come next (accy__ew_group): from the last node backwards,
+ * an elementwise node that is in no chain becomes a root and absorbs
+ * operands, latest first, while every use of the operand is inside the
+ * group and it is no output: elementwise nodes, broadcast_in_dim and
+ * reshape with the root's element count (a broadcast of a value outside the
+ * group is read through its source's addressing, never materialised), and,
+ * when the root's last axis L is 16..ACCY__GROUP_MAX_ROW long, the per-row
+ * side of rows of L: f32 reduces over the last axis of a value with the
+ * root's count, whatever is computed from their results (count / L), and
+ * broadcasts that spread such a per-row value back over its rows. A group
+ * with per-row members runs row by row (softmax and layer norm become one
+ * pass over their input); otherwise it runs over flat chunks. What a group
+ * reads but does not absorb is a leaf. A group stops growing at
+ * ACCY__EW_GROUP_MAX_NODES nodes or ACCY__EW_GROUP_MAX_LEAVES leaves; a root
+ * that absorbs nothing stays a plain node. Members compute with their own
+ * microkernels (a reduce folds each row in its sequential order, as the
+ * reduce kernel does) on the same values, so a group's bits equal the
+ * unfused nodes'. Nothing is computed twice: each member runs once per
+ * block, and a value read from outside the group is a leaf.
  *
  * ACCY_FUSION=0 in the environment turns fusion off (every node its own
  * task), for comparisons and debugging. */

@@ -15,6 +15,7 @@
 #include "src/base/half.h"
 #include "src/ir/op_traits.h"
 #include "src/kernels/kernels.h"
+#include "src/kernels/scalar.h"
 
 #include "src/kernels/uk/uk.h"
 
@@ -198,21 +199,32 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
   return ACCY_STATUS_OK;
 }
 
-/* ---- elementwise groups ----------------------------------------------------------
+/* ---- fused groups -------------------------------------------------------------
  *
- * A group's tile walks its range in chunks of GROUP_CHUNK elements; per
- * chunk the steps run in member order, each writing a chunk-sized slot of
- * the worker workspace (the root writes its own buffer), a broadcast first
- * gathering its source into a slot. Leaves are read in place. Chunks never
- * change a result: every element is computed alone. */
+ * A group's tile walks its range in blocks: GROUP_CHUNK elements (flat
+ * groups) or rows_per_block rows of row_len elements (row groups). Per block
+ * the steps run in member order, each writing a block-sized slot of the
+ * worker workspace (the root writes its own buffer); leaves are read in
+ * place. A row value's step covers the block's rows, a per-row value's step
+ * one element per row. Blocks never change a result: elementwise steps
+ * compute every element alone, and a reduce step folds each row in its own
+ * sequential order from the identity, as the reduce kernel does. */
 #define GROUP_CHUNK 256
-#define SLOT_BYTES (GROUP_CHUNK * 8)
 #define GROUP_MAX_SLOTS 32
+#define GROUP_ROW_BLOCK 8
+
+typedef enum group_kind {
+  GK_EW,        /* an elementwise microkernel */
+  GK_GATHER,    /* a broadcast read from a leaf through its addressing */
+  GK_FILL_ROWS, /* a broadcast of a per-row member over its rows */
+  GK_REDUCE,    /* an f32 fold over each row */
+  GK_COPY       /* a reshape: the same elements */
+} group_kind;
 
 /* Where a step reads one operand: a slot (>= 0) or leaf -1 - index. */
 typedef int16_t group_src;
 
-/* A broadcast's source addressing over the group's (merged) result axes. */
+/* A broadcast's source addressing over its result's (merged) axes. */
 typedef struct group_bcast {
   uint32_t rank;
   int64_t dims[ACCY_MAX_RANK];
@@ -220,17 +232,25 @@ typedef struct group_bcast {
 } group_bcast;
 
 typedef struct group_step {
-  const ew_params *ew;      /* NULL: a gather of |bc| from leaf -1 - in[0] */
-  const group_bcast *bc;
-  size_t gather_es;
-  bool once;                /* a gather of one element: its slot is filled
-                               at the first chunk of a tile and kept */
+  uint8_t kind;             /* group_kind */
+  bool row;                 /* a row value (else one value per row) */
+  bool once;                /* a gather of one element: its slot is filled at
+                               the first block of a tile and kept */
+  int8_t red;               /* GK_REDUCE: accy_reduce_kind (sum..min) */
+  const ew_params *ew;      /* GK_EW */
+  const group_bcast *bc;    /* GK_GATHER */
+  size_t es;                /* element bytes of the result */
   group_src in[3];
   int16_t out;              /* slot, or -1 for the root's buffer */
 } group_step;
 
 typedef struct group_params {
   uint32_t n_steps, n_leaves;
+  uint64_t row_len;         /* 0: a flat group */
+  uint64_t n_rows;
+  uint64_t block;           /* items per block: elements (flat) or rows */
+  size_t slot_bytes;
+  accy__uk_f32_fold8_fn fold8; /* row reduces: eight rows at a time */
   const group_step *steps;
 } group_params;
 
@@ -241,6 +261,16 @@ static inline void fill32(char *d, uint32_t v, size_t n) {
   for (; i + 16 <= n; i += 16)
     for (int u = 0; u < 16; u++) o[i + u] = v;
   for (; i < n; i++) o[i] = v;
+}
+
+static inline void fill_any(char *d, const char *v, size_t es, size_t n) {
+  if (es == 4) {
+    uint32_t x;
+    memcpy(&x, v, 4);
+    fill32(d, x, n);
+  } else {
+    for (size_t j = 0; j < n; j++) memcpy(d + es * j, v, es);
+  }
 }
 
 static void group_gather(const group_bcast *bc, const char *src, size_t es, uint64_t b, size_t n,
@@ -260,19 +290,12 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
     if (run > n - done) run = n - done;
     char *d = dst + done * es;
     const char *s = src + off * (int64_t)es;
-    if (ls == 0) {
-      if (es == 4) {
-        uint32_t v;
-        memcpy(&v, s, 4);
-        fill32(d, v, run);
-      } else {
-        for (size_t j = 0; j < run; j++) memcpy(d + es * j, s, es);
-      }
-    } else if (ls == 1) {
+    if (ls == 0)
+      fill_any(d, s, es, run);
+    else if (ls == 1)
       memcpy(d, s, run * es);
-    } else {
+    else
       for (size_t j = 0; j < run; j++) memcpy(d + es * j, s + (int64_t)j * ls * (int64_t)es, es);
-    }
     done += run;
     off += (int64_t)run * ls;
     idx[r - 1] += (int64_t)run;
@@ -288,30 +311,96 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
   }
 }
 
+/* out[j] = fold of row j of x (rows of len), for j < nb: four rows side by
+ * side, each row in its own order from the identity (as reduce.c). */
+#define GROUP_REDUCE(NAME, IDENT, COMBINE)                                               \
+  static void NAME(const float *x, size_t len, size_t nb, float *out) {                  \
+    size_t j = 0;                                                                        \
+    for (; j + 4 <= nb; j += 4) {                                                        \
+      const float *p0 = x + j * len, *p1 = p0 + len, *p2 = p1 + len, *p3 = p2 + len;     \
+      float a0 = IDENT, a1 = IDENT, a2 = IDENT, a3 = IDENT;                              \
+      for (size_t l = 0; l < len; l++) {                                                 \
+        a0 = COMBINE(a0, p0[l]);                                                         \
+        a1 = COMBINE(a1, p1[l]);                                                         \
+        a2 = COMBINE(a2, p2[l]);                                                         \
+        a3 = COMBINE(a3, p3[l]);                                                         \
+      }                                                                                  \
+      out[j] = a0, out[j + 1] = a1, out[j + 2] = a2, out[j + 3] = a3;                    \
+    }                                                                                    \
+    for (; j < nb; j++) {                                                                \
+      const float *p0 = x + j * len;                                                     \
+      float a0 = IDENT;                                                                  \
+      for (size_t l = 0; l < len; l++) a0 = COMBINE(a0, p0[l]);                          \
+      out[j] = a0;                                                                       \
+    }                                                                                    \
+  }
+#define GR_ADD(a, x) ((a) + (x))
+#define GR_MUL(a, x) ((a) * (x))
+GROUP_REDUCE(group_reduce_sum, 0.0f, GR_ADD)
+GROUP_REDUCE(group_reduce_prod, 1.0f, GR_MUL)
+GROUP_REDUCE(group_reduce_max, -INFINITY, accy__fold_max_f32)
+GROUP_REDUCE(group_reduce_min, INFINITY, accy__fold_min_f32)
+
 static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const group_params *gp = k->params;
   char *ws = bufs[1 + gp->n_leaves];
-  for (uint64_t b = begin; b < end; b += GROUP_CHUNK) {
-    const size_t n = (size_t)(end - b < GROUP_CHUNK ? end - b : GROUP_CHUNK);
+  const uint64_t L = gp->row_len ? gp->row_len : 1, blk = gp->block;
+  if (gp->row_len) { /* items are blocks of rows; the last may be short */
+    begin *= blk;
+    end = end * blk < gp->n_rows ? end * blk : gp->n_rows;
+  }
+  for (uint64_t b = begin; b < end; b += blk) {
+    const uint64_t nb = end - b < blk ? end - b : blk;
     for (uint32_t si = 0; si < gp->n_steps; si++) {
       const group_step *st = &gp->steps[si];
-      char *out = ws + (size_t)st->out * SLOT_BYTES;
-      if (!st->ew) {
-        if (!st->once || b == begin)
-          group_gather(st->bc, bufs[-st->in[0]], st->gather_es, b,
-                       st->once ? (size_t)GROUP_CHUNK : n, out);
-        continue;
+      const uint64_t base = st->row ? b * L : b; /* first element of the block */
+      const size_t n = (size_t)(st->row ? nb * L : nb);
+      char *out = st->out >= 0 ? ws + (size_t)st->out * gp->slot_bytes
+                               : (char *)bufs[0] + base * st->es;
+      const char *x0 = st->in[0] >= 0 ? ws + (size_t)st->in[0] * gp->slot_bytes
+                                      : (const char *)bufs[-st->in[0]];
+      switch (st->kind) {
+        case GK_EW: {
+          const ew_params *e = st->ew;
+          const void *x[3] = {NULL, NULL, NULL};
+          for (uint32_t i = 0; i < e->arity; i++) {
+            if (st->in[i] >= 0)
+              x[i] = ws + (size_t)st->in[i] * gp->slot_bytes;
+            else
+              x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * e->elem_bytes[1 + i];
+          }
+          e->fn(n, out, x[0], x[1], x[2], e->stride[1], e->stride[3]);
+          break;
+        }
+        case GK_GATHER:
+          if (!st->once)
+            group_gather(st->bc, x0, st->es, base, n, out);
+          else if (b == begin)
+            group_gather(st->bc, x0, st->es, 0, (size_t)(st->row ? blk * L : blk), out);
+          break;
+        case GK_FILL_ROWS: /* x0: a per-row slot */
+          for (uint64_t j = 0; j < nb; j++)
+            fill_any(out + j * L * st->es, x0 + j * st->es, st->es, (size_t)L);
+          break;
+        case GK_REDUCE: {
+          const float *x = (const float *)(const void *)(st->in[0] >= 0 ? x0 : x0 + b * L * 4);
+          float *o = (float *)(void *)out;
+          size_t j = 0;
+          for (; j + 8 <= nb; j += 8) gp->fold8((size_t)L, x + j * L, (ptrdiff_t)L, o + j, st->red);
+          x += j * L;
+          o += j;
+          switch (st->red) {
+            case ACCY_REDUCE_SUM: group_reduce_sum(x, (size_t)L, (size_t)nb - j, o); break;
+            case ACCY_REDUCE_PRODUCT: group_reduce_prod(x, (size_t)L, (size_t)nb - j, o); break;
+            case ACCY_REDUCE_MAX: group_reduce_max(x, (size_t)L, (size_t)nb - j, o); break;
+            default: group_reduce_min(x, (size_t)L, (size_t)nb - j, o); break;
+          }
+          break;
+        }
+        default: /* GK_COPY */
+          memcpy(out, st->in[0] >= 0 ? x0 : x0 + base * st->es, n * st->es);
+          break;
       }
-      const ew_params *e = st->ew;
-      if (st->out < 0) out = (char *)bufs[0] + b * e->elem_bytes[0];
-      const void *x[3] = {NULL, NULL, NULL};
-      for (uint32_t i = 0; i < e->arity; i++) {
-        if (st->in[i] >= 0)
-          x[i] = ws + (size_t)st->in[i] * SLOT_BYTES;
-        else
-          x[i] = (const char *)bufs[-st->in[i]] + b * e->stride[1 + i] * e->elem_bytes[1 + i];
-      }
-      e->fn(n, out, x[0], x[1], x[2], e->stride[1], e->stride[3]);
     }
   }
 }
@@ -363,124 +452,201 @@ static accy_status group_bcast_geom(const accy__program *p, uint32_t b, group_bc
   return ACCY_STATUS_OK;
 }
 
+/* A cause naming the member: GROUP_FAIL(fmt, node, op name, ...). */
+#define GROUP_FAIL(fmt, ...) ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): " fmt, __VA_ARGS__)
+
 accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew_group *g,
                                           accy__arena *arena, accy__kernel *k) {
   memset(k, 0, sizeof *k);
   k->item_cost = 1;
-  if (g->n_members == 0 || g->n_members + g->n_bcasts > ACCY__EW_GROUP_MAX_NODES ||
+  if (g->n_members < 2 || g->n_members > ACCY__EW_GROUP_MAX_NODES ||
       g->n_leaves > ACCY__EW_GROUP_MAX_LEAVES)
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "elementwise group of %u nodes, %u leaves",
-                     g->n_members + g->n_bcasts, g->n_leaves);
-  const uint32_t root = g->members[g->n_members - 1];
-  uint64_t n;
-  if (!accy__type_elements(&p->nodes[root].type, &n))
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "fused group of %u nodes, %u leaves",
+                     g->n_members, g->n_leaves);
+  const uint32_t nm = g->n_members, root = g->members[nm - 1];
+  uint64_t ne;
+  if (!accy__type_elements(&p->nodes[root].type, &ne))
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: too many elements", root);
-  const uint32_t max_steps = g->n_members + g->n_bcasts;
-  group_step *steps = accy__arena_alloc(arena, max_steps * sizeof *steps, 8);
+  const uint64_t L = g->row_len;
+  const accy__type *rt = &p->nodes[root].type;
+  if (L && (rt->rank == 0 || (uint64_t)rt->dims[rt->rank - 1] != L || L > ACCY__GROUP_MAX_ROW))
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: rows of %llu do not fit the root", root,
+                     (unsigned long long)L);
+  const uint64_t n_rows = L ? ne / L : 0;
+  /* Rows per block: eight (the fold8 microkernel) while a slot of them
+   * stays within 32 KiB of f32, fewer for longer rows. */
+  uint64_t blk = GROUP_CHUNK;
+  if (L) {
+    blk = GROUP_ROW_BLOCK;
+    while (blk > 1 && blk * L > 8192) blk /= 2;
+  }
+  size_t max_es = 1;
+  for (uint32_t mi = 0; mi < nm; mi++) {
+    size_t es = accy__dtype_size(p->nodes[g->members[mi]].type.dtype);
+    if (es > max_es) max_es = es;
+  }
+  const size_t slot_bytes = accy__align_up((size_t)((L ? blk * L : blk) * max_es), 64);
+
+  group_step *steps = accy__arena_alloc(arena, nm * sizeof *steps, 8);
   group_params *gp = accy__arena_alloc(arena, sizeof *gp, 8);
   if (!steps || !gp) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
-  /* slot_of: per member and broadcast (members first), its slot or -1. */
+
+  /* Uses left of each member inside the group: its slot is free after the
+   * last. */
+  uint32_t left[ACCY__EW_GROUP_MAX_NODES] = {0};
+  for (uint32_t mi = 0; mi < nm; mi++) {
+    const accy__node *nd = &p->nodes[g->members[mi]];
+    for (uint32_t o = 0; o < nd->n_operands; o++) {
+      int32_t at = group_index(g->members, mi, nd->operands[o]);
+      if (at >= 0) left[at]++;
+    }
+  }
   int16_t slot_of[ACCY__EW_GROUP_MAX_NODES];
   bool busy[GROUP_MAX_SLOTS] = {false};
   int n_slots = 0;
-  uint32_t ns = 0;
   uint64_t cost = 0;
 #define TAKE_SLOT(dst)                                                                  \
   do {                                                                                  \
     int s_ = 0;                                                                         \
     while (s_ < GROUP_MAX_SLOTS && busy[s_]) s_++;                                      \
     if (s_ == GROUP_MAX_SLOTS)                                                          \
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "elementwise group needs too many slots"); \
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "fused group needs too many slots");  \
     busy[s_] = true;                                                                    \
     if (s_ + 1 > n_slots) n_slots = s_ + 1;                                             \
     (dst) = (int16_t)s_;                                                                \
   } while (0)
-  /* One-element broadcasts keep their slot for the whole tile: reserve
-   * those first, so no earlier step of a chunk ever writes them. */
-  int16_t once_slot[ACCY__EW_GROUP_MAX_NODES];
-  for (uint32_t bi = 0; bi < g->n_bcasts; bi++) {
+  /* One-element broadcasts of a leaf keep their slot for the whole tile:
+   * reserve those first, so no earlier step of a block ever writes them. */
+  for (uint32_t mi = 0; mi < nm; mi++) {
+    const accy__node *nd = &p->nodes[g->members[mi]];
     uint64_t src_n = 0;
-    once_slot[bi] = -1;
-    if (p->nodes[g->bcasts[bi]].n_operands == 1 &&
-        accy__type_elements(&p->nodes[p->nodes[g->bcasts[bi]].operands[0]].type, &src_n) &&
-        src_n == 1)
-      TAKE_SLOT(once_slot[bi]);
+    slot_of[mi] = -1;
+    if (nd->op == ACCY_OP_BROADCAST_IN_DIM && nd->n_operands == 1 &&
+        group_index(g->members, mi, nd->operands[0]) < 0 &&
+        accy__type_elements(&p->nodes[nd->operands[0]].type, &src_n) && src_n == 1)
+      TAKE_SLOT(slot_of[mi]);
   }
-  for (uint32_t mi = 0; mi < g->n_members; mi++) {
+  for (uint32_t mi = 0; mi < nm; mi++) {
     const uint32_t m = g->members[mi];
     const accy__node *nd = &p->nodes[m];
-    const accy__op_trait *tr = accy__op_trait_of(nd->op);
-    if (!tr || tr->family != ACCY__FAMILY_ELEMENTWISE || (mi + 1 < g->n_members && m >= root) ||
-        (mi > 0 && m <= g->members[mi - 1]))
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): not a group member", m,
-                       accy__op_name(nd->op));
+    const char *opn = accy__op_name(nd->op);
+    if (mi > 0 && m <= g->members[mi - 1])
+      return GROUP_FAIL("members out of order", m, opn);
     uint64_t mn;
-    if (!accy__type_elements(&nd->type, &mn) || mn != n)
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): %llu elements, group has %llu",
-                       m, accy__op_name(nd->op), (unsigned long long)mn, (unsigned long long)n);
-    accy__kernel mk;
-    ACCY_TRY_CTX(accy__kernel_prepare_elementwise(p, m, arena, &mk), "node %u (%s): ", m,
-                 accy__op_name(nd->op));
-    if (mk.run != tile_ew)
-      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): cannot run in a group", m,
-                       accy__op_name(nd->op));
-    const ew_params *e = mk.params;
-    cost += mk.item_cost;
-    group_step st = {.ew = e, .bc = NULL, .gather_es = 0, .in = {0, 0, 0}, .out = -1};
-    int16_t freed[3];
-    int n_freed = 0;
-    for (uint32_t i = 0; i < e->arity; i++) {
-      const uint32_t o = nd->operands[i];
-      int32_t at;
-      if ((at = group_index(g->members, mi, o)) >= 0) {
-        if (slot_of[at] < 0)
-          return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: member %u read twice", m, o);
-        st.in[i] = slot_of[at];
-        freed[n_freed++] = slot_of[at];
-        slot_of[at] = -1;
-      } else if ((at = group_index(g->bcasts, g->n_bcasts, o)) >= 0) {
-        const int32_t leaf = group_index(g->leaves, g->n_leaves, p->nodes[o].operands[0]);
-        if (leaf < 0)
-          return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: broadcast %u misplaced", m, o);
+    if (!accy__type_elements(&nd->type, &mn) || (mn != ne && (!L || mn != n_rows)))
+      return GROUP_FAIL("%llu elements in a group of %llu", m, opn, (unsigned long long)mn,
+                        (unsigned long long)ne);
+    group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .red = 0, .ew = NULL,
+                     .bc = NULL, .es = accy__dtype_size(nd->type.dtype), .in = {0, 0, 0},
+                     .out = -1};
+    const accy__op_trait *tr = accy__op_trait_of(nd->op);
+    uint32_t n_in = nd->n_operands;
+    if (tr && tr->family == ACCY__FAMILY_ELEMENTWISE) {
+      accy__kernel mk;
+      ACCY_TRY_CTX(accy__kernel_prepare_elementwise(p, m, arena, &mk), "node %u (%s): ", m, opn);
+      if (mk.run != tile_ew) return GROUP_FAIL("cannot run in a group", m, opn);
+      st.ew = mk.params;
+      n_in = st.ew->arity;
+      cost += mk.item_cost;
+    } else if (nd->op == ACCY_OP_BROADCAST_IN_DIM && n_in == 1) {
+      const int32_t src = group_index(g->members, mi, nd->operands[0]);
+      if (src >= 0) {
+        /* A per-row member over its rows: the result's last axis is the
+         * row, and the source's elements are the rows in order. */
+        const accy__type *xt = &p->nodes[nd->operands[0]].type;
+        uint64_t xn;
+        group_bcast geo;
+        ACCY_TRY(group_bcast_geom(p, m, &geo));
+        accy__type_elements(xt, &xn);
+        bool rows = L && mn == ne && xn == n_rows &&
+                    ((geo.rank == 2 && geo.dims[1] == (int64_t)L && geo.sstride[1] == 0 &&
+                      geo.sstride[0] == 1) ||
+                     (geo.rank == 1 && n_rows == 1 && geo.sstride[0] == 0));
+        if (!rows) return GROUP_FAIL("not a broadcast over rows", m, opn);
+        st.kind = GK_FILL_ROWS;
+      } else {
         group_bcast *bc = accy__arena_alloc(arena, sizeof *bc, 8);
         if (!bc) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
-        ACCY_TRY(group_bcast_geom(p, o, bc));
-        group_step gs = {.ew = NULL, .bc = bc, .gather_es = accy__dtype_size(p->nodes[o].type.dtype),
-                         .once = once_slot[at] >= 0, .in = {(group_src)(-1 - leaf), 0, 0},
-                         .out = once_slot[at]};
-        if (ns == max_steps) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: broadcast %u read twice", m, o);
-        if (!gs.once) TAKE_SLOT(gs.out);
-        steps[ns++] = gs;
-        cost += 1;
-        /* A scalar operand (stride 0) reads element 0 of the slot: the
-         * group then has one element, gathered at index 0. */
-        st.in[i] = gs.out;
-        if (!gs.once) freed[n_freed++] = gs.out; /* a one-element fill keeps its slot */
+        ACCY_TRY(group_bcast_geom(p, m, bc));
+        st.kind = GK_GATHER;
+        st.bc = bc;
+        st.once = slot_of[mi] >= 0;
+      }
+      cost += 1;
+    } else if (nd->op == ACCY_OP_REDUCE && n_in == 1) {
+      const accy__type *xt = &p->nodes[nd->operands[0]].type;
+      uint64_t xn;
+      if (!L || nd->type.dtype != ACCY_DTYPE_F32 || xt->dtype != ACCY_DTYPE_F32 ||
+          nd->n_attrs != 2 || xt->rank == 0 || nd->attrs[1] != (int64_t)xt->rank - 1 ||
+          (uint64_t)xt->dims[xt->rank - 1] != L || nd->attrs[0] < ACCY_REDUCE_SUM ||
+          nd->attrs[0] > ACCY_REDUCE_MIN || !accy__type_elements(xt, &xn) || xn != ne ||
+          mn != n_rows)
+        return GROUP_FAIL("not an f32 reduce over the group's rows", m, opn);
+      st.kind = GK_REDUCE;
+      st.row = false;
+      st.red = (int8_t)nd->attrs[0];
+      cost += 1;
+    } else if (nd->op == ACCY_OP_RESHAPE && n_in == 1) {
+      uint64_t xn;
+      if (!accy__type_elements(&p->nodes[nd->operands[0]].type, &xn) || xn != mn)
+        return GROUP_FAIL("reshape changes the count", m, opn);
+      st.kind = GK_COPY;
+    } else {
+      return GROUP_FAIL("not a group member", m, opn);
+    }
+    int16_t freed[3];
+    int n_freed = 0;
+    for (uint32_t i = 0; i < n_in; i++) {
+      const uint32_t o = nd->operands[i];
+      const int32_t at = group_index(g->members, mi, o);
+      if (at >= 0) {
+        if (slot_of[at] < 0) return GROUP_FAIL("operand %u has no slot", m, opn, o);
+        st.in[i] = slot_of[at];
+        /* (a one-element fill keeps its slot: later blocks skip it) */
+        if (--left[at] == 0 && !steps[at].once) freed[n_freed++] = slot_of[at];
       } else {
         const int32_t leaf = group_index(g->leaves, g->n_leaves, o);
-        if (leaf < 0)
-          return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: operand %u is not in the group", m, o);
+        if (leaf < 0) return GROUP_FAIL("operand %u is not in the group", m, opn, o);
+        /* A leaf is read at the member's own positions: it must have the
+         * member's count, or be a scalar an elementwise kernel reads with
+         * stride 0, or be the source of a gather or a reduce. */
+        uint64_t on;
+        accy__type_elements(&p->nodes[o].type, &on);
+        bool ok = st.kind == GK_GATHER || (st.kind == GK_REDUCE && on == ne) ||
+                  (st.kind == GK_EW && (st.ew->stride[1 + i] == 0 || on == mn)) ||
+                  (st.kind == GK_COPY && on == mn);
+        if (!ok) return GROUP_FAIL("leaf %u read at the wrong positions", m, opn, o);
         st.in[i] = (group_src)(-1 - leaf);
       }
     }
-    if (mi + 1 < g->n_members) TAKE_SLOT(st.out);
-    slot_of[mi] = st.out;
+    if (mi + 1 < nm) {
+      if (st.kind == GK_GATHER && st.once) st.out = slot_of[mi];
+      else TAKE_SLOT(st.out);
+      slot_of[mi] = st.out;
+    } else if (!st.row || st.kind != GK_EW) {
+      return GROUP_FAIL("the root is no elementwise node of the group's count", m, opn);
+    }
     for (int f = 0; f < n_freed; f++) busy[freed[f]] = false;
-    if (ns == max_steps) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: too many steps", m);
-    steps[ns++] = st;
+    steps[mi] = st;
   }
 #undef TAKE_SLOT
-  for (uint32_t mi = 0; mi + 1 < g->n_members; mi++)
-    if (slot_of[mi] >= 0)
+  for (uint32_t mi = 0; mi + 1 < nm; mi++)
+    if (left[mi] != 0)
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: member not read in the group",
                        g->members[mi]);
-  gp->n_steps = ns;
+  gp->n_steps = nm;
   gp->n_leaves = g->n_leaves;
+  gp->row_len = L;
+  gp->n_rows = n_rows;
+  gp->block = blk;
+  gp->slot_bytes = slot_bytes;
+  gp->fold8 = accy__uk_get()->f32_fold8;
   gp->steps = steps;
   k->run = tile_group;
   k->params = gp;
-  k->n_items = n;
+  k->n_items = L ? (n_rows + blk - 1) / blk : ne;
   k->item_cost = cost ? cost : 1;
-  k->worker_bytes = (uint64_t)n_slots * SLOT_BYTES;
+  if (L && !accy__mul_u64(k->item_cost, L * blk, &k->item_cost)) k->item_cost = UINT64_MAX;
+  k->worker_bytes = (uint64_t)n_slots * slot_bytes;
   return ACCY_STATUS_OK;
 }

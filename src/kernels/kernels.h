@@ -62,21 +62,29 @@ typedef struct accy__epilogue {
   float lo, hi;         /* clamp bounds (maximum / minimum semantics) */
 } accy__epilogue;
 
-/* An elementwise group (src/compile/fuse.h): the elementwise nodes
- * |members| (ascending; the last is the root, whose buffer is bufs[0]) and
- * the broadcast_in_dim nodes |bcasts| run as one loop over the root's
- * elements; every other value the members or broadcasts read is a leaf,
- * bufs[1 + i] for leaves[i]. Members and broadcasts get no buffer. */
+/* A fused group (src/compile/fuse.h): the nodes |members| (ascending; the
+ * last is the root, an elementwise node whose buffer is bufs[0]) run as one
+ * loop; every other value they read is a leaf, bufs[1 + i] for leaves[i].
+ * Members get no buffer. A member is an elementwise node, a
+ * broadcast_in_dim, a reshape, or (row groups) an f32 reduce over the last
+ * axis. With |row_len| 0 the loop runs over the root's elements and every
+ * member has the root's element count; with row_len L the loop runs over
+ * rows of L elements of the root (its last axis) and a member has either the
+ * root's count (row values) or that count / L (one value per row: reduce
+ * results and what is computed from them). */
 typedef struct accy__ew_group {
-  uint32_t n_members, n_bcasts, n_leaves;
+  uint32_t n_members, n_leaves;
   const uint32_t *members;
-  const uint32_t *bcasts;
   const uint32_t *leaves;
+  uint64_t row_len;
 } accy__ew_group;
 
 /* Most leaves of a group (bufs[1..]), members and broadcasts of a group. */
 #define ACCY__EW_GROUP_MAX_LEAVES 15u
 #define ACCY__EW_GROUP_MAX_NODES 48u
+/* Longest row of a row group (a workspace slot holds a few rows of 8-byte
+ * elements). */
+#define ACCY__GROUP_MAX_ROW 8192u
 
 /* True when node |node|'s kernel takes an epilogue; *axis is then the
  * result axis its channels run along (the last for dot_general, 1 for

@@ -81,6 +81,9 @@ typedef struct reduce_params {
   uint64_t red_steps;  /* positions of |red| (product of its counts; 0 if empty input) */
   int64_t len;         /* inner: innermost reduced extent; outer: innermost kept extent */
   uint64_t n_blocks;   /* outer: items per row of |len| outputs */
+  accy__uk_f32_fold8_fn fold8; /* f32 inner tiles: eight rows at a time */
+  int kind;
+  accy__tile_fn generic;       /* f32 inner tiles: the tile for what fold8 does not take */
 } reduce_params;
 
 /* One tap range of reduce_window along one axis, for one output coordinate. */
@@ -343,6 +346,36 @@ DEFINE_REDUCE(u64_min, uint64_t, uint64_t, LD_ID, ST_ID, UINT64_MAX, C_MIN)
 /* Bool: max is or, min is and. Any non-zero byte reads as true. */
 DEFINE_REDUCE(bool_and, uint8_t, uint8_t, LD_BOOL, ST_ID, 1, C_AND)
 DEFINE_REDUCE(bool_or, uint8_t, uint8_t, LD_BOOL, ST_ID, 0, C_OR)
+
+/* f32 sum/product/max/min over one contiguous run per output: runs of eight
+ * outputs that sit a fixed stride apart go to the fold8 microkernel (each
+ * output still folded in its own order, so the bits are the generic
+ * tile's); the rest, and any other layout, to the generic tile. */
+static void reduce_inner_f32_rows(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                                  uint64_t end) {
+  const reduce_params *rp = k->params;
+  const float *in = bufs[1];
+  float *out = bufs[0];
+  uint64_t it = begin;
+  if (rp->red_steps == 1 && rp->len >= 8) {
+    odo ko;
+    odo_seek(&ko, &rp->keep, begin);
+    while (it + 8 <= end) {
+      int64_t off[8];
+      for (int u = 0; u < 8; u++) {
+        off[u] = ko.off;
+        odo_next(&ko, &rp->keep);
+      }
+      const int64_t rs = off[1] - off[0];
+      bool even = true;
+      for (int u = 2; u < 8; u++) even &= off[u] - off[u - 1] == rs;
+      if (!even) break;
+      rp->fold8((size_t)rp->len, in + off[0], (ptrdiff_t)rs, out + it, rp->kind);
+      it += 8;
+    }
+  }
+  if (it < end) rp->generic(k, bufs, it, end);
+}
 
 typedef struct reduce_fns {
   accy__tile_fn inner, outer, window;
@@ -676,6 +709,13 @@ static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__a
     rp->len = ng > 0 ? gcount[ng - 1] : 1;
     per_out = rp->red_steps * (uint64_t)rp->len;
     k->run = fns->inner;
+    if (xt->dtype == ACCY_DTYPE_F32 && kind <= ACCY_REDUCE_MIN && rp->red_steps == 1 &&
+        rp->len >= 8) {
+      rp->fold8 = accy__uk_get()->f32_fold8;
+      rp->kind = (int)kind;
+      rp->generic = fns->inner;
+      k->run = reduce_inner_f32_rows;
+    }
     k->n_items = n_out;
     k->item_cost = per_out;
   }

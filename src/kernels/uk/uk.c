@@ -8,6 +8,7 @@ static const accy__uk kPortable = {
     .f32_gemm = {"f32_gemm_4x16__portable", 4, 16, accy__f32_gemm_4x16__portable},
     .f32_dwconv_row = accy__f32_dwconv_row__portable,
     .f32_pool_acc = accy__f32_pool_acc__portable,
+    .f32_fold8 = accy__f32_fold8__portable,
     .ew = {accy__ew_map__portable, accy__ew_compare__portable, accy__ew_convert__portable,
            accy__ew_select__portable},
 };
@@ -18,6 +19,7 @@ static const accy__uk kAvx2 = {
     .f32_gemm = {"f32_gemm_6x16__avx2", 6, 16, accy__f32_gemm_6x16__avx2},
     .f32_dwconv_row = accy__f32_dwconv_row__avx2,
     .f32_pool_acc = accy__f32_pool_acc__avx2,
+    .f32_fold8 = accy__f32_fold8__avx2,
     .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
            accy__ew_select__avx2},
 };

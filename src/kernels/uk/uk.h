@@ -73,6 +73,12 @@ typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t 
  * no contraction, the same rule per lane. */
 typedef void (*accy__uk_f32_pool_fn)(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 
+/* out[j] = the fold of |kind| over row j (len floats at x + j * rs) from
+ * the kind's identity, in the row's order, for j < 8: the reduce kernels'
+ * sequential rule, eight rows at a time. */
+typedef void (*accy__uk_f32_fold8_fn)(size_t len, const float *x, ptrdiff_t rs, float *out,
+                                      int kind);
+
 /* ---- elementwise ------------------------------------------------------------- */
 
 /* n elements of one op (uk/ew_body.h): o[i] = op(x0[i], x1[i], x2[i]); the
@@ -96,6 +102,7 @@ typedef struct accy__uk {
   accy__uk_f32_gemm f32_gemm;
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
   accy__uk_f32_pool_fn f32_pool_acc;
+  accy__uk_f32_fold8_fn f32_fold8;
   accy__uk_ew ew;
 } accy__uk;
 
@@ -126,5 +133,7 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
                                 ptrdiff_t dw, size_t sw, const float *w, float *out);
 void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
+void accy__f32_fold8__portable(size_t len, const float *x, ptrdiff_t rs, float *out, int kind);
+void accy__f32_fold8__avx2(size_t len, const float *x, ptrdiff_t rs, float *out, int kind);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

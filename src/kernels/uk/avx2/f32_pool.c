@@ -67,3 +67,63 @@ void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc
   }
   for (; i < n; i++) acc[i] = combine1(acc[i], x[(ptrdiff_t)i * sx], kind);
 }
+
+/* Columns k of eight rows r[0..7] (8 floats each): c[k][j] = r[j][k]. */
+static inline void transpose8(const __m256 r[8], __m256 c[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  c[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  c[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  c[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  c[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  c[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  c[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  c[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  c[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+/* Eight rows side by side, one per lane: each block of eight columns is
+ * transposed so that lane j meets row j's elements in their order. */
+/* The vector part of fold8 for one kind (|kind| a constant after inlining,
+ * so the loop has no switch). */
+static inline __attribute__((always_inline)) __m256 fold8_blocks(size_t len, const float *x,
+                                                                 ptrdiff_t rs, __m256 acc,
+                                                                 int kind) {
+  for (size_t l = 0; l + 8 <= len; l += 8) {
+    __m256 r[8], c[8];
+    for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(x + j * rs + (ptrdiff_t)l);
+    transpose8(r, c);
+    for (int k = 0; k < 8; k++) acc = combine(acc, c[k], kind);
+  }
+  return acc;
+}
+
+void accy__f32_fold8__avx2(size_t len, const float *x, ptrdiff_t rs, float *out, int kind) {
+  static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
+  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  __m256 acc = _mm256_set1_ps(kIdent[kind]);
+  switch (kind) {
+    case ACCY_REDUCE_SUM: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_SUM); break;
+    case ACCY_REDUCE_PRODUCT: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_PRODUCT); break;
+    case ACCY_REDUCE_MAX: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_MAX); break;
+    default: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_MIN); break;
+  }
+  const size_t l = len & ~(size_t)7;
+  float a[8];
+  _mm256_storeu_ps(a, acc);
+  for (int j = 0; j < 8; j++) {
+    const float *p = x + j * rs;
+    for (size_t t = l; t < len; t++) a[j] = combine1(a[j], p[t], kind);
+    out[j] = a[j];
+  }
+}

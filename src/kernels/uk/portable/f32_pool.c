@@ -22,3 +22,19 @@ void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float 
     default: break;
   }
 }
+
+void accy__f32_fold8__portable(size_t len, const float *x, ptrdiff_t rs, float *out, int kind) {
+  static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
+  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  for (int j = 0; j < 8; j++) {
+    const float *p = x + j * rs;
+    float a = kIdent[kind];
+    switch (kind) {
+      case ACCY_REDUCE_SUM: for (size_t l = 0; l < len; l++) a = a + p[l]; break;
+      case ACCY_REDUCE_PRODUCT: for (size_t l = 0; l < len; l++) a = a * p[l]; break;
+      case ACCY_REDUCE_MAX: for (size_t l = 0; l < len; l++) a = accy__fold_max_f32(a, p[l]); break;
+      default: for (size_t l = 0; l < len; l++) a = accy__fold_min_f32(a, p[l]); break;
+    }
+    out[j] = a;
+  }
+}
