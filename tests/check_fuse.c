@@ -136,6 +136,8 @@ static void compare(prog *g, uint32_t want) {
   float *f = run(g, true, inputs, &tf), *u = run(g, false, inputs, &tu);
   if (want == UINT32_MAX) /* any fusion at all */
     ck_assert_msg(tf < tu, "fused plan has %u tasks, unfused %u", tf, tu);
+  else if (want == UINT32_MAX - 1) /* whatever fuses: the bits alone */
+    ;
   else
     ck_assert_msg(tf == want, "fused plan has %u tasks (unfused %u), expected %u", tf, tu, want);
   ck_assert_uint_ge(tu, tf);
@@ -462,6 +464,78 @@ START_TEST(test_elementwise_groups) {
 }
 END_TEST
 
+/* Random programs over rows [R, L] and per-row values [R, 1]: unary and
+ * binary arithmetic, reduces over rows, broadcasts of per-row values, of
+ * constant vectors along the rows and of scalars, compare and select, and
+ * sometimes a per-row value as a second output. Fused (however the rules
+ * group them) and unfused give the same bits, inline and on two workers. */
+START_TEST(test_random_groups) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4500);
+  static const int64_t kLens[] = {16, 17, 64, 100, 300};
+  for (int prog_i = 0; prog_i < 150; prog_i++) {
+    const int64_t R = tu_rng_range(&rng, 1, 21), L = kLens[tu_rng_range(&rng, 0, 4)];
+    int64_t xd[2] = {R, L}, kd[2] = {R, 1}, rd[1] = {R}, ld[1] = {L};
+    int64_t ax01[2] = {0, 1}, ax1[1] = {1};
+    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), kt = tu_type(ACCY_DTYPE_F32, 2, kd);
+    accy__type rt = tu_type(ACCY_DTYPE_F32, 1, rd), lt = tu_type(ACCY_DTYPE_F32, 1, ld);
+    accy__type bt = tu_type(ACCY_DTYPE_BOOL, 2, xd);
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t rows[64], pr[64];
+    uint32_t nr = 0, np = 0;
+    rows[nr++] = param(&g, "x", xt);
+    if (tu_rng_range(&rng, 0, 1)) pr[np++] = param(&g, "p", kt);
+    const int steps = (int)tu_rng_range(&rng, 3, 14);
+    for (int s = 0; s < steps; s++) {
+      const uint32_t a = rows[tu_rng_range(&rng, 0, nr - 1)], b = rows[tu_rng_range(&rng, 0, nr - 1)];
+      switch (tu_rng_range(&rng, 0, 9)) {
+        case 0: rows[nr++] = un(&g, tu_rng_range(&rng, 0, 1) ? ACCY_OP_TANH : ACCY_OP_NEGATE, xt, a); break;
+        case 1: rows[nr++] = bin(&g, ACCY_OP_ADD, xt, a, b); break;
+        case 2: rows[nr++] = bin(&g, ACCY_OP_MULTIPLY, xt, a, b); break;
+        case 3: { /* a reduce and its per-row value */
+          static const int kinds[3] = {ACCY_REDUCE_SUM, ACCY_REDUCE_MAX, ACCY_REDUCE_MIN};
+          uint32_t red = reduce_axis(&g, kinds[tu_rng_range(&rng, 0, 2)], a, rt, 1);
+          pr[np++] = node(&g, ACCY_OP_RESHAPE, kt, &red, 1, NULL, 0);
+          break;
+        }
+        case 4: /* per-row arithmetic */
+          if (np) {
+            uint32_t q = pr[tu_rng_range(&rng, 0, np - 1)];
+            pr[np++] = tu_rng_range(&rng, 0, 1) ? un(&g, ACCY_OP_EXP, kt, q)
+                                                : bin(&g, ACCY_OP_DIVIDE, kt, q, scalar(&g, kt, 3.0f));
+          }
+          break;
+        case 5: case 6: /* a per-row value over the rows */
+          if (np) {
+            uint32_t q = bcast(&g, pr[tu_rng_range(&rng, 0, np - 1)], xt, ax01, 2);
+            rows[nr++] = bin(&g, tu_rng_range(&rng, 0, 1) ? ACCY_OP_SUBTRACT : ACCY_OP_MULTIPLY, xt, a, q);
+          }
+          break;
+        case 7: /* a constant vector along the rows */
+          rows[nr++] = bin(&g, ACCY_OP_ADD, xt, a, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
+          break;
+        case 8: rows[nr++] = bin(&g, ACCY_OP_MULTIPLY, xt, a, scalar(&g, xt, 0.5f)); break;
+        default: { /* select(a > b, a, b * b) */
+          int64_t gt[1] = {ACCY_COMPARE_GT};
+          uint32_t cops[2] = {a, b};
+          uint32_t c = node(&g, ACCY_OP_COMPARE, bt, cops, 2, gt, 1);
+          uint32_t sops[3] = {c, a, bin(&g, ACCY_OP_MULTIPLY, xt, b, b)};
+          rows[nr++] = node(&g, ACCY_OP_SELECT, xt, sops, 3, NULL, 0);
+          break;
+        }
+      }
+      if (nr == 60 || np == 60) break;
+    }
+    /* The last row value, made elementwise so a group can root there. */
+    out(&g, un(&g, ACCY_OP_NEGATE, xt, rows[nr - 1]));
+    if (np && tu_rng_range(&rng, 0, 2) == 0)
+      ck_assert_int_eq(accy__program_add_output(&g.p, pr[np - 1], "q", 1), ACCY_STATUS_OK);
+    compare(&g, UINT32_MAX - 1);
+  }
+}
+END_TEST
+
 static Suite *fuse_suite(void) {
   Suite *s = suite_create("fuse");
   TCase *tc = tcase_create("epilogues");
@@ -470,6 +544,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_test(tc, test_elementwise_groups);
+  tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 5);
   suite_add_tcase(s, tc);
   return s;

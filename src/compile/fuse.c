@@ -81,32 +81,6 @@ static uint64_t count_of(const accy__program *p, uint32_t i) {
   return accy__type_elements(&p->nodes[i].type, &n) ? n : UINT64_MAX;
 }
 
-/* True when broadcast |b| spreads |rows| values, one per row, over rows of
- * |len|: the result's last axis has extent len, is not read from the source,
- * and the leading axes walk the source in order. */
-static bool row_fill(const accy__program *p, uint32_t b, uint64_t len, uint64_t rows) {
-  const accy__node *nd = &p->nodes[b];
-  const accy__type *rt = &nd->type, *xt = &p->nodes[nd->operands[0]].type;
-  if (nd->op != ACCY_OP_BROADCAST_IN_DIM || rt->rank == 0 || nd->n_attrs != xt->rank ||
-      (uint64_t)rt->dims[rt->rank - 1] != len || count_of(p, nd->operands[0]) != rows)
-    return false;
-  int64_t xs[ACCY_MAX_RANK], ss[ACCY_MAX_RANK] = {0};
-  accy__type_strides(xt, xs);
-  for (uint32_t i = 0; i < xt->rank; i++) {
-    int64_t a = nd->attrs[i];
-    if (a < 0 || a >= (int64_t)rt->rank) return false;
-    if (xt->dims[i] != 1) ss[a] = xs[i];
-  }
-  if (ss[rt->rank - 1] != 0) return false;
-  int64_t want = 1;
-  for (uint32_t a = rt->rank - 1; a-- > 0;) {
-    if (rt->dims[a] == 1) continue;
-    if (ss[a] != want) return false;
-    want *= rt->dims[a];
-  }
-  return true;
-}
-
 /* An f32 reduce over the last axis of a value of |ne| elements in rows of
  * |len|. */
 static bool row_reduce(const accy__program *p, uint32_t i, uint64_t ne, uint64_t len) {
@@ -169,7 +143,7 @@ static accy_status find_groups(const accy__program *p, const bool *live, const u
         for (uint32_t k = 0; k < mn->n_operands; k++)
           if (mn->operands[k] == o) {
             inside++;
-            if (mn->op == ACCY_OP_BROADCAST_IN_DIM && !(L && row_fill(p, mem[j], L, R)))
+            if (mn->op == ACCY_OP_BROADCAST_IN_DIM && !(L && accy__group_row_fill(p, mem[j], L, R)))
               bcast_ok = false;
           }
       }

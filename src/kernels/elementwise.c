@@ -452,6 +452,34 @@ static accy_status group_bcast_geom(const accy__program *p, uint32_t b, group_bc
   return ACCY_STATUS_OK;
 }
 
+/* True when broadcast |b| spreads |rows| values, one per row, over rows of
+ * |len|: the result's last axis has extent len, is not read from the source,
+ * and the leading axes walk the source in order. */
+bool accy__group_row_fill(const accy__program *p, uint32_t b, uint64_t len, uint64_t rows) {
+  const accy__node *nd = &p->nodes[b];
+  if (nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_operands != 1) return false;
+  const accy__type *rt = &nd->type, *xt = &p->nodes[nd->operands[0]].type;
+  uint64_t xn;
+  if (rt->rank == 0 || nd->n_attrs != xt->rank ||
+      (uint64_t)rt->dims[rt->rank - 1] != len || !accy__type_elements(xt, &xn) || xn != rows)
+    return false;
+  int64_t xs[ACCY_MAX_RANK], ss[ACCY_MAX_RANK] = {0};
+  accy__type_strides(xt, xs);
+  for (uint32_t i = 0; i < xt->rank; i++) {
+    int64_t a = nd->attrs[i];
+    if (a < 0 || a >= (int64_t)rt->rank) return false;
+    if (xt->dims[i] != 1) ss[a] = xs[i];
+  }
+  if (ss[rt->rank - 1] != 0) return false;
+  int64_t want = 1;
+  for (uint32_t a = rt->rank - 1; a-- > 0;) {
+    if (rt->dims[a] == 1) continue;
+    if (ss[a] != want) return false;
+    want *= rt->dims[a];
+  }
+  return true;
+}
+
 /* A cause naming the member: GROUP_FAIL(fmt, node, op name, ...). */
 #define GROUP_FAIL(fmt, ...) ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u (%s): " fmt, __VA_ARGS__)
 
@@ -553,16 +581,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       if (src >= 0) {
         /* A per-row member over its rows: the result's last axis is the
          * row, and the source's elements are the rows in order. */
-        const accy__type *xt = &p->nodes[nd->operands[0]].type;
-        uint64_t xn;
-        group_bcast geo;
-        ACCY_TRY(group_bcast_geom(p, m, &geo));
-        accy__type_elements(xt, &xn);
-        bool rows = L && mn == ne && xn == n_rows &&
-                    ((geo.rank == 2 && geo.dims[1] == (int64_t)L && geo.sstride[1] == 0 &&
-                      geo.sstride[0] == 1) ||
-                     (geo.rank == 1 && n_rows == 1 && geo.sstride[0] == 0));
-        if (!rows) return GROUP_FAIL("not a broadcast over rows", m, opn);
+        if (!L || mn != ne || !accy__group_row_fill(p, m, L, n_rows))
+          return GROUP_FAIL("not a broadcast over rows", m, opn);
         st.kind = GK_FILL_ROWS;
       } else {
         group_bcast *bc = accy__arena_alloc(arena, sizeof *bc, 8);

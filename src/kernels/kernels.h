@@ -116,6 +116,11 @@ ACCY_NODISCARD accy_status accy__kernel_prepare_fused(const accy__program *p, ui
                                                       const accy__epilogue *ep, accy__arena *arena,
                                                       accy__kernel *k);
 
+/* True when broadcast node |b| spreads |rows| values, one per row, over
+ * rows of |len| (its result's last axis): what a row group fills from a
+ * per-row member. Shared by the fusion rules and the group kernel. */
+bool accy__group_row_fill(const accy__program *p, uint32_t b, uint64_t len, uint64_t rows);
+
 /* The kernel of an elementwise group. Each member computes with its own
  * microkernel on the same operand values, so the result bits equal the
  * unfused nodes'. Causes start with "node N (op): " for the member at
