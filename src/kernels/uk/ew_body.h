@@ -109,6 +109,19 @@ static inline double EW_BITS_OR_f64(double a, double b) {
   return a;
 }
 
+/* f32 power: C powf, except for the exponents 2 and 3 (the squares and
+ * cubes models write, the tanh form of GELU among them), which are the
+ * product in double rounded once to f32: x * x is exact there, x * x * x
+ * rounds once to double first, so both are within powf's own error bound
+ * (docs/ops.md) and cost a multiply instead of a libm call. */
+static inline float ew_pow_f32(float a, float b) {
+  if (b == 2.0f) return (float)((double)a * (double)a);
+  if (b == 3.0f) return (float)((double)a * (double)a * (double)a);
+  return powf(a, b);
+}
+#define EW_POW_f32(a, b) ew_pow_f32(a, b)
+#define EW_POW_f64(a, b) pow(a, b)
+
 /* M is the libm suffix: f for float, empty for double. */
 #define EW_FLOAT_SCALARS(sfx, T, M)                                                           \
   static inline T abs_##sfx(T x) { return fabs##M(x); }                                       \
@@ -141,7 +154,7 @@ static inline double EW_BITS_OR_f64(double a, double b) {
   static inline T multiply_##sfx(T a, T b) { return a * b; }                                  \
   static inline T divide_##sfx(T a, T b) { return a / b; }                                    \
   static inline T remainder_##sfx(T a, T b) { return fmod##M(a, b); }                         \
-  static inline T power_##sfx(T a, T b) { return pow##M(a, b); }                              \
+  static inline T power_##sfx(T a, T b) { return EW_POW_##sfx(a, b); }                        \
   static inline T atan2_##sfx(T a, T b) { return atan2##M(a, b); }                            \
   /* NaN wins (a + b makes it quiet); equal values can only differ as +-0, \
    * where the bits of +0 are the AND (max) and of -0 the OR (min) of the   \
