@@ -434,6 +434,36 @@ START_TEST(test_fold8_levels_match_portable) {
 }
 END_TEST
 
+
+/* A one-row call (a matrix-vector product) gives each of its outputs the
+ * bits a full tile gives that row, with and without accumulation, for
+ * strided A too: a row's result never depends on its tile. */
+START_TEST(test_gemm_one_row_matches_full_tile) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 61);
+  for (int l = 0; l < nl; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    const size_t mr = uk->mr, nr = uk->nr, kc = 77;
+    for (int acs = 0; acs < 2; acs++)
+      for (uint32_t flags = 0; flags <= ACCY__UK_ACCUMULATE; flags += ACCY__UK_ACCUMULATE) {
+        const ptrdiff_t a_cs = acs ? (ptrdiff_t)mr + 1 : 1, a_rs = acs ? 1 : (ptrdiff_t)kc + 3;
+        float a[(16 + 1) * 200], b[200 * 16], full[16 * 16], one[16];
+        for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
+        for (size_t i = 0; i < kc * nr; i++) b[i] = rnd(&r);
+        for (size_t i = 0; i < mr * nr; i++) full[i] = rnd(&r);
+        memcpy(one, full, nr * sizeof(float));
+        uk->fn(mr, nr, kc, a, a_rs, a_cs, b, (ptrdiff_t)nr, full, (ptrdiff_t)nr, flags, NULL);
+        uk->fn(1, nr, kc, a, a_rs, a_cs, b, (ptrdiff_t)nr, one, (ptrdiff_t)nr, flags, NULL);
+        ck_assert_msg(memcmp(full, one, nr * sizeof(float)) == 0,
+                      "%s: one row differs from row 0 of a full tile (a_cs %td, flags %u)",
+                      uk->name, a_cs, flags);
+      }
+  }
+}
+END_TEST
+
 static Suite *uk_suite(void) {
   Suite *s = suite_create("uk");
   TCase *tc = tcase_create("gemm");
@@ -446,6 +476,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_elementwise_levels_match_portable);
   tcase_add_test(tc, test_pool_levels_match_portable);
   tcase_add_test(tc, test_fold8_levels_match_portable);
+  tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -96,6 +96,17 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
       bk += b_rs;
     }
 #undef STEP_P
+  } else if (full && mr == 1) {
+    /* One row (a matrix-vector product): only its two accumulators, in the
+     * same order as a row of a full tile, so the bits are those a full tile
+     * gives the row; bound by the loads of B rather than by twelve FMAs. */
+    const float *bk = b;
+    for (size_t k = 0; k < kc; k++) {
+      const __m256 av = _mm256_broadcast_ss(a0 + (ptrdiff_t)k * a_cs);
+      c00 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bk), c00);
+      c01 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bk + 8), c01);
+      bk += b_rs;
+    }
   } else if (full) {
     if (a_cs == 1) {
       for (size_t k = 0; k < kc; k++) {
