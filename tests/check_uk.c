@@ -25,6 +25,7 @@
 
 #include "src/base/cpu.h"
 #include "src/kernels/gemm.h"
+#include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
 #include "tests/testutil.h"
 
@@ -464,6 +465,46 @@ START_TEST(test_gemm_one_row_matches_full_tile) {
 }
 END_TEST
 
+
+/* The elementwise maximum and minimum microkernels are written branch-free
+ * for the vectoriser; src/kernels/scalar.h holds the one definition of the
+ * rule (NaN wins, max(-0, +0) = +0, min(-0, +0) = -0) that scatter uses and
+ * every kernel must match: every level agrees with it on all pairs of
+ * special values and on random ones. */
+START_TEST(test_elementwise_max_min_follow_scalar_rule) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  static const double sp[] = {0.0, -0.0, 1.0, -1.0, 2.5, NAN, -NAN, INFINITY, -INFINITY};
+  enum { NS = sizeof sp / sizeof sp[0], N = NS * NS + 40 };
+  tu_rng r;
+  tu_rng_seed(&r, 67);
+  for (int l = 0; l < nl; l++) {
+    float xf[N], yf[N], of[N], wf[N];
+    double xd[N], yd[N], od[N], wd[N];
+    for (size_t i = 0; i < N; i++) {
+      double a = i < NS * NS ? sp[i / NS] : tu_rng_unit(&r) * 4 - 2;
+      double b = i < NS * NS ? sp[i % NS] : (i % 3 ? tu_rng_unit(&r) * 4 - 2 : a);
+      xf[i] = (float)a, yf[i] = (float)b, xd[i] = a, yd[i] = b;
+    }
+    for (int mx = 0; mx < 2; mx++) {
+      const uint16_t op = mx ? ACCY_OP_MAXIMUM : ACCY_OP_MINIMUM;
+      ts[l]->ew.map(op, ACCY_DTYPE_F32)(N, of, xf, yf, NULL, 1, 1);
+      ts[l]->ew.map(op, ACCY_DTYPE_F64)(N, od, xd, yd, NULL, 1, 1);
+      for (size_t i = 0; i < N; i++) {
+        wf[i] = mx ? accy__max_f32(xf[i], yf[i]) : accy__min_f32(xf[i], yf[i]);
+        wd[i] = mx ? accy__max_f64(xd[i], yd[i]) : accy__min_f64(xd[i], yd[i]);
+      }
+      ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, wf, of, N) == SIZE_MAX,
+                    "%s: f32 %s breaks scalar.h's rule", accy__isa_name(ts[l]->isa),
+                    accy__op_name(op));
+      ck_assert_msg(tu_first_difference(ACCY_DTYPE_F64, wd, od, N) == SIZE_MAX,
+                    "%s: f64 %s breaks scalar.h's rule", accy__isa_name(ts[l]->isa),
+                    accy__op_name(op));
+    }
+  }
+}
+END_TEST
+
 static Suite *uk_suite(void) {
   Suite *s = suite_create("uk");
   TCase *tc = tcase_create("gemm");
@@ -477,6 +518,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_pool_levels_match_portable);
   tcase_add_test(tc, test_fold8_levels_match_portable);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
+  tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   suite_add_tcase(s, tc);
   return s;
 }
