@@ -286,13 +286,14 @@ static accy_session *session_limit(uint64_t limit) {
 }
 
 START_TEST(test_program_over_memory_limit_is_refused_at_compile) {
-  /* Five lines whose intermediate needs 40 GB (the broadcast fuses into the
-   * exp; unfused 80 GB): refused by compile with the
-   * numbers, under the default limit, long before any invoke could touch a
-   * page (no CI machine ever runs out of memory here). */
+  /* Five lines whose intermediate needs 1 TiB - 4 KiB of scratch (the
+   * broadcast fuses into the exp; the reverse reads the result whole): under
+   * ACCY_MAX_SCRATCH_BYTES, over any default limit (half of a machine's
+   * memory), so compile refuses it with the numbers long before any invoke
+   * could touch a page (no CI machine ever runs out of memory here). */
   const char *huge =
       "%x = parameter \"x\" : f32[]\n"
-      "%b = broadcast_in_dim %x dims=[] : f32[100000,100000]\n"
+      "%b = broadcast_in_dim %x dims=[] : f32[268434432,1024]\n"
       "%e = exp %b\n"
       "%s = reduce sum %e dims=[0,1]\n"
       "output %s \"s\"\n";
@@ -302,7 +303,7 @@ START_TEST(test_program_over_memory_limit_is_refused_at_compile) {
   accy_handle h;
   ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OUT_OF_MEMORY);
   const char *cause = accy_session_last_cause(s);
-  ck_assert_msg(strstr(cause, "4000000") && strstr(cause, "memory limit of"), "cause: %s", cause);
+  ck_assert_msg(strstr(cause, " of scratch per launch") && strstr(cause, "needs 1099") && strstr(cause, "memory limit of"), "cause: %s", cause);
   char limit[32];
   snprintf(limit, sizeof limit, "%s", accy_info("memory.limit.default"));
   ck_assert_msg(strstr(cause, limit), "cause %s lacks the default limit %s", cause, limit);

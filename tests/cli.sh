@@ -114,10 +114,12 @@ if [ -w /dev/full ]; then
 fi
 
 # ---- usage errors (exit 2, before any file is read) ---------------------------
-expect_fails 2 "run: --threads needs a number from 1 to 4096" "run --threads zero" -- \
+expect_fails 2 "run: --threads needs a number from 1 to ACCY_MAX_THREADS (1024)" "run --threads zero" -- \
   "$ACCY" run "$EX/mlp.accy" --threads zero
-expect_fails 2 "run: --threads needs a number from 1 to 4096" "run --threads=0" -- \
+expect_fails 2 "run: --threads needs a number from 1 to ACCY_MAX_THREADS (1024)" "run --threads=0" -- \
   "$ACCY" run "$EX/mlp.accy" --threads=0
+expect_fails 2 "run: --threads needs a number from 1 to ACCY_MAX_THREADS (1024)" "run --threads 1025" -- \
+  "$ACCY" run "$EX/mlp.accy" --threads 1025
 expect_fails 2 "run: --threads given twice" "run --threads twice" -- \
   "$ACCY" run "$EX/mlp.accy" --threads 1 --threads 2
 expect_fails 2 "run: --iterations needs a value (K)" "run --iterations at the end" -- \

@@ -85,7 +85,28 @@ PY
   env -i PATH="$PATH" HOME="$tmp" PYTHONPATH="$pydir" "$py" "$tmp/use.py" "$tmp/dest"
   if env -i PATH="$PATH" "$py" -c 'import onnx' 2>/dev/null; then
     env -i PATH="$PATH" HOME="$tmp" PYTHONPATH="$pydir" "$py" -m accy.onnx --help >/dev/null
-    echo "python -m accy.onnx from the installed prefix: ok"
+    # A real import: a two-node ONNX model to wire bytes, run by the
+    # installed command.
+    cat >"$tmp/mk.py" <<'PY'
+import sys
+import onnx
+from onnx import TensorProto, helper
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+nodes = [helper.make_node("Neg", ["x"], ["t"]), helper.make_node("Relu", ["t"], ["y"])]
+m = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                      opset_imports=[helper.make_opsetid("", 13)])
+onnx.save(m, sys.argv[1])
+PY
+    env -i PATH="$PATH" HOME="$tmp" "$py" "$tmp/mk.py" "$tmp/m.onnx"
+    env -i PATH="$PATH" HOME="$tmp" PYTHONPATH="$pydir" "$py" -m accy.onnx "$tmp/m.onnx" -o "$tmp/m.accyb"
+    printf '\000\000\200\277\000\000\000\100\000\000\100\300' >"$tmp/x.bin" # -1, 2, -3
+    accy_bin=$(find "$tmp/dest" -type f -name accy -path '*/bin/*' | head -n 1)
+    out=$(LD_LIBRARY_PATH="$libdir" "$accy_bin" run "$tmp/m.accyb" --input "x=$tmp/x.bin" 2>&1) ||
+      { echo "accy run on the imported model failed: $out"; exit 1; }
+    echo "$out" | grep -q 'first=\[1, 0, 3\]' ||
+      { echo "the imported model gave: $out"; exit 1; }
+    echo "python -m accy.onnx from the installed prefix, run by the installed accy: ok"
   fi
 fi
 echo "install test: ok"

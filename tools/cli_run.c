@@ -235,8 +235,8 @@ static int parse_run_options(const cli_command *cmd, int argc, char **argv, run_
     int rc = 0;
     switch (k) {
       case RUN_OPT_THREADS:
-        if (!cli_parse_u64(v, &o->threads) || o->threads == 0 || o->threads > 4096)
-          rc = cli_usage_error(cmd, "--threads needs a number from 1 to 4096");
+        if (!cli_parse_u64(v, &o->threads) || o->threads == 0 || o->threads > ACCY_MAX_THREADS)
+          rc = cli_usage_error(cmd, "--threads needs a number from 1 to ACCY_MAX_THREADS (1024)");
         break;
       case RUN_OPT_ITERATIONS:
         if (!cli_parse_u64(v, &o->iterations) || o->iterations == 0 ||

@@ -51,7 +51,7 @@ class TestFileSandbox(unittest.TestCase):
 
 class TestMemoryLimit(unittest.TestCase):
     HUGE = ('%x = parameter "x" : f32[]\n'
-            '%b = broadcast_in_dim %x dims=[] : f32[100000,100000]\n'
+            '%b = broadcast_in_dim %x dims=[] : f32[268434432,1024]\n'
             '%e = exp %b\n%s = reduce sum %e dims=[0,1]\noutput %s "s"\n')
 
     def test_huge_program_refused_at_compile(self):

@@ -313,7 +313,7 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
 
 /* out[j] = fold of row j of x (rows of len), for j < nb: four rows side by
  * side, each row in its own order from the identity (as reduce.c). */
-#define GROUP_REDUCE(NAME, IDENT, COMBINE)                                               \
+#define GROUP_REDUCE(NAME, IDENT, COMBINE, FIN)                                               \
   static void NAME(const float *x, size_t len, size_t nb, float *out) {                  \
     size_t j = 0;                                                                        \
     for (; j + 4 <= nb; j += 4) {                                                        \
@@ -325,21 +325,22 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
         a2 = COMBINE(a2, p2[l]);                                                         \
         a3 = COMBINE(a3, p3[l]);                                                         \
       }                                                                                  \
-      out[j] = a0, out[j + 1] = a1, out[j + 2] = a2, out[j + 3] = a3;                    \
+      out[j] = FIN(a0), out[j + 1] = FIN(a1), out[j + 2] = FIN(a2), out[j + 3] = FIN(a3);\
     }                                                                                    \
     for (; j < nb; j++) {                                                                \
       const float *p0 = x + j * len;                                                     \
       float a0 = IDENT;                                                                  \
       for (size_t l = 0; l < len; l++) a0 = COMBINE(a0, p0[l]);                          \
-      out[j] = a0;                                                                       \
+      out[j] = FIN(a0);                                                                  \
     }                                                                                    \
   }
 #define GR_ADD(a, x) ((a) + (x))
 #define GR_MUL(a, x) ((a) * (x))
-GROUP_REDUCE(group_reduce_sum, 0.0f, GR_ADD)
-GROUP_REDUCE(group_reduce_prod, 1.0f, GR_MUL)
-GROUP_REDUCE(group_reduce_max, -INFINITY, accy__fold_max_f32)
-GROUP_REDUCE(group_reduce_min, INFINITY, accy__fold_min_f32)
+#define GR_ID(a) (a)
+GROUP_REDUCE(group_reduce_sum, 0.0f, GR_ADD, accy__canon_nan_f32)
+GROUP_REDUCE(group_reduce_prod, 1.0f, GR_MUL, accy__canon_nan_f32)
+GROUP_REDUCE(group_reduce_max, -INFINITY, accy__fold_max_f32, GR_ID)
+GROUP_REDUCE(group_reduce_min, INFINITY, accy__fold_min_f32, GR_ID)
 
 static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const group_params *gp = k->params;

@@ -60,7 +60,7 @@ void accy__gemm_plan(accy__gemm *g) {
    * the microkernel's six row streams are as fast as a packed panel, and the
    * scalar repacking cost more than it saved (gemm 1024: 33 -> 65 GFLOP/s
    * without it, with B packed per block). */
-  g->pack_a = g->mb_sub > mr && g->a_cs != 1;
+  g->pack_a = g->mb_sub > mr && g->a_cs != 1 && !g->a_packed;
   g->pack_b = !g->b_packed && (g->mb > mr || g->b_block);
 }
 
@@ -147,6 +147,23 @@ static void pack_a(const accy__gemm *g, const float *a, uint64_t m0, uint64_t ro
   }
 }
 
+uint64_t accy__gemm_packed_a_floats(const accy__gemm *g, uint64_t a_batches) {
+  return a_batches * div_up(g->M, g->uk.mr) * g->K * g->uk.mr;
+}
+
+void accy__gemm_pack_a(const accy__gemm *g, const float *a, uint64_t a_batches, float *dst) {
+  const uint64_t mr = g->uk.mr, panels = div_up(g->M, mr);
+  for (uint64_t b = 0; b < a_batches; b++)
+    for (uint64_t t = 0; t < panels; t++) {
+      float *d = dst + (b * panels + t) * g->K * mr;
+      const uint64_t n = g->M - t * mr < mr ? g->M - t * mr : mr;
+      for (uint64_t i = 0; i < mr; i++) {
+        const float *src = a + (ptrdiff_t)b * g->a_bs + (ptrdiff_t)(t * mr + (i < n ? i : 0)) * g->a_rs;
+        for (uint64_t k = 0; k < g->K; k++) d[k * mr + i] = src[(ptrdiff_t)k * g->a_cs];
+      }
+    }
+}
+
 void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, const float *r,
                     uint64_t begin, uint64_t end, void *ws) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
@@ -207,7 +224,12 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
             }
             const float *ap;
             ptrdiff_t ars, acs;
-            if (packing) {
+            if (g->a_packed) {
+              const uint64_t ab_i = g->a_batch_mod ? bi % g->a_batch_mod : bi;
+              ap = g->a_packed + ((ab_i * div_up(g->M, mr) + i0 / mr) * K + k0) * mr;
+              ars = 1;
+              acs = (ptrdiff_t)mr;
+            } else if (packing) {
               ap = pa + ((i0 - ms) / mr) * kcur * mr;
               ars = 1;
               acs = (ptrdiff_t)mr;

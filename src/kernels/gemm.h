@@ -38,6 +38,10 @@ typedef struct accy__gemm {
    * over images while its groups step through them. */
   ptrdiff_t a_bs, a_rs, a_cs;
   uint64_t a_batch_mod;
+  /* A packed once (a_packed != NULL, from accy__gemm_pack_a: per A batch
+   * index, ceil(M / mr) micro-panels of K x mr floats, k outermost), read in
+   * place of a; a constant convolution filter is packed at compile time. */
+  const float *a_packed;
   /* B from a block provider (then b_bs, b_rs are unused): */
   accy__gemm_block_fn b_block;
   const void *b_block_ctx;
@@ -86,6 +90,12 @@ uint64_t accy__gemm_workspace_bytes(const accy__gemm *g);
  * calling thread (may be NULL when that is 0). */
 void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c,
                     const float *r, uint64_t begin, uint64_t end, void *ws);
+
+/* Floats of packed A for g's shape and |a_batches| A batch indices. */
+uint64_t accy__gemm_packed_a_floats(const accy__gemm *g, uint64_t a_batches);
+/* Packs A(b, i, k) (g's a, a_bs, a_rs, a_cs) for b < a_batches into |dst|;
+ * rows past M repeat the panel's first row (computed, never stored). */
+void accy__gemm_pack_a(const accy__gemm *g, const float *a, uint64_t a_batches, float *dst);
 
 /* Bytes of packed B for g's shape (batch x panels x K x nr floats). */
 uint64_t accy__gemm_packed_floats(const accy__gemm *g);

@@ -1004,6 +1004,16 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   }
   gemm_set_epilogue(g, e, true);
   g->bias_row_bs = Og; /* group g's channels start at g * O/G */
+  /* The filters are a constant: pack them once into the microkernel's
+   * row panels (the same sums, read from one stream). */
+  const uint64_t na = accy__gemm_packed_a_floats(g, (uint64_t)G);
+  if (na) {
+    float *pa = accy__arena_alloc(arena, na * sizeof(float), 64);
+    if (!pa) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed filters (%llu bytes)",
+                              (unsigned long long)(na * sizeof(float)));
+    accy__gemm_pack_a(g, w, (uint64_t)G, pa);
+    g->a_packed = pa;
+  }
   accy__gemm_plan(g);
   k->run = conv_gemm_f32;
   k->params = cg;

@@ -137,6 +137,10 @@ static inline void coords_next(int64_t *c, const int64_t *dims, uint32_t rank) {
 #define ST_ID(a) (a)
 #define ST_F16(a) accy__f32_to_f16(a)
 #define ST_BF16(a) accy__f32_to_bf16(a)
+#define ST_F32N(a) accy__canon_nan_f32(a)
+#define ST_F64N(a) accy__canon_nan_f64(a)
+#define ST_F16N(a) accy__f32_to_f16(accy__canon_nan_f32(a))
+#define ST_BF16N(a) accy__f32_to_bf16(accy__canon_nan_f32(a))
 #define ST_U8(a) ((uint8_t)(a))
 #define ST_U16(a) ((uint16_t)(a))
 #define C_ADD(a, x) ((a) + (x))
@@ -293,20 +297,20 @@ static inline void coords_next(int64_t *c, const int64_t *dims, uint32_t rank) {
     }                                                                                         \
   }
 
-DEFINE_REDUCE(f32_sum, float, float, LD_ID, ST_ID, 0.0f, C_ADD)
-DEFINE_REDUCE(f32_prod, float, float, LD_ID, ST_ID, 1.0f, C_MUL)
+DEFINE_REDUCE(f32_sum, float, float, LD_ID, ST_F32N, 0.0f, C_ADD)
+DEFINE_REDUCE(f32_prod, float, float, LD_ID, ST_F32N, 1.0f, C_MUL)
 DEFINE_REDUCE(f32_max, float, float, LD_ID, ST_ID, -INFINITY, C_MAXF)
 DEFINE_REDUCE(f32_min, float, float, LD_ID, ST_ID, INFINITY, C_MINF)
-DEFINE_REDUCE(f64_sum, double, double, LD_ID, ST_ID, 0.0, C_ADD)
-DEFINE_REDUCE(f64_prod, double, double, LD_ID, ST_ID, 1.0, C_MUL)
+DEFINE_REDUCE(f64_sum, double, double, LD_ID, ST_F64N, 0.0, C_ADD)
+DEFINE_REDUCE(f64_prod, double, double, LD_ID, ST_F64N, 1.0, C_MUL)
 DEFINE_REDUCE(f64_max, double, double, LD_ID, ST_ID, -(double)INFINITY, C_MAXD)
 DEFINE_REDUCE(f64_min, double, double, LD_ID, ST_ID, (double)INFINITY, C_MIND)
-DEFINE_REDUCE(f16_sum, uint16_t, float, LD_F16, ST_F16, 0.0f, C_ADD)
-DEFINE_REDUCE(f16_prod, uint16_t, float, LD_F16, ST_F16, 1.0f, C_MUL)
+DEFINE_REDUCE(f16_sum, uint16_t, float, LD_F16, ST_F16N, 0.0f, C_ADD)
+DEFINE_REDUCE(f16_prod, uint16_t, float, LD_F16, ST_F16N, 1.0f, C_MUL)
 DEFINE_REDUCE(f16_max, uint16_t, float, LD_F16, ST_F16, -INFINITY, C_MAXF)
 DEFINE_REDUCE(f16_min, uint16_t, float, LD_F16, ST_F16, INFINITY, C_MINF)
-DEFINE_REDUCE(bf16_sum, uint16_t, float, LD_BF16, ST_BF16, 0.0f, C_ADD)
-DEFINE_REDUCE(bf16_prod, uint16_t, float, LD_BF16, ST_BF16, 1.0f, C_MUL)
+DEFINE_REDUCE(bf16_sum, uint16_t, float, LD_BF16, ST_BF16N, 0.0f, C_ADD)
+DEFINE_REDUCE(bf16_prod, uint16_t, float, LD_BF16, ST_BF16N, 1.0f, C_MUL)
 DEFINE_REDUCE(bf16_max, uint16_t, float, LD_BF16, ST_BF16, -INFINITY, C_MAXF)
 DEFINE_REDUCE(bf16_min, uint16_t, float, LD_BF16, ST_BF16, INFINITY, C_MINF)
 /* Integer sum/product/and/or depend only on the width. */
@@ -903,6 +907,8 @@ static void pool_rows_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
         row[ox] = a;
       }
     }
+    if (pp->kind <= ACCY_REDUCE_PRODUCT)
+      for (int64_t ox = 0; ox < ow; ox++) row[ox] = accy__canon_nan_f32(row[ox]);
   }
 }
 

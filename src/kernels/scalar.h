@@ -60,6 +60,16 @@ ACCY__FLOAT_MINMAX(f32, float)
 ACCY__FLOAT_MINMAX(f64, double)
 #undef ACCY__FLOAT_MINMAX
 
+/* ---- NaN results of float sums and products --------------------------------
+ * When two NaNs meet in a + b, which payload survives is the operand order
+ * the compiler picked, and a reduction computes an output in more than one
+ * code path (blocks of outputs side by side, or one at a time, as tiles
+ * fall). A float sum or product that is NaN is therefore stored as the
+ * default quiet NaN (docs/ops.md), so every path and every split gives the
+ * same bits. */
+static inline float accy__canon_nan_f32(float x) { return x != x ? __builtin_nanf("") : x; }
+static inline double accy__canon_nan_f64(double x) { return x != x ? __builtin_nan("") : x; }
+
 /* ---- integer operands of any dtype ------------------------------------------------ */
 
 /* A u64 operand as int64: values above INT64_MAX become INT64_MAX, which is

@@ -162,12 +162,12 @@ static inline float ew_pow_f32(float a, float b) {
   static inline T maximum_##sfx(T a, T b) {                                                   \
     T r = a > b ? a : b;                                                                      \
     r = a == b ? EW_BITS_AND_##sfx(a, b) : r;                                                 \
-    return (a != a) | (b != b) ? a + b : r;                                                   \
+    return ((a != a) | (b != b)) ? a + b : r;                                                 \
   }                                                                                           \
   static inline T minimum_##sfx(T a, T b) {                                                   \
     T r = a < b ? a : b;                                                                      \
     r = a == b ? EW_BITS_OR_##sfx(a, b) : r;                                                  \
-    return (a != a) | (b != b) ? a + b : r;                                                   \
+    return ((a != a) | (b != b)) ? a + b : r;                                                 \
   }
 EW_FLOAT_SCALARS(f32, float, f)
 EW_FLOAT_SCALARS(f64, double, )

@@ -75,7 +75,8 @@ typedef void (*accy__uk_f32_pool_fn)(size_t n, const float *x, ptrdiff_t sx, flo
 
 /* out[j] = the fold of |kind| over row j (len floats at x + j * rs) from
  * the kind's identity, in the row's order, for j < 8: the reduce kernels'
- * sequential rule, eight rows at a time. */
+ * sequential rule, eight rows at a time (a NaN sum or product stored as
+ * the default quiet NaN, src/kernels/scalar.h). */
 typedef void (*accy__uk_f32_fold8_fn)(size_t len, const float *x, ptrdiff_t rs, float *out,
                                       int kind);
 

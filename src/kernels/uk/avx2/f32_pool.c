@@ -124,6 +124,6 @@ void accy__f32_fold8__avx2(size_t len, const float *x, ptrdiff_t rs, float *out,
   for (int j = 0; j < 8; j++) {
     const float *p = x + j * rs;
     for (size_t t = l; t < len; t++) a[j] = combine1(a[j], p[t], kind);
-    out[j] = a[j];
+    out[j] = kind <= ACCY_REDUCE_PRODUCT ? accy__canon_nan_f32(a[j]) : a[j];
   }
 }

@@ -35,6 +35,6 @@ void accy__f32_fold8__portable(size_t len, const float *x, ptrdiff_t rs, float *
       case ACCY_REDUCE_MAX: for (size_t l = 0; l < len; l++) a = accy__fold_max_f32(a, p[l]); break;
       default: for (size_t l = 0; l < len; l++) a = accy__fold_min_f32(a, p[l]); break;
     }
-    out[j] = a;
+    out[j] = kind <= ACCY_REDUCE_PRODUCT ? accy__canon_nan_f32(a) : a;
   }
 }
