@@ -121,6 +121,19 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
         STEP(b0, b1, (ptrdiff_t)k * a_cs);
       }
     }
+  } else if (nr <= 8) {
+    /* A narrow last panel: the first vector of columns only (the second's
+     * accumulators are never stored), each column the same chain. */
+    for (size_t k = 0; k < kc; k++) {
+      const __m256 b0 = _mm256_maskload_ps(b + (ptrdiff_t)k * b_rs, m0);
+      const ptrdiff_t o = (ptrdiff_t)k * a_cs;
+      c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + o), b0, c00);
+      c10 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + o), b0, c10);
+      c20 = _mm256_fmadd_ps(_mm256_broadcast_ss(a2 + o), b0, c20);
+      c30 = _mm256_fmadd_ps(_mm256_broadcast_ss(a3 + o), b0, c30);
+      c40 = _mm256_fmadd_ps(_mm256_broadcast_ss(a4 + o), b0, c40);
+      c50 = _mm256_fmadd_ps(_mm256_broadcast_ss(a5 + o), b0, c50);
+    }
   } else {
     for (size_t k = 0; k < kc; k++) {
       const float *bk = b + (ptrdiff_t)k * b_rs;
