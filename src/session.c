@@ -284,6 +284,17 @@ accy_status accy_session_outputs(const accy_session *s, accy_handle h,
   return describe(s, h, false, out, count);
 }
 
+accy_status accy_session_describe_plan(const accy_session *s, accy_handle h, char **text) {
+  if (!text) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_describe_plan: text is NULL");
+  *text = NULL;
+  slot *sl;
+  entry *ent = acquire(s, h, &sl);
+  if (!ent) return ACCY_STATUS_INVALID_HANDLE;
+  accy_status st = accy__plan_describe(&ent->plan, &ent->ir, text);
+  drop(sl);
+  return st;
+}
+
 /* ---- invoke ------------------------------------------------------------------ */
 
 static accy_status check_buffer(const char *what, size_t i, const accy_descriptor *d,

@@ -185,6 +185,9 @@ START_TEST(test_stale_handles_are_refused) {
   ck_assert_int_eq(accy_session_inputs(s, copy, &d, &n), ACCY_STATUS_INVALID_HANDLE);
   ck_assert_int_eq(accy_session_outputs(s, copy, &d, &n), ACCY_STATUS_INVALID_HANDLE);
   ck_assert_int_eq(accy_session_invoke(s, copy, NULL, 0, NULL, 0), ACCY_STATUS_INVALID_HANDLE);
+  char *text = (char *)&n;
+  ck_assert_int_eq(accy_session_describe_plan(s, copy, &text), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_ptr_null(text);
   /* The slot is reused with a new generation; the old handle stays stale. */
   accy_handle h2 = compile_ok(s, bytes, size);
   ck_assert_uint_eq(h2.index, h.index);
@@ -359,6 +362,41 @@ START_TEST(test_memory_limit_counts_constants_and_scratch) {
   accy_free(bytes);
   free(x);
   free(y);
+}
+END_TEST
+
+/* The plan description: a softmax over rows is one fused group (every node
+ * it absorbed listed), the header names the launch block, and the calls'
+ * edges give their statuses. */
+START_TEST(test_describe_plan_lists_tasks_and_groups) {
+  const char *prog =
+      "%x = parameter \"x\" : f32[4,32]\n"
+      "%m = reduce max %x dims=[1] : f32[4]\n"
+      "%b = broadcast_in_dim %m dims=[0] : f32[4,32]\n"
+      "%d = subtract %x, %b : f32[4,32]\n"
+      "%e = exp %d : f32[4,32]\n"
+      "%s = reduce sum %e dims=[1] : f32[4]\n"
+      "%t = broadcast_in_dim %s dims=[0] : f32[4,32]\n"
+      "%y = divide %e, %t : f32[4,32]\n"
+      "%r = reverse %y dims=[1] : f32[4,32]\n"
+      "output %r \"y\"\n";
+  size_t size;
+  void *bytes = assemble(prog, &size);
+  accy_session *s = session(1);
+  accy_handle h = compile_ok(s, bytes, size);
+  char *text = NULL;
+  ck_assert_int_eq(accy_session_describe_plan(s, h, &text), ACCY_STATUS_OK);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_msg(strncmp(text, "plan: ", 6) == 0 && strstr(text, "launch block"), "%s", text);
+  ck_assert_msg(strstr(text, "task 0: group of 7: %1 reduce, %2 broadcast_in_dim, %3 subtract, "
+                             "%4 exp, %5 reduce, %6 broadcast_in_dim, %7 divide -> %7 f32[4,32]"),
+                "%s", text);
+  ck_assert_msg(strstr(text, "%8 reverse -> %8 f32[4,32]"), "%s", text);
+  accy_free(text);
+  ck_assert_int_eq(accy_session_describe_plan(s, h, NULL), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_nonnull(strstr(accy_session_last_cause(s), "text is NULL"));
+  accy_free(bytes);
+  accy_session_destroy(s);
 }
 END_TEST
 
@@ -788,6 +826,7 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_generation_zero_is_never_issued);
   tcase_add_test(tc, test_thread_counts_out_of_range_are_refused);
   tcase_add_test(tc, test_program_over_memory_limit_is_refused_at_compile);
+  tcase_add_test(tc, test_describe_plan_lists_tasks_and_groups);
   tcase_add_test(tc, test_memory_limit_counts_constants_and_scratch);
   tcase_add_test(tc, test_full_table_refused_before_bytes);
   tcase_add_test(tc, test_bad_bytes_get_statuses);

@@ -19,11 +19,12 @@ static const cli_option kDisOptions[] = {
     {NULL, NULL, NULL},
 };
 static const cli_option kDescribeOptions[] = {
+    {"--plan", NULL, "also print the compiled plan: tasks, fused groups, tiles, scratch"},
     {NULL, NULL, NULL},
 };
 /* The order of cli_run.c's RUN_OPT_* constants. */
 static const cli_option kRunOptions[] = {
-    {"--threads", "N", "1 to 4096 worker threads (default: environment, CPUs)"},
+    {"--threads", "N", "1 to 1024 worker threads (default: environment, CPUs)"},
     {"--iterations", "K", "invoke K times and report min/median time (default 1)"},
     {"--seed", "S", "seed for the generated inputs (default 1)"},
     {"--input", "NAME=FILE", "read input NAME's raw bytes from FILE ('-': stdin)"},
@@ -43,10 +44,13 @@ static const cli_command kCommands[] = {
      "file. Program text given as FILE is assembled and printed back in the form\n"
      "the disassembler writes.\n",
      kDisOptions, cli_dis},
-    {"describe", "FILE", "print a program's inputs, outputs and version",
+    {"describe", "FILE [--plan]", "print a program's inputs, outputs and version",
      "Compiles FILE in a one-thread session and prints its wire version and node\n"
      "count (from the wire header) and the descriptor of each input and output:\n"
-     "name, type, bytes, alignment and flags (format: docs/cli.md).\n",
+     "name, type, bytes, alignment and flags (format: docs/cli.md). With --plan it\n"
+     "then prints how the program was compiled: one line per task with the nodes it\n"
+     "computes (fused groups and epilogue chains list all of theirs), its tiles and\n"
+     "workspace, after a line with the launch block's bytes.\n",
      kDescribeOptions, cli_describe},
     {"run", "FILE [options]", "run a program on generated or given inputs",
      "Compiles FILE, invokes it on generated inputs (or the bytes of --input files)\n"

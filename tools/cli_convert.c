@@ -166,11 +166,16 @@ int cli_describe(const cli_command *cmd, int argc, char **argv) {
   cli_args a;
   cli_args_init(&a, cmd, argc, argv);
   const char *file = NULL, *v;
+  bool plan = false;
   for (;;) {
     int k = cli_args_next(&a, &v);
     if (k == CLI_ARG_END) break;
     if (k == CLI_ARG_HELP) return cli_command_help(cmd);
     if (k == CLI_ARG_ERROR) return CLI_EXIT_USAGE;
+    if (k == 0) { /* --plan */
+      plan = true;
+      continue;
+    }
     if (file) return cli_usage_error(cmd, "expected exactly one FILE");
     file = v;
   }
@@ -205,6 +210,11 @@ int cli_describe(const cli_command *cmd, int argc, char **argv) {
     print_descriptors("inputs", in, n_in);
     print_descriptors("outputs", out, n_out);
     printf("runtime: isa=%s scratch=%s\n", accy_info("isa"), accy_info("scratch.backend"));
+    char *text = NULL;
+    if (plan && (s = accy_session_describe_plan(session, h, &text)) == ACCY_STATUS_OK)
+      fputs(text, stdout);
+    accy_free(text);
+    if (s != ACCY_STATUS_OK) rc = cli_fail_status(s);
   } else {
     rc = cli_fail_status(s);
   }

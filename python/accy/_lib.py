@@ -132,6 +132,7 @@ _fn("accy_session_outputs", _st, _c.c_void_p, Handle, _P(_P(Descriptor)), _P(_c.
 _fn("accy_session_invoke", _st, _c.c_void_p, Handle, _P(Input), _c.c_size_t,
     _P(Output), _c.c_size_t)
 _fn("accy_session_release", _st, _c.c_void_p, Handle)
+_fn("accy_session_describe_plan", _st, _c.c_void_p, Handle, _P(_c.c_void_p))
 _fn("accy_session_last_cause", _c.c_char_p, _c.c_void_p)
 _fn("accy_free", None, _c.c_void_p)
 _fn("accy_text_assemble_with", _st, _c.c_char_p, _c.c_size_t, _P(TextOptions), _P(_c.c_void_p),

@@ -250,6 +250,19 @@ class Program:
         self.invoke(arrays, outs, copy=copy)
         return outs
 
+    def describe_plan(self):
+        """How the program was compiled, as text for people (the format may
+        change): tasks, the nodes each computes (fused groups list theirs),
+        tiles, workspace and the launch block's bytes."""
+        sess = self._session._require()
+        p = ctypes.c_void_p()
+        errors.check(_L.accy_session_describe_plan(sess, self._handle, ctypes.byref(p)),
+                     "accy_session_describe_plan", sess)
+        try:
+            return ctypes.string_at(p.value).decode("utf-8", "replace")
+        finally:
+            _L.accy_free(p)
+
     def release(self):
         """Releases the program in the library; releasing again raises
         InvalidHandle (the library refuses the stale handle)."""

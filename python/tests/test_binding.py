@@ -25,6 +25,16 @@ class TestSession(unittest.TestCase):
         y = p.outputs[0]
         self.assertEqual((y.name, y.shape, y.byte_size, y.copied_output), ("y", (2, 2), 16, False))
 
+    def test_describe_plan(self):
+        p = self.s.compile(mlp_wire())
+        text = p.describe_plan()
+        self.assertTrue(text.startswith("plan: "), text)
+        self.assertIn("task 0: ", text)
+        self.assertIn("dot_general", text)
+        p.release()
+        with self.assertRaises(accy.InvalidHandle):
+            p.describe_plan()
+
     def test_call_returns_correct_outputs(self):
         # Integer inputs: the result is exact in any summation order, so the
         # comparisons with mlp_reference in this file are bit for bit.

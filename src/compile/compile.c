@@ -319,6 +319,19 @@ static accy_status make_tasks(compiler *cs) {
     cs->writer[i] = t;
   }
 
+  /* Which task computes each node, fused ones included (plan.h). */
+  plan->task_of = accy__arena_alloc(&plan->arena, ((size_t)p->n_nodes + 1) * sizeof(uint32_t), 8);
+  if (!plan->task_of && s == ACCY_STATUS_OK) s = oom("task map");
+  for (uint32_t i = 0; s == ACCY_STATUS_OK && i < p->n_nodes; i++) {
+    const int64_t w = cs->writer[i];
+    plan->task_of[i] = w >= 0 && plan->locs[i].kind != ACCY__LOC_ALIAS ? (uint32_t)w : UINT32_MAX;
+  }
+  for (uint32_t i = 0; s == ACCY_STATUS_OK && i < p->n_nodes; i++) {
+    const int64_t g = cs->fusion.group_of[i], a = cs->fusion.anchor_of[i];
+    if (g >= 0) plan->task_of[i] = plan->task_of[g];
+    else if (a >= 0) plan->task_of[i] = plan->task_of[cs->fusion.ep[a].tail];
+  }
+
   /* Outputs that are parameters, constants or duplicates: filled by copy. */
   for (uint32_t j = 0; j < p->n_outputs && s == ACCY_STATUS_OK; j++) {
     if (cs->out_direct[j]) continue;
@@ -437,6 +450,8 @@ static accy_status plan_scratch(compiler *cs) {
       reuse.edges[e].from = f < plan->n_tasks ? moved[f] : reuse.barrier_after[f - plan->n_tasks] + 1 + (f - plan->n_tasks);
       reuse.edges[e].to = t < plan->n_tasks ? moved[t] : reuse.barrier_after[t - plan->n_tasks] + 1 + (t - plan->n_tasks);
     }
+    for (uint32_t i = 0; i < n; i++)
+      if (plan->task_of[i] != UINT32_MAX) plan->task_of[i] = moved[plan->task_of[i]];
     accy__free(moved);
     accy__free(plan->ctasks);
     plan->ctasks = tasks;

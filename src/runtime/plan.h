@@ -83,6 +83,16 @@ typedef struct accy__plan {
   /* Descriptors: inputs then outputs. */
   uint32_t n_inputs, n_outputs;
   accy_descriptor *descs;
+  /* Per node: the task that computes it (a fused node: its group's or
+   * chain's task), or UINT32_MAX (parameters, constants, views, dead code).
+   * For describing the plan only. */
+  uint32_t *task_of;
 } accy__plan;
+
+/* A description of |plan| (compiled from |p|) for people: a header line and
+ * one line per task (its nodes, the value it writes, tiles, workspace).
+ * *out is NUL-terminated, from accy__malloc. OK or OUT_OF_MEMORY. */
+ACCY_NODISCARD accy_status accy__plan_describe(const accy__plan *plan, const accy__program *p,
+                                               char **out);
 
 #endif /* ACCY_RUNTIME_PLAN_H */
