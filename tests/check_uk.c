@@ -505,6 +505,48 @@ START_TEST(test_elementwise_max_min_follow_scalar_rule) {
 }
 END_TEST
 
+
+/* Depthwise rows: every level within the dot bound of the portable kernel
+ * (FMA above portable), and within one level each output's bits do not
+ * depend on where in the row it falls (blocks of 32, of 8, or one alone). */
+START_TEST(test_dwconv_rows_match_portable_and_split) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  tu_rng r;
+  tu_rng_seed(&r, 71);
+  enum { RS = 160, ROWS = 8 };
+  static float x[RS * ROWS + 64];
+  float w[25], want[80], got[80], one[1];
+  static const size_t kOw[] = {1, 7, 8, 31, 32, 33, 45, 70};
+  for (int l = 0; l < nl; l++)
+    for (size_t sw = 1; sw <= 3; sw++)
+      for (size_t k = 1; k <= 5; k += 2)
+        for (size_t oi = 0; oi < sizeof kOw / sizeof kOw[0]; oi++) {
+          const size_t ow = kOw[oi];
+          const ptrdiff_t dw = k == 3 ? 2 : 1;
+          for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = rnd(&r);
+          for (size_t i = 0; i < k * k; i++) w[i] = rnd(&r);
+          port->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, want);
+          ts[l]->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, got);
+          for (size_t o = 0; o < ow; o++) {
+            double mag = 0;
+            for (size_t ky = 0; ky < k; ky++)
+              for (size_t kx = 0; kx < k; kx++)
+                mag += fabs((double)w[ky * k + kx] * x[ky * RS + kx * (size_t)dw + o * sw]);
+            const double bound = (double)(k * k) * ldexp(1.0, -23) * mag + 1e-30;
+            ck_assert_msg(fabs((double)want[o] - got[o]) <= bound,
+                          "%s: dwconv sw %zu k %zu ow %zu output %zu: %.9g vs portable %.9g",
+                          accy__isa_name(ts[l]->isa), sw, k, ow, o, got[o], want[o]);
+            ts[l]->f32_dwconv_row(1, x + o * sw, RS, k, k, dw, sw, w, one);
+            ck_assert_msg(memcmp(one, got + o, sizeof(float)) == 0,
+                          "%s: dwconv output %zu of %zu differs computed alone",
+                          accy__isa_name(ts[l]->isa), o, ow);
+          }
+        }
+}
+END_TEST
+
 static Suite *uk_suite(void) {
   Suite *s = suite_create("uk");
   TCase *tc = tcase_create("gemm");
@@ -519,6 +561,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_fold8_levels_match_portable);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
+  tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -891,11 +891,15 @@ static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
         memset(pr, 0, (size_t)d->Wp * sizeof(float));
         continue;
       }
+      /* zeros, the row's inputs that the plane's columns reach, zeros */
       const float *src = plane + iy * d->W;
-      for (int64_t q = 0; q < d->Wp; q++) {
-        const int64_t ix = q - d->pw;
-        pr[q] = ix >= 0 && ix < d->W ? src[ix] : 0.0f;
-      }
+      int64_t lo = d->pw < d->Wp ? d->pw : d->Wp;
+      if (lo < 0) lo = 0; /* a negative pad crops the row */
+      int64_t hi = d->pw + d->W < d->Wp ? d->pw + d->W : d->Wp;
+      if (hi < lo) hi = lo;
+      for (int64_t q = 0; q < lo; q++) pr[q] = 0.0f;
+      if (hi > lo) memcpy(pr + lo, src + (lo - d->pw), (size_t)(hi - lo) * sizeof(float));
+      for (int64_t q = hi; q < d->Wp; q++) pr[q] = 0.0f;
     }
     const float *wo = w + o * d->KH * d->KW;
     float *dst = out + (n * d->O + o) * d->OH * d->OW;
