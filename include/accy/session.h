@@ -110,6 +110,17 @@ ACCY_API accy_status accy_session_inputs(const accy_session *session, accy_handl
 ACCY_API accy_status accy_session_outputs(const accy_session *session, accy_handle handle,
                                           const accy_descriptor **out, size_t *count);
 
+/* A description of how the program was compiled, for people reading it
+ * (the format may change between releases; do not parse it): a header line
+ * (tasks, whether launches run inline, the launch block's bytes) and one
+ * line per task: the nodes it computes (a fused group or epilogue chain
+ * lists every node it absorbed), the value it writes, its items and tiles,
+ * and its per-worker workspace. *text is NUL-terminated; free it with
+ * accy_free. Returns OK; INVALID_HANDLE; INVALID_BUFFER when text is NULL;
+ * OUT_OF_MEMORY. Thread-safe. `accy describe --plan` prints it. */
+ACCY_API accy_status accy_session_describe_plan(const accy_session *session, accy_handle handle,
+                                                char **text);
+
 /* Runs the program on the caller's buffers, in descriptor order. Inputs are
  * read and outputs written in place; the caller's input bytes never change.
  * Returns OK; INVALID_HANDLE; INVALID_BUFFER for a count that does not match,
