@@ -224,6 +224,21 @@ static accy_status new_task(compiler *cs, uint32_t node, const accy__kernel *k,
   return ACCY_STATUS_OK;
 }
 
+/* Adds the task that computes node |i| (anchored at node |anchor|, as
+ * accy__ctask.node) over |refs| (refs[0] the value it writes), with an
+ * edge from the last writer of every buffer it reads. */
+static accy_status add_node_task(compiler *cs, uint32_t i, uint32_t anchor, const accy__kernel *k,
+                                 const uint32_t *refs, uint32_t nr) {
+  uint32_t t;
+  ACCY_TRY(new_task(cs, anchor, k, refs, nr, &t));
+  for (uint32_t r = 1; r < nr; r++) {
+    const int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
+    if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) return oom("edges");
+  }
+  cs->writer[i] = t;
+  return ACCY_STATUS_OK;
+}
+
 static accy_status make_tasks(compiler *cs) {
   const accy__program *p = cs->p;
   accy__plan *plan = cs->plan;
@@ -262,17 +277,7 @@ static accy_status make_tasks(compiler *cs) {
       refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
       for (uint32_t l = 0; l < gr->n_leaves; l++)
         refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, gr->leaves[l]);
-      uint32_t t;
-      s = new_task(cs, gr->members[0], &k, refs, nr, &t);
-      if (s != ACCY_STATUS_OK) break;
-      for (uint32_t r = 1; r < nr; r++) {
-        int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
-        if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) {
-          s = oom("edges");
-          break;
-        }
-      }
-      cs->writer[i] = t;
+      s = add_node_task(cs, i, gr->members[0], &k, refs, nr);
       continue;
     }
     const int64_t anchor = cs->fusion.anchor_of[i];
@@ -288,17 +293,7 @@ static accy_status make_tasks(compiler *cs) {
       refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
       for (uint32_t o = 0; o < an->n_operands; o++) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, an->operands[o]);
       if (ep->residual >= 0) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, (uint32_t)ep->residual);
-      uint32_t t;
-      s = new_task(cs, (uint32_t)anchor, &k, refs, nr, &t);
-      if (s != ACCY_STATUS_OK) break;
-      for (uint32_t r = 1; r < nr; r++) {
-        int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
-        if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) {
-          s = oom("edges");
-          break;
-        }
-      }
-      cs->writer[i] = t;
+      s = add_node_task(cs, i, (uint32_t)anchor, &k, refs, nr);
       continue;
     }
     s = accy__kernel_prepare(p, i, &plan->arena, &k);
@@ -306,17 +301,7 @@ static accy_status make_tasks(compiler *cs) {
     refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
     for (uint32_t o = 0; o < node->n_operands; o++)
       refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);
-    uint32_t t;
-    s = new_task(cs, i, &k, refs, 1 + node->n_operands, &t);
-    if (s != ACCY_STATUS_OK) break;
-    for (uint32_t o = 0; o < node->n_operands; o++) {
-      int64_t w = cs->writer[node->operands[o]];
-      if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) {
-        s = oom("edges");
-        break;
-      }
-    }
-    cs->writer[i] = t;
+    s = add_node_task(cs, i, i, &k, refs, 1 + node->n_operands);
   }
 
   /* Which task computes each node, fused ones included (plan.h). */

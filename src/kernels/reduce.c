@@ -868,15 +868,6 @@ typedef struct pool_params {
   const win_entry *ty, *tx;
 } pool_params;
 
-static inline float pool_fold1(float acc, float x, int kind) {
-  switch (kind) {
-    case ACCY_REDUCE_SUM: return acc + x;
-    case ACCY_REDUCE_PRODUCT: return acc * x;
-    case ACCY_REDUCE_MAX: return accy__fold_max_f32(acc, x);
-    default: return accy__fold_min_f32(acc, x);
-  }
-}
-
 static void pool_rows_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
                           uint64_t end) {
   const pool_params *pp = k->params;
@@ -903,7 +894,7 @@ static void pool_rows_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
         const win_entry ex = pp->tx[ox];
         float a = row[ox];
         for (int64_t kx = 0; kx < ex.count; kx++)
-          a = pool_fold1(a, r[ex.first + kx * dx], pp->kind);
+          a = accy__fold_kind_f32(a, r[ex.first + kx * dx], pp->kind);
         row[ox] = a;
       }
     }

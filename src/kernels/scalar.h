@@ -60,6 +60,18 @@ ACCY__FLOAT_MINMAX(f32, float)
 ACCY__FLOAT_MINMAX(f64, double)
 #undef ACCY__FLOAT_MINMAX
 
+/* One step of an f32 reduction of |kind| (accy_reduce_kind sum..min): the
+ * combine the reduce kernels apply, for the kernels that take the kind at
+ * run time (pooling taps, fold8). */
+static inline float accy__fold_kind_f32(float acc, float x, int kind) {
+  switch (kind) {
+    case ACCY_REDUCE_SUM: return acc + x;
+    case ACCY_REDUCE_PRODUCT: return acc * x;
+    case ACCY_REDUCE_MAX: return accy__fold_max_f32(acc, x);
+    default: return accy__fold_min_f32(acc, x);
+  }
+}
+
 /* ---- NaN results of float sums and products --------------------------------
  * When two NaNs meet in a + b, which payload survives is the operand order
  * the compiler picked, and a reduction computes an output in more than one

@@ -39,15 +39,6 @@ static inline __m256 combine(__m256 acc, __m256 x, int kind) {
   }
 }
 
-static inline float combine1(float acc, float x, int kind) {
-  switch (kind) {
-    case ACCY_REDUCE_SUM: return acc + x;
-    case ACCY_REDUCE_PRODUCT: return acc * x;
-    case ACCY_REDUCE_MAX: return accy__fold_max_f32(acc, x);
-    default: return accy__fold_min_f32(acc, x);
-  }
-}
-
 void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind) {
   if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
   size_t i = 0;
@@ -65,7 +56,7 @@ void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc
       _mm256_storeu_ps(acc + i, combine(_mm256_loadu_ps(acc + i), xs, kind));
     }
   }
-  for (; i < n; i++) acc[i] = combine1(acc[i], x[(ptrdiff_t)i * sx], kind);
+  for (; i < n; i++) acc[i] = accy__fold_kind_f32(acc[i], x[(ptrdiff_t)i * sx], kind);
 }
 
 /* Columns k of eight rows r[0..7] (8 floats each): c[k][j] = r[j][k]. */
@@ -123,7 +114,7 @@ void accy__f32_fold8__avx2(size_t len, const float *x, ptrdiff_t rs, float *out,
   _mm256_storeu_ps(a, acc);
   for (int j = 0; j < 8; j++) {
     const float *p = x + j * rs;
-    for (size_t t = l; t < len; t++) a[j] = combine1(a[j], p[t], kind);
+    for (size_t t = l; t < len; t++) a[j] = accy__fold_kind_f32(a[j], p[t], kind);
     out[j] = kind <= ACCY_REDUCE_PRODUCT ? accy__canon_nan_f32(a[j]) : a[j];
   }
 }
