@@ -25,6 +25,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -58,6 +59,9 @@
 
 #define SCHED_LINE 64u
 #define SCHED_NONE UINT32_MAX
+/* Futex words a waiting launch sleeps on, by ticket modulo this (a power of
+ * two). More waiters than this share words: a wake may then be spurious. */
+#define ADMIT_RING 256u
 
 /* A lane's control word: who owns it, whether workers may join, the most
  * workers that may join (cap), and how many are in it now (drainers). */
@@ -148,6 +152,22 @@ static accy__pool *g_pool;
 static bool g_team_ever;  /* g_lock: this process started a team at some point */
 static bool g_fork_child; /* set in a forked child of a process that had a team */
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/* Admission (process-wide, pool or not). With C = cores (0: off), at most
+ * C + 1 launches run at once and the rest wait asleep in ticket order; pool
+ * workers join a launch only while running launches + working workers < C.
+ * A launch with ticket t may run once t - left < C + 1 (signed), so
+ * tickets are admitted first come, first served. */
+typedef struct sched_admit {
+  _Alignas(SCHED_LINE) _Atomic uint32_t tickets; /* launches that asked */
+  _Alignas(SCHED_LINE) _Atomic uint32_t left;    /* launches that finished */
+  _Atomic uint32_t sleepers;                     /* waiters (about to be) asleep */
+  _Alignas(SCHED_LINE) _Atomic uint32_t workers; /* pool members in or at a lane */
+  _Alignas(SCHED_LINE) _Atomic uint32_t cores;
+  _Atomic uint32_t turn[ADMIT_RING];             /* futex words, by ticket */
+} sched_admit;
+static sched_admit g_admit;
+static pthread_once_t g_admit_once = PTHREAD_ONCE_INIT;
 
 /* ---- small helpers ------------------------------------------------------------ */
 
@@ -254,6 +274,132 @@ static uint32_t spin_us_from_env(void) {
   return v > SCHED_SPIN_US_MAX ? SCHED_SPIN_US_MAX : (uint32_t)v;
 }
 
+/* ---- admission ---------------------------------------------------------------- */
+
+static uint32_t cpu_count(void) {
+  long c = 0;
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) c = CPU_COUNT(&set);
+#endif
+  if (c < 1) c = sysconf(_SC_NPROCESSORS_ONLN);
+  if (c < 1) c = 1;
+  return (uint64_t)c > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : (uint32_t)c;
+}
+
+accy_status accy__sched_cores_env(uint32_t *out) {
+  const char *s = getenv("ACCY_CORES");
+  *out = cpu_count();
+  if (!s || !*s) return ACCY_STATUS_OK;
+  const char *z = s;
+  while (*z == ' ' || *z == '\t') z++;
+  uint32_t n;
+  if (z[0] == '0' && (z[1] == '\0' || z[1] == ' ' || z[1] == '\t')) {
+    n = 0;
+  } else if (!parse_count(s, &n) || n > ACCY_MAX_THREADS) {
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "ACCY_CORES='%.32s' is not a count in 0..%u (0: no admission)", s,
+                     ACCY_MAX_THREADS);
+  }
+  *out = n;
+  return ACCY_STATUS_OK;
+}
+
+/* A bad value was refused at session create; launches use the default. */
+static void admit_init(void) {
+  uint32_t n;
+  if (accy__sched_cores_env(&n) != ACCY_STATUS_OK) n = cpu_count();
+  atomic_store(&g_admit.cores, n);
+}
+
+accy_status accy__sched_check_env(void) {
+  uint32_t n;
+  return accy__sched_cores_env(&n);
+}
+
+uint32_t accy__sched_cores(void) {
+  pthread_once(&g_admit_once, admit_init);
+  return atomic_load(&g_admit.cores);
+}
+
+void accy__sched_set_cores(uint32_t n) {
+  pthread_once(&g_admit_once, admit_init);
+  atomic_store(&g_admit.cores, n > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : n);
+}
+
+/* Launches that may run at once: one more than the cores, so that a core
+ * does not idle while the next launch wakes up (measured: a quarter of the
+ * throughput of 8 batch-1 MLP callers on 2 cores is lost with exactly
+ * cores-many). 0: no admission. */
+static uint32_t admit_limit(uint32_t cores) { return cores ? cores + 1 : 0; }
+
+/* Admitted, unfinished launches now, at most |limit|. */
+static uint32_t admit_running(uint32_t limit) {
+  int32_t d = (int32_t)(atomic_load(&g_admit.tickets) - atomic_load(&g_admit.left));
+  return d <= 0 ? 0 : (uint32_t)d > limit ? limit : (uint32_t)d;
+}
+
+uint32_t accy__sched_launches_waiting(void) {
+  uint32_t limit = admit_limit(accy__sched_cores());
+  if (limit == 0) return 0;
+  int32_t d = (int32_t)(atomic_load(&g_admit.tickets) - atomic_load(&g_admit.left));
+  return d <= (int32_t)limit ? 0 : (uint32_t)d - limit;
+}
+
+/* Cores that neither a running launch's caller nor a pool worker holds;
+ * UINT32_MAX without admission. */
+static uint32_t admit_free_cores(void) {
+  uint32_t cores = atomic_load(&g_admit.cores);
+  if (cores == 0) return UINT32_MAX;
+  uint32_t used = admit_running(admit_limit(cores)) + atomic_load(&g_admit.workers);
+  return used >= cores ? 0 : cores - used;
+}
+
+/* Waits for this launch's turn; returns the limit it was admitted under (0:
+ * no admission), which admit_leave needs. */
+static uint32_t admit_enter(void) {
+  uint32_t limit = admit_limit(atomic_load(&g_admit.cores));
+  if (limit == 0) return 0;
+  uint32_t t = atomic_fetch_add(&g_admit.tickets, 1);
+  while ((int32_t)(t - atomic_load(&g_admit.left)) >= (int32_t)limit) {
+    /* Eventcount on our ring word: read it, announce the sleep, re-check,
+     * sleep. A leaver bumps `left`, then reads `sleepers` and bumps the word
+     * of the ticket it admits (both sides seq_cst, so one sees the other). */
+    _Atomic uint32_t *w = &g_admit.turn[t & (ADMIT_RING - 1)];
+    uint32_t seen = atomic_load(w);
+    atomic_fetch_add(&g_admit.sleepers, 1);
+    if ((int32_t)(t - atomic_load(&g_admit.left)) >= (int32_t)limit) futex_wait(w, seen);
+    atomic_fetch_sub(&g_admit.sleepers, 1);
+  }
+  return limit;
+}
+
+static void admit_leave(uint32_t limit) {
+  if (limit == 0) return;
+  uint32_t left = atomic_fetch_add(&g_admit.left, 1) + 1;
+  if (atomic_load(&g_admit.sleepers) == 0) return;
+  /* Exactly one ticket became admissible: left + limit - 1. */
+  _Atomic uint32_t *w = &g_admit.turn[(left + limit - 1) & (ADMIT_RING - 1)];
+  atomic_fetch_add(w, 1);
+  futex_wake(w, UINT32_MAX); /* everyone sharing the word re-checks */
+}
+
+/* A pool worker takes a core before it looks for work and gives it back
+ * after: returns -1 when every core is taken, 0 without admission (nothing
+ * taken), 1 when it took one (give it back with worker_give_core). */
+static int worker_take_core(void) {
+  uint32_t cores = atomic_load(&g_admit.cores);
+  if (cores == 0) return 0;
+  uint32_t w = atomic_fetch_add(&g_admit.workers, 1);
+  if (w + admit_running(admit_limit(cores)) < cores) return 1;
+  atomic_fetch_sub(&g_admit.workers, 1);
+  return -1;
+}
+static void worker_give_core(int took) {
+  if (took > 0) atomic_fetch_sub(&g_admit.workers, 1);
+}
+
 /* ---- launch state ------------------------------------------------------------- */
 
 static size_t header_bytes(void) { return sizeof(sched_launch); }
@@ -279,6 +425,10 @@ static void pool_wake(accy__pool *p, uint32_t count) {
   /* A worker reads work_seq, increments sleepers, re-scans, then sleeps on
    * work_seq: if we see no sleeper here its re-scan sees our publication. */
   if (count == 0 || atomic_load(&p->sleepers) == 0) return;
+  /* No use waking workers for cores that running launches hold. */
+  uint32_t free_cores = admit_free_cores();
+  if (free_cores == 0) return;
+  if (count > free_cores) count = free_cores;
   atomic_fetch_add(&p->work_seq, 1);
   futex_wake(&p->work_seq, count);
 }
@@ -526,7 +676,10 @@ static void leave_lane(sched_lane *s) {
 /* One round-robin pass over the lanes; joins the first launch that admits
  * us and has claimable tiles. Returns true if it ran anything. */
 static bool scan_lanes(accy__pool *p, uint32_t *start, uint32_t me) {
-  for (uint32_t k = 0; k < SCHED_LANES; k++) {
+  int core = worker_take_core();
+  if (core < 0) return false;
+  bool ran_any = false;
+  for (uint32_t k = 0; k < SCHED_LANES && !ran_any; k++) {
     uint32_t i = (*start + k) & (SCHED_LANES - 1);
     sched_lane *s = &p->lanes[i];
     uint32_t c = atomic_load(&s->ctl);
@@ -543,10 +696,11 @@ static bool scan_lanes(accy__pool *p, uint32_t *start, uint32_t me) {
     leave_lane(s);
     if (ran) {
       *start = i + 1;
-      return true;
+      ran_any = true;
     }
   }
-  return false;
+  worker_give_core(core);
+  return ran_any;
 }
 
 static void worker_main(accy__pool *p, uint32_t me) {
@@ -605,6 +759,12 @@ static void *team_main(void *arg) {
 static void fork_prepare(void) { pthread_mutex_lock(&g_lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&g_lock); }
 static void fork_child(void) {
+  /* Launches of the parent's other threads never finish here: the child
+   * starts admission afresh (it is the only thread). */
+  atomic_store(&g_admit.tickets, 0);
+  atomic_store(&g_admit.left, 0);
+  atomic_store(&g_admit.sleepers, 0);
+  atomic_store(&g_admit.workers, 0);
   if (g_team_ever) g_fork_child = true;
   if (g_pool) g_pool->orphaned = true;
   pthread_mutex_unlock(&g_lock);
@@ -754,14 +914,32 @@ static bool graph_is_tiny(const accy__sched_graph *g) {
   return true;
 }
 
+static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
+                       void *state, uint32_t max_workers);
+
 void accy__sched_run(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
                      void *state, uint32_t max_workers) {
   if (!g || g->n_tasks == 0) return;
-  if (!pool || max_workers <= 1 || pool->inline_only || pool->orphaned || !state ||
-      ((uintptr_t)state & (SCHED_LINE - 1)) != 0 || graph_is_tiny(g)) {
+  /* A graph of one tile is over before a time slice could interrupt it:
+   * it takes no turn. */
+  if (graph_is_tiny(g)) {
     run_inline(g, launch_data);
     return;
   }
+  pthread_once(&g_admit_once, admit_init);
+  uint32_t admitted = admit_enter();
+  if (!pool || max_workers <= 1 || pool->inline_only || pool->orphaned || !state ||
+      ((uintptr_t)state & (SCHED_LINE - 1)) != 0) {
+    run_inline(g, launch_data);
+    admit_leave(admitted);
+    return;
+  }
+  run_pooled(pool, g, launch_data, state, max_workers);
+  admit_leave(admitted);
+}
+
+static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
+                       void *state, uint32_t max_workers) {
   uint32_t cap = max_workers - 1;
   if (cap > pool->n_threads) cap = pool->n_threads;
   if (cap > CTL_CAP_MASK) cap = CTL_CAP_MASK;

@@ -50,6 +50,24 @@ typedef struct accy__pool accy__pool;
  * else the CPUs in the process's affinity mask (capped); at least 1. */
 accy_status accy__sched_default_threads(uint32_t *out) __attribute__((warn_unused_result));
 
+/* Admission. With C = accy__sched_cores(), at most C + 1 launches of more
+ * than one tile run at once in the process (pool or not); later ones wait
+ * asleep, first come first served, for a turn. Pool workers join a launch
+ * only while running launches + working workers are fewer than C, so
+ * callers and workers together do not oversubscribe the cores. C is
+ * ACCY_CORES when set (0: no admission, and workers always join), else the
+ * CPUs of the process's affinity mask. */
+uint32_t accy__sched_cores(void);
+/* What ACCY_CORES asks for, into *out (the CPU count when unset):
+ * INVALID_BUFFER with a cause when it is set but not a count in
+ * 0..ACCY_MAX_THREADS (launches then use the CPU count). */
+accy_status accy__sched_cores_env(uint32_t *out) __attribute__((warn_unused_result));
+accy_status accy__sched_check_env(void) __attribute__((warn_unused_result));
+/* Launches waiting for a turn now (a snapshot). */
+uint32_t accy__sched_launches_waiting(void);
+/* For tests: replaces C. Only while no launch runs or waits. */
+void accy__sched_set_cores(uint32_t n);
+
 /* Takes a reference to the process-wide pool, starting it with |n_threads|
  * team members on first use (0: the default). Later calls share the running
  * pool whatever they ask for. Returns OK or OUT_OF_MEMORY / LAUNCH_FAILED

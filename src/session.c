@@ -100,6 +100,7 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
                      ACCY_MAX_THREADS);
   if (threads == 0) ACCY_TRY(accy__sched_default_threads(&threads));
   ACCY_TRY(accy__cpu_check_env());
+  ACCY_TRY(accy__sched_check_env());
   accy_session *s = accy__aligned_alloc(sizeof *s, 64);
   if (!s) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory creating a session");
   s->max_workers = threads;

@@ -265,6 +265,16 @@ START_TEST(test_thread_counts_out_of_range_are_refused) {
   ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
   accy_session_destroy(s);
   unsetenv("ACCY_NUM_THREADS");
+  /* So is a bad ACCY_CORES (the admission limit, scheduler/README.md). */
+  o.num_threads = 1;
+  setenv("ACCY_CORES", "-3", 1);
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_msg(strstr(accy_session_last_cause(NULL), "ACCY_CORES='-3'"), "cause: %s",
+                accy_session_last_cause(NULL));
+  setenv("ACCY_CORES", "0", 1);
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  unsetenv("ACCY_CORES");
 }
 END_TEST
 

@@ -518,6 +518,10 @@ static void probe_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker
 
 START_TEST(test_caller_and_workers_share_a_launch) {
   if (_i == 1) setenv("ACCY_SPIN_US", "0", 1);
+  /* A worker joins only into a free core: make room for one beside the
+   * caller even on a one-CPU machine. */
+  uint32_t saved = accy__sched_cores();
+  if (saved == 1) accy__sched_set_cores(2);
   accy__pool *pool = pool_get(POOL_N);
   accy__sched_task task = {probe_fn, NULL, 64, 0, 0, 0};
   accy__sched_graph g = {1, &task, NULL};
@@ -534,6 +538,7 @@ START_TEST(test_caller_and_workers_share_a_launch) {
   free(state);
   accy__pool_release(pool);
   unsetenv("ACCY_SPIN_US");
+  accy__sched_set_cores(saved);
 }
 END_TEST
 
@@ -674,6 +679,10 @@ static void *crowd_main(void *vpool) {
 }
 
 START_TEST(test_more_launches_than_lanes) {
+  /* The lanes are what this tests: admission would let only a few of the
+   * launches run at once, and the gate would never open. */
+  uint32_t saved = accy__sched_cores();
+  accy__sched_set_cores(0);
   accy__pool *pool = pool_get(2);
   pthread_t th[CROWD];
   for (int h = 0; h < CROWD; h++)
@@ -686,6 +695,179 @@ START_TEST(test_more_launches_than_lanes) {
   ck_assert_uint_eq(atomic_load(&g_arrived), CROWD);
   ck_assert_uint_eq(atomic_load(&g_crowd_timeout), 0);
   accy__pool_release(pool);
+  accy__sched_set_cores(saved);
+}
+END_TEST
+
+/* ---- admission ------------------------------------------------------------------------- */
+
+/* Launches whose tiles are running at the moment, over all host threads. */
+static _Atomic uint32_t g_launches_inside;
+static _Atomic uint32_t g_launches_inside_max;
+static _Atomic uint32_t g_tiles_inside;
+static _Atomic uint32_t g_tiles_inside_max;
+
+typedef struct admit_rec {
+  _Atomic uint32_t inside; /* this launch's tiles running now */
+  _Atomic uint32_t ran;
+} admit_rec;
+
+static void max_update(_Atomic uint32_t *m, uint32_t v) {
+  uint32_t cur = atomic_load(m);
+  while (v > cur && !atomic_compare_exchange_weak(m, &cur, v)) {
+  }
+}
+
+static void admit_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
+  (void)ctx;
+  (void)tile;
+  (void)worker;
+  admit_rec *r = data;
+  if (atomic_fetch_add(&r->inside, 1) == 0)
+    max_update(&g_launches_inside_max, atomic_fetch_add(&g_launches_inside, 1) + 1);
+  max_update(&g_tiles_inside_max, atomic_fetch_add(&g_tiles_inside, 1) + 1);
+  struct timespec ts = {0, 200000};
+  nanosleep(&ts, NULL);
+  atomic_fetch_sub(&g_tiles_inside, 1);
+  if (atomic_fetch_sub(&r->inside, 1) == 1) atomic_fetch_sub(&g_launches_inside, 1);
+  atomic_fetch_add(&r->ran, 1);
+}
+
+enum { ADMIT_HOSTS = 12, ADMIT_LAUNCHES = 12 };
+
+static void *admit_host(void *vpool) {
+  accy__sched_task task = {admit_fn, NULL, 6, 0, 0, 0};
+  accy__sched_graph g = {1, &task, NULL};
+  void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
+  uintptr_t bad = 0;
+  for (int l = 0; l < ADMIT_LAUNCHES; l++) {
+    admit_rec r = {0};
+    /* Pooled launches and pool-less ones (a one-thread session's) alike. */
+    accy__pool *pool = (l & 1) ? vpool : NULL;
+    accy__sched_run(pool, &g, &r, state, pool ? POOL_N + 1 : 1);
+    if (atomic_load(&r.ran) != 6) bad++;
+  }
+  free(state);
+  return (void *)bad;
+}
+
+/* With 2 cores, no more than 3 launches (cores + 1) ever have tiles running
+ * at once, whatever the number of host threads; with admission off (loop 1)
+ * the same load does exceed it, so the check can fail. */
+START_TEST(test_admission_bounds_running_launches) {
+  uint32_t saved = accy__sched_cores();
+  const uint32_t cores = 2, limit = cores + 1;
+  accy__sched_set_cores(_i == 0 ? cores : 0);
+  atomic_store(&g_launches_inside_max, 0);
+  atomic_store(&g_tiles_inside_max, 0);
+  accy__pool *pool = pool_get(POOL_N);
+  uint32_t before = process_threads();
+  pthread_t th[ADMIT_HOSTS];
+  for (int h = 0; h < ADMIT_HOSTS; h++)
+    ck_assert_int_eq(pthread_create(&th[h], NULL, admit_host, pool), 0);
+  for (int h = 0; h < ADMIT_HOSTS; h++) {
+    void *bad;
+    pthread_join(th[h], &bad);
+    ck_assert_msg(bad == NULL, "host %d: %zu launches miscounted", h, (size_t)bad);
+  }
+  ck_assert_uint_eq(process_threads(), before);
+  ck_assert_uint_eq(accy__sched_launches_waiting(), 0);
+  uint32_t most = atomic_load(&g_launches_inside_max);
+  if (_i == 0) {
+    ck_assert_msg(most <= limit, "%u launches ran at once, limit %u", most, limit);
+    /* Workers take a core only while fewer than |cores| are taken, so at
+     * most |cores| of them work at once; callers admitted after a worker
+     * took its core may add up to |limit|. */
+    ck_assert_uint_le(atomic_load(&g_tiles_inside_max), limit + cores);
+  } else {
+    ck_assert_msg(most > limit, "without admission only %u launches overlapped", most);
+  }
+  accy__pool_release(pool);
+  accy__sched_set_cores(saved);
+}
+END_TEST
+
+/* Turns are given in arrival order: with one core (two launches at once)
+ * and launches 0 and 1 holding both turns, 2, 3 and 4 queue one after the
+ * other (each seen waiting before the next starts) and then run in that
+ * order. */
+enum { FIFO_N = 5 };
+static _Atomic uint32_t g_fifo_release;
+static _Atomic uint32_t g_fifo_order[FIFO_N];
+static _Atomic uint32_t g_fifo_next;
+
+static void fifo_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
+  (void)ctx;
+  (void)worker;
+  uintptr_t id = (uintptr_t)data;
+  if (tile == 0)
+    atomic_store(&g_fifo_order[atomic_fetch_add(&g_fifo_next, 1) % FIFO_N], (uint32_t)id);
+  if (id < 2)
+    for (int k = 0; k < 20000 && !atomic_load(&g_fifo_release); k++) sleep_ms(1);
+}
+
+static void *fifo_host(void *vid) {
+  accy__sched_task task = {fifo_fn, NULL, 2, 0, 0, 0};
+  accy__sched_graph g = {1, &task, NULL};
+  void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
+  accy__sched_run(NULL, &g, vid, state, 1);
+  free(state);
+  return NULL;
+}
+
+START_TEST(test_admission_is_first_come_first_served) {
+  uint32_t saved = accy__sched_cores();
+  accy__sched_set_cores(1);
+  pthread_t th[FIFO_N];
+  for (uintptr_t id = 0; id < FIFO_N; id++) {
+    ck_assert_int_eq(pthread_create(&th[id], NULL, fifo_host, (void *)id), 0);
+    /* 0 and 1 run (their first tiles are recorded); 2..4 each wait. */
+    for (int k = 0; k < 20000; k++) {
+      if (id < 2 ? atomic_load(&g_fifo_next) == id + 1
+                 : accy__sched_launches_waiting() == id - 1)
+        break;
+      sleep_ms(1);
+    }
+  }
+  ck_assert_uint_eq(accy__sched_launches_waiting(), 3);
+  ck_assert_uint_eq(atomic_load(&g_fifo_next), 2);
+  atomic_store(&g_fifo_release, 1);
+  for (int h = 0; h < FIFO_N; h++) pthread_join(th[h], NULL);
+  for (uint32_t k = 2; k < FIFO_N; k++) ck_assert_uint_eq(atomic_load(&g_fifo_order[k]), k);
+  ck_assert_uint_eq(accy__sched_launches_waiting(), 0);
+  accy__sched_set_cores(saved);
+}
+END_TEST
+
+START_TEST(test_cores_env) {
+  char *saved = getenv("ACCY_CORES") ? strdup(getenv("ACCY_CORES")) : NULL;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+  uint32_t n = 7;
+  unsetenv("ACCY_CORES");
+  ck_assert_int_eq(accy__sched_cores_env(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, (uint32_t)CPU_COUNT(&set));
+  setenv("ACCY_CORES", "0", 1);
+  ck_assert_int_eq(accy__sched_cores_env(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, 0);
+  setenv("ACCY_CORES", "12", 1);
+  ck_assert_int_eq(accy__sched_cores_env(&n), ACCY_STATUS_OK);
+  ck_assert_uint_eq(n, 12);
+  const char *bad[] = {"x", "-1", "3q", "1025", "99999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("ACCY_CORES", bad[i], 1);
+    ck_assert_int_eq(accy__sched_cores_env(&n), ACCY_STATUS_INVALID_BUFFER);
+    ck_assert_msg(strstr(accy__cause(), "ACCY_CORES") && strstr(accy__cause(), bad[i]),
+                  "cause: %s", accy__cause());
+    ck_assert_int_eq(accy__sched_check_env(), ACCY_STATUS_INVALID_BUFFER);
+  }
+  if (saved) {
+    setenv("ACCY_CORES", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("ACCY_CORES");
+  }
 }
 END_TEST
 
@@ -1029,6 +1211,9 @@ static Suite *scheduler_suite(void) {
   tcase_add_loop_test(tc, test_many_host_threads, 0, 2);
   tcase_add_test(tc, test_more_launches_than_lanes);
   tcase_add_test(tc, test_worker_indices_are_unique_per_launch);
+  tcase_add_loop_test(tc, test_admission_bounds_running_launches, 0, 2);
+  tcase_add_test(tc, test_admission_is_first_come_first_served);
+  tcase_add_test(tc, test_cores_env);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("lifetime");

@@ -74,7 +74,7 @@ typedef struct accy_session_options {
  * the new session; on failure *out is NULL.
  * Returns OK, OUT_OF_MEMORY, INVALID_BUFFER for bad arguments (NULL out,
  * struct_size smaller than the first field, a thread count out of range,
- * a bad ACCY_NUM_THREADS or ACCY_MAX_ISA), or LAUNCH_FAILED when the worker
+ * a bad ACCY_NUM_THREADS, ACCY_CORES or ACCY_MAX_ISA), or LAUNCH_FAILED when the worker
  * pool's thread cannot be started for a reason other than memory or thread
  * limits, with a cause. Thread-safe. */
 ACCY_API accy_status accy_session_create(const accy_session_options *options,
