@@ -13,6 +13,9 @@
 #include "src/internal.h"
 
 #include <dlfcn.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -87,6 +90,7 @@ const char *accy__scratch_backend_note(void) {
  * memory, or the allocation-failure hook) is retried by the next acquire
  * rather than remembered, so one failure does not disable scratch for the
  * process. */
+#define ACCY_SCRATCH_DIRTY_DECAY_MS 1000
 static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool arena_ok;
 static unsigned arena_index;
@@ -100,6 +104,16 @@ static bool arena_ready(void) {
       unsigned index;
       if (je->arena_create(&index) == 0) {
         arena_index = index;
+        /* accy caches its blocks itself (per program, until release or
+         * accy_session_trim), so pages jemalloc keeps after a free are
+         * only waste: return them within a second, and skip the muzzy
+         * stage. */
+        char name[64];
+        ssize_t dirty_ms = ACCY_SCRATCH_DIRTY_DECAY_MS, muzzy_ms = 0;
+        snprintf(name, sizeof name, "arena.%u.dirty_decay_ms", index);
+        (void)je->ctl(name, NULL, NULL, &dirty_ms, sizeof dirty_ms);
+        snprintf(name, sizeof name, "arena.%u.muzzy_decay_ms", index);
+        (void)je->ctl(name, NULL, NULL, &muzzy_ms, sizeof muzzy_ms);
         atomic_store(&arena_ok, true); /* publishes arena_index */
       }
       accy__free(probe);
@@ -197,23 +211,17 @@ void accy__scratch_cache_init(accy__scratch_cache *cache, uint64_t block_bytes,
 }
 
 void accy__scratch_cache_destroy(accy__scratch_cache *cache) {
-  void *b = cache->free_list;
-  while (b) {
-    void *next;
-    memcpy(&next, b, sizeof next);
-    backend_free(b);
-    b = next;
-  }
-  if (cache->budget) accy__budget_give(cache->budget, cache->n_blocks * cache->block_bytes);
-  cache->n_blocks = 0;
-  cache->free_list = NULL;
+  (void)accy__scratch_cache_trim(cache); /* no block is in use: that is all of them */
   pthread_mutex_destroy(&cache->mutex);
 }
 
 accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
   pthread_mutex_lock(&cache->mutex);
   void *b = cache->free_list;
-  if (b) memcpy(&cache->free_list, b, sizeof(void *));
+  if (b) {
+    memcpy(&cache->free_list, b, sizeof(void *));
+    cache->n_free--;
+  }
   pthread_mutex_unlock(&cache->mutex);
   if (b) {
     *out = b;
@@ -241,7 +249,7 @@ accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
   }
   atomic_fetch_add(&backend_allocs, 1);
   pthread_mutex_lock(&cache->mutex);
-  cache->n_blocks++;
+  if (++cache->n_blocks > cache->peak_blocks) cache->peak_blocks = cache->n_blocks;
   pthread_mutex_unlock(&cache->mutex);
   *out = b;
   return ACCY_STATUS_OK;
@@ -251,5 +259,47 @@ void accy__scratch_release(accy__scratch_cache *cache, void *block) {
   pthread_mutex_lock(&cache->mutex);
   memcpy(block, &cache->free_list, sizeof(void *));
   cache->free_list = block;
+  cache->n_free++;
   pthread_mutex_unlock(&cache->mutex);
+}
+
+uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache) {
+  pthread_mutex_lock(&cache->mutex);
+  void *b = cache->free_list;
+  uint64_t n = cache->n_free;
+  cache->free_list = NULL;
+  cache->n_free = 0;
+  cache->n_blocks -= n;
+  pthread_mutex_unlock(&cache->mutex);
+  while (b) {
+    void *next;
+    memcpy(&next, b, sizeof next);
+    backend_free(b);
+    b = next;
+  }
+  uint64_t bytes = n * cache->block_bytes;
+  if (cache->budget && bytes) accy__budget_give(cache->budget, bytes);
+  return bytes;
+}
+
+void accy__scratch_cache_counts(accy__scratch_cache *cache, uint64_t *blocks, uint64_t *in_use,
+                                uint64_t *peak) {
+  pthread_mutex_lock(&cache->mutex);
+  *blocks = cache->n_blocks;
+  *in_use = cache->n_blocks - cache->n_free;
+  *peak = cache->peak_blocks;
+  pthread_mutex_unlock(&cache->mutex);
+}
+
+void accy__scratch_purge(void) {
+  if (use_jemalloc()) {
+    if (!atomic_load(&arena_ok)) return;
+    char name[64];
+    snprintf(name, sizeof name, "arena.%u.purge", arena_index);
+    (void)je->ctl(name, NULL, NULL, NULL, 0);
+    return;
+  }
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }

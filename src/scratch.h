@@ -44,7 +44,10 @@ typedef struct accy__scratch_cache {
   pthread_mutex_t mutex;   /* guards free_list only; held for a few instructions */
   void *free_list;         /* intrusive: the first word of a free block links the next */
   uint64_t block_bytes;    /* size of every block, a multiple of 64 */
-  uint64_t n_blocks;       /* blocks allocated and not yet freed (statistics) */
+  /* Statistics, under mutex (read with accy__scratch_cache_counts). */
+  uint64_t n_blocks;       /* blocks allocated and not yet freed */
+  uint64_t n_free;         /* of those, on the free list */
+  uint64_t peak_blocks;    /* most n_blocks ever */
   accy__memory_budget *budget; /* every block is taken from it; may be NULL */
 } accy__scratch_cache;
 
@@ -58,6 +61,15 @@ void accy__scratch_cache_destroy(accy__scratch_cache *cache);
  * block would bring the budget over its limit). */
 ACCY_NODISCARD accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out);
 void accy__scratch_release(accy__scratch_cache *cache, void *block);
+/* Frees every block on the free list (blocks in use stay), gives their bytes
+ * back to the budget and returns that number. */
+uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache);
+/* A consistent snapshot of the counters. */
+void accy__scratch_cache_counts(accy__scratch_cache *cache, uint64_t *blocks, uint64_t *in_use,
+                                uint64_t *peak);
+/* Asks the backend to return freed pages to the system now (jemalloc: purge
+ * accy's arena; malloc: malloc_trim where glibc has it). */
+void accy__scratch_purge(void);
 
 /* Number of blocks the backend has allocated in this process (statistics and
  * tests: a steady stream of invokes must not raise it). */

@@ -53,11 +53,17 @@ typedef struct entry {
   accy__scratch_cache scratch;
   uint64_t held_bytes;  /* taken from the session's budget for ir + plan */
   accy__memory_budget *budget;
+  uint64_t invokes_base; /* the slot's invoke count when this program was published */
+  _Atomic uint64_t failures[ACCY_STATUS_COUNT]; /* invokes that failed with a valid handle */
 } entry;
 
 typedef struct slot {
   _Alignas(64) _Atomic uint64_t state;
   entry *ent; /* written by compile before live is published */
+  /* Successful invokes of every program this slot ever held: on the line
+   * every invoke writes anyway (state), and never reset, so that a release
+   * racing running invokes loses no count. */
+  _Atomic uint64_t invokes;
 } slot;
 
 struct accy_session {
@@ -65,7 +71,15 @@ struct accy_session {
   uint32_t max_workers;
   accy__memory_budget budget;
   slot slots[ACCY_MAX_PROGRAMS];
+  /* Statistics (rare events: contention does not matter). */
+  _Atomic uint64_t compiles;
+  _Atomic uint64_t compile_failures[ACCY_STATUS_COUNT];
+  _Atomic uint64_t invoke_failures[ACCY_STATUS_COUNT];
 };
+
+static void count_status(_Atomic uint64_t *by_status, accy_status st) {
+  if ((unsigned)st < ACCY_STATUS_COUNT) atomic_fetch_add_explicit(&by_status[st], 1, memory_order_relaxed);
+}
 
 static void entry_free(entry *ent) {
   if (!ent) return;
@@ -222,8 +236,23 @@ static accy_status build_entry(accy_session *s, const void *bytes, size_t size, 
   return ACCY_STATUS_OK;
 }
 
+static accy_status compile_into(accy_session *s, const void *bytes, size_t size,
+                                accy_handle *out);
+
 accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size,
                                  accy_handle *out) {
+  accy_status st = compile_into(s, bytes, size, out);
+  if (s) {
+    if (st == ACCY_STATUS_OK)
+      atomic_fetch_add_explicit(&s->compiles, 1, memory_order_relaxed);
+    else
+      count_status(s->compile_failures, st);
+  }
+  return st;
+}
+
+static accy_status compile_into(accy_session *s, const void *bytes, size_t size,
+                                accy_handle *out) {
   if (out) *out = (accy_handle){0, 0};
   if (!s || !out) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_compile: NULL session or out");
   /* A full table is refused before the bytes are looked at. */
@@ -250,6 +279,8 @@ accy_status accy_session_compile(accy_session *s, const void *bytes, size_t size
     atomic_fetch_and(&sl->state, ~BUSY);
     return st;
   }
+  /* No invoke can run on the slot now (not live, no references). */
+  ent->invokes_base = atomic_load(&sl->invokes);
   sl->ent = ent;
   /* Publish: clear busy, set live; the generation is unchanged. The CAS is
    * seq_cst, so the entry written above is visible to whoever sees LIVE. */
@@ -351,7 +382,10 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
                                 size_t n_inputs, const accy_output *outputs, size_t n_outputs) {
   slot *sl;
   entry *ent = acquire(s, h, &sl);
-  if (!ent) return ACCY_STATUS_INVALID_HANDLE;
+  if (!ent) {
+    if (s) count_status(s->invoke_failures, ACCY_STATUS_INVALID_HANDLE);
+    return ACCY_STATUS_INVALID_HANDLE;
+  }
   const accy__plan *plan = &ent->plan;
   accy_status st = ACCY_STATUS_OK;
   if (n_inputs != plan->n_inputs || n_outputs != plan->n_outputs ||
@@ -364,9 +398,111 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
   if ((st = accy__scratch_acquire(&ent->scratch, &block)) != ACCY_STATUS_OK) goto done;
   accy__plan_run(plan, s->pool, s->max_workers, block, inputs, outputs);
   accy__scratch_release(&ent->scratch, block);
+  atomic_fetch_add_explicit(&sl->invokes, 1, memory_order_relaxed);
 done:
+  if (st != ACCY_STATUS_OK) {
+    count_status(ent->failures, st);
+    count_status(s->invoke_failures, st);
+  }
   drop(sl);
   return st;
+}
+
+/* ---- statistics and trim ------------------------------------------------------ */
+
+/* Checks an out-struct's struct_size; *fill gets the bytes to fill (at most
+ * |known|). */
+static accy_status stats_size(const char *what, const void *out, size_t known, size_t *fill) {
+  if (!out) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "%s: out is NULL", what);
+  uint32_t struct_size;
+  memcpy(&struct_size, out, sizeof struct_size); /* the first field of both structs */
+  if (struct_size < 8)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "%s: struct_size %u is smaller than 8 (set it to sizeof the struct)", what,
+                     struct_size);
+  *fill = struct_size < known ? struct_size : known;
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy_session_stats_get(const accy_session *cs, accy_session_stats *out) {
+  if (!cs) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_stats_get: session is NULL");
+  size_t n = 0;
+  ACCY_TRY(stats_size("accy_session_stats_get", out, sizeof *out, &n));
+  accy_session *s = (accy_session *)cs;
+  accy_session_stats v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = (uint32_t)n;
+  v.compiles = atomic_load_explicit(&s->compiles, memory_order_relaxed);
+  for (int k = 0; k < ACCY_STATUS_COUNT; k++) {
+    v.compile_failures[k] = atomic_load_explicit(&s->compile_failures[k], memory_order_relaxed);
+    v.invoke_failures[k] = atomic_load_explicit(&s->invoke_failures[k], memory_order_relaxed);
+  }
+  for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
+    slot *sl = &s->slots[i];
+    v.invokes += atomic_load_explicit(&sl->invokes, memory_order_relaxed);
+    uint64_t st = atomic_load(&sl->state);
+    if (!(st & LIVE)) continue;
+    accy_handle h = {i, (uint32_t)(st >> GEN_SHIFT)};
+    slot *held;
+    entry *ent = acquire(s, h, &held);
+    if (!ent) continue; /* released meanwhile */
+    v.programs++;
+    uint64_t blocks, in_use, peak;
+    accy__scratch_cache_counts(&ent->scratch, &blocks, &in_use, &peak);
+    v.scratch_bytes += blocks * ent->scratch.block_bytes;
+    drop(held);
+  }
+  v.memory_held_bytes = atomic_load(&s->budget.held);
+  v.memory_limit_bytes = s->budget.limit;
+  v.session_threads = s->max_workers;
+  v.pool_threads = accy__pool_size(s->pool);
+  v.cores = accy__sched_cores();
+  v.launches_waiting = accy__sched_launches_waiting();
+  memcpy(out, &v, n);
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy_session_program_stats(const accy_session *s, accy_handle h,
+                                       accy_program_stats *out) {
+  size_t n = 0;
+  ACCY_TRY(stats_size("accy_session_program_stats", out, sizeof *out, &n));
+  slot *sl;
+  entry *ent = acquire(s, h, &sl);
+  if (!ent) return ACCY_STATUS_INVALID_HANDLE;
+  accy_program_stats v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = (uint32_t)n;
+  v.tasks = ent->plan.n_tasks;
+  v.invokes = atomic_load_explicit(&sl->invokes, memory_order_relaxed) - ent->invokes_base;
+  for (int k = 0; k < ACCY_STATUS_COUNT; k++)
+    v.invoke_failures[k] = atomic_load_explicit(&ent->failures[k], memory_order_relaxed);
+  v.program_bytes = ent->ir.arena.total + (uint64_t)ent->ir.cap_nodes * sizeof(accy__node);
+  v.plan_bytes = ent->held_bytes - v.program_bytes;
+  v.scratch_block_bytes = ent->scratch.block_bytes;
+  accy__scratch_cache_counts(&ent->scratch, &v.scratch_blocks, &v.scratch_blocks_in_use,
+                             &v.scratch_blocks_peak);
+  drop(sl);
+  memcpy(out, &v, n);
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy_session_trim(accy_session *s, uint64_t *freed_bytes) {
+  if (freed_bytes) *freed_bytes = 0;
+  if (!s) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_trim: session is NULL");
+  uint64_t freed = 0;
+  for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
+    uint64_t st = atomic_load(&s->slots[i].state);
+    if (!(st & LIVE)) continue;
+    accy_handle h = {i, (uint32_t)(st >> GEN_SHIFT)};
+    slot *held;
+    entry *ent = acquire(s, h, &held);
+    if (!ent) continue;
+    freed += accy__scratch_cache_trim(&ent->scratch);
+    drop(held);
+  }
+  if (freed) accy__scratch_purge();
+  if (freed_bytes) *freed_bytes = freed;
+  return ACCY_STATUS_OK;
 }
 
 /* ---- causes ------------------------------------------------------------------ */

@@ -821,6 +821,235 @@ START_TEST(test_cause_is_per_thread) {
 }
 END_TEST
 
+
+/* ---- statistics and trim ----------------------------------------------------------- */
+
+START_TEST(test_stats_count_invokes_and_failures) {
+  accy_session *s = session((uint32_t)_i + 1);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_handle bad_compile;
+  ck_assert_int_eq(accy_session_compile(s, "junk", 4, &bad_compile),
+                   ACCY_STATUS_INVALID_PROGRAM);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {1, 1, 1, 1, 1, 1}, z[6], w[6];
+  accy_input ins[2] = {{x, sizeof x}, {y, sizeof y}};
+  accy_output outs[2] = {{z, sizeof z}, {w, sizeof w}};
+  for (int k = 0; k < 5; k++) ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, outs, 2), 0);
+  accy_input short_in[2] = {{x, 8}, {y, sizeof y}};
+  ck_assert_int_eq(accy_session_invoke(s, h, short_in, 2, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 1, outs, 2), ACCY_STATUS_INVALID_BUFFER);
+  accy_handle stale = {h.index, h.generation + 7};
+  ck_assert_int_eq(accy_session_invoke(s, stale, ins, 2, outs, 2), ACCY_STATUS_INVALID_HANDLE);
+
+  accy_program_stats ps;
+  memset(&ps, 0, sizeof ps);
+  ps.struct_size = sizeof ps;
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ps.struct_size, sizeof ps);
+  ck_assert_uint_eq(ps.invokes, 5);
+  ck_assert_uint_eq(ps.invoke_failures[ACCY_STATUS_INVALID_BUFFER], 2);
+  ck_assert_uint_eq(ps.invoke_failures[ACCY_STATUS_INVALID_HANDLE], 0);
+  ck_assert_uint_ge(ps.tasks, 1);
+  ck_assert_uint_gt(ps.program_bytes, 0);
+  ck_assert_uint_gt(ps.plan_bytes, 0);
+  ck_assert_uint_gt(ps.scratch_block_bytes, 0);
+  ck_assert_uint_eq(ps.scratch_blocks, 1); /* one caller: one block, reused */
+  ck_assert_uint_eq(ps.scratch_blocks_in_use, 0);
+  ck_assert_uint_eq(ps.scratch_blocks_peak, 1);
+
+  accy_session_stats ss;
+  memset(&ss, 0, sizeof ss);
+  ss.struct_size = sizeof ss;
+  ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ss.programs, 1);
+  ck_assert_uint_eq(ss.compiles, 1);
+  ck_assert_uint_eq(ss.compile_failures[ACCY_STATUS_INVALID_PROGRAM], 1);
+  ck_assert_uint_eq(ss.invokes, 5);
+  ck_assert_uint_eq(ss.invoke_failures[ACCY_STATUS_INVALID_BUFFER], 2);
+  ck_assert_uint_eq(ss.invoke_failures[ACCY_STATUS_INVALID_HANDLE], 1);
+  ck_assert_uint_eq(ss.invoke_failures[ACCY_STATUS_OK], 0);
+  ck_assert_uint_eq(ss.scratch_bytes, ps.scratch_block_bytes);
+  ck_assert_uint_ge(ss.memory_held_bytes, ps.program_bytes + ps.plan_bytes + ps.scratch_block_bytes);
+  ck_assert_uint_eq(ss.session_threads, (uint32_t)_i + 1);
+  ck_assert_uint_eq(ss.pool_threads == 0, _i == 0); /* one thread: no pool */
+  ck_assert_uint_eq(ss.launches_waiting, 0);
+
+  /* Released programs keep their invokes in the session's count; a new
+   * program in the same slot starts from zero. */
+  ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_INVALID_HANDLE);
+  accy_handle h2 = compile_ok(s, bytes, size);
+  ck_assert_uint_eq(h2.index, h.index);
+  ck_assert_int_eq(accy_session_invoke(s, h2, ins, 2, outs, 2), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_program_stats(s, h2, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ps.invokes, 1);
+  ck_assert_uint_eq(ps.invoke_failures[ACCY_STATUS_INVALID_BUFFER], 0);
+  ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ss.invokes, 6);
+  ck_assert_uint_eq(ss.compiles, 2);
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* An older caller's smaller struct gets exactly its prefix; bad sizes and
+ * NULLs are refused with a cause. */
+START_TEST(test_stats_structs_are_versioned) {
+  accy_session *s = session(1);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  unsigned char buf[sizeof(accy_session_stats) + 16];
+  memset(buf, 0xab, sizeof buf);
+  uint32_t small = (uint32_t)offsetof(accy_session_stats, compile_failures);
+  memcpy(buf, &small, sizeof small);
+  ck_assert_int_eq(accy_session_stats_get(s, (accy_session_stats *)(void *)buf), ACCY_STATUS_OK);
+  accy_session_stats got;
+  memcpy(&got, buf, small);
+  ck_assert_uint_eq(got.struct_size, small);
+  ck_assert_uint_eq(got.programs, 1);
+  ck_assert_uint_eq(got.compiles, 1);
+  for (size_t k = small; k < sizeof buf; k++) ck_assert_uint_eq(buf[k], 0xab);
+  /* A larger struct than accy knows: the known prefix, struct_size says so. */
+  uint32_t big = sizeof(accy_session_stats) + 16;
+  memcpy(buf, &big, sizeof big);
+  ck_assert_int_eq(accy_session_stats_get(s, (accy_session_stats *)(void *)buf), ACCY_STATUS_OK);
+  memcpy(&got, buf, sizeof got);
+  ck_assert_uint_eq(got.struct_size, sizeof(accy_session_stats));
+  for (size_t k = sizeof(accy_session_stats); k < sizeof buf; k++) ck_assert_uint_eq(buf[k], 0xab);
+
+  accy_session_stats z;
+  memset(&z, 0, sizeof z);
+  z.struct_size = 4;
+  ck_assert_int_eq(accy_session_stats_get(s, &z), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_msg(strstr(accy_session_last_cause(NULL), "struct_size 4"), "cause: %s",
+                accy_session_last_cause(NULL));
+  ck_assert_int_eq(accy_session_stats_get(s, NULL), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_int_eq(accy_session_stats_get(NULL, &z), ACCY_STATUS_INVALID_BUFFER);
+  accy_program_stats pz;
+  memset(&pz, 0, sizeof pz);
+  ck_assert_int_eq(accy_session_program_stats(s, h, &pz), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_int_eq(accy_session_program_stats(s, h, NULL), ACCY_STATUS_INVALID_BUFFER);
+  pz.struct_size = sizeof pz;
+  ck_assert_int_eq(accy_session_program_stats(NULL, h, &pz), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_trim(NULL, NULL), ACCY_STATUS_INVALID_BUFFER);
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
+typedef struct burst_arg {
+  accy_session *s;
+  accy_handle h;
+  int bad;
+} burst_arg;
+
+static void *burst_loop(void *varg) {
+  burst_arg *a = varg;
+  float *x = malloc(96 * 80 * 4), *y = malloc(80 * 72 * 4), *r = malloc(96 * 4),
+        *t = malloc(96 * 72 * 4);
+  for (int i = 0; i < 96 * 80; i++) x[i] = (float)(i % 7) * 0.01f;
+  for (int i = 0; i < 80 * 72; i++) y[i] = (float)(i % 5) * 0.02f;
+  accy_input ins[2] = {{x, 96 * 80 * 4}, {y, 80 * 72 * 4}};
+  accy_output outs[2] = {{r, 96 * 4}, {t, 96 * 72 * 4}};
+  for (int k = 0; k < 100; k++)
+    if (accy_session_invoke(a->s, a->h, ins, 2, outs, 2) != ACCY_STATUS_OK) a->bad++;
+  free(x);
+  free(y);
+  free(r);
+  free(t);
+  return NULL;
+}
+
+/* After a burst of concurrent callers, trim frees every cached block and
+ * gives its bytes back to the budget; invokes go on working after it. */
+START_TEST(test_trim_gives_back_cached_blocks) {
+  accy_session *s = session(2);
+  size_t size;
+  void *bytes = heavy_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  accy_session_stats before;
+  memset(&before, 0, sizeof before);
+  before.struct_size = sizeof before;
+  ck_assert_int_eq(accy_session_stats_get(s, &before), ACCY_STATUS_OK);
+  ck_assert_uint_eq(before.scratch_bytes, 0);
+  enum { N = 6 };
+  pthread_t th[N];
+  burst_arg args[N];
+  for (int k = 0; k < N; k++) {
+    args[k] = (burst_arg){s, h, 0};
+    ck_assert_int_eq(pthread_create(&th[k], NULL, burst_loop, &args[k]), 0);
+  }
+  for (int k = 0; k < N; k++) {
+    pthread_join(th[k], NULL);
+    ck_assert_int_eq(args[k].bad, 0);
+  }
+  accy_program_stats ps;
+  memset(&ps, 0, sizeof ps);
+  ps.struct_size = sizeof ps;
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ps.invokes, N * 100);
+  ck_assert_uint_ge(ps.scratch_blocks, 1);
+  ck_assert_uint_le(ps.scratch_blocks, N);
+  ck_assert_uint_eq(ps.scratch_blocks_in_use, 0);
+  ck_assert_uint_ge(ps.scratch_blocks_peak, ps.scratch_blocks);
+  accy_session_stats mid = before;
+  ck_assert_int_eq(accy_session_stats_get(s, &mid), ACCY_STATUS_OK);
+  ck_assert_uint_eq(mid.scratch_bytes, ps.scratch_blocks * ps.scratch_block_bytes);
+  ck_assert_uint_eq(mid.memory_held_bytes, before.memory_held_bytes + mid.scratch_bytes);
+  uint64_t freed = 0;
+  ck_assert_int_eq(accy_session_trim(s, &freed), ACCY_STATUS_OK);
+  ck_assert_uint_eq(freed, mid.scratch_bytes);
+  accy_session_stats after = before;
+  ck_assert_int_eq(accy_session_stats_get(s, &after), ACCY_STATUS_OK);
+  ck_assert_uint_eq(after.scratch_bytes, 0);
+  ck_assert_uint_eq(after.memory_held_bytes, before.memory_held_bytes);
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ps.scratch_blocks, 0);
+  /* A trim with nothing cached frees nothing; invokes still work. */
+  ck_assert_int_eq(accy_session_trim(s, &freed), ACCY_STATUS_OK);
+  ck_assert_uint_eq(freed, 0);
+  burst_arg one = {s, h, 0};
+  burst_loop(&one);
+  ck_assert_int_eq(one.bad, 0);
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ps.scratch_blocks, 1);
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* Trim while other threads invoke: blocks in use are left alone. */
+START_TEST(test_trim_races_invokes) {
+  accy_session *s = session(2);
+  size_t size;
+  void *bytes = heavy_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  enum { N = 4 };
+  pthread_t th[N];
+  burst_arg args[N];
+  for (int k = 0; k < N; k++) {
+    args[k] = (burst_arg){s, h, 0};
+    ck_assert_int_eq(pthread_create(&th[k], NULL, burst_loop, &args[k]), 0);
+  }
+  for (int k = 0; k < 200; k++) ck_assert_int_eq(accy_session_trim(s, NULL), ACCY_STATUS_OK);
+  for (int k = 0; k < N; k++) {
+    pthread_join(th[k], NULL);
+    ck_assert_int_eq(args[k].bad, 0);
+  }
+  ck_assert_int_eq(accy_session_trim(s, NULL), ACCY_STATUS_OK);
+  accy_session_stats ss;
+  memset(&ss, 0, sizeof ss);
+  ss.struct_size = sizeof ss;
+  ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ss.scratch_bytes, 0);
+  ck_assert_uint_eq(ss.invokes, N * 100);
+  accy_session_destroy(s);
+}
+END_TEST
+
 static Suite *api_suite(void) {
   Suite *s = suite_create("api");
   TCase *tc = tcase_create("abi");
@@ -852,6 +1081,12 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_release_while_invoking);
   tcase_add_test(tc, test_concurrent_compile_release_invoke);
   tcase_add_test(tc, test_cause_is_per_thread);
+  tcase_add_test(tc, test_trim_gives_back_cached_blocks);
+  tcase_add_test(tc, test_trim_races_invokes);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("stats");
+  tcase_add_loop_test(tc, test_stats_count_invokes_and_failures, 0, 2);
+  tcase_add_test(tc, test_stats_structs_are_versioned);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -5,6 +5,8 @@
  * naive evaluator, and no allocator calls in steady-state invokes. */
 #include <stdlib.h>
 #include <check.h>
+#include <pthread.h>
+#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -589,6 +591,81 @@ START_TEST(test_steady_invokes_make_no_allocations) {
 }
 END_TEST
 
+/* The same with concurrent callers: after a warm-up by every thread, no
+ * invoke allocates, except a scratch block for a new peak of calls in
+ * flight (its one zero-byte allocation probe): at most one block per
+ * caller. */
+enum { STEADY_CALLERS = 4, STEADY_CALLS = 60 };
+typedef struct steady_arg {
+  accy_session *s;
+  accy_handle h;
+  _Atomic int *phase;
+  _Atomic int *arrived;
+  int bad;
+} steady_arg;
+
+static void *steady_caller(void *varg) {
+  steady_arg *a = varg;
+  float *in = calloc(1 << 16, 4), *res = calloc(1 << 16, 4);
+  accy_input ins[1] = {{in, (size_t)4 << 16}};
+  accy_output outs[1] = {{res, (size_t)4 << 16}};
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < STEADY_CALLS; i++)
+      if (accy_session_invoke(a->s, a->h, ins, 1, outs, 1) != ACCY_STATUS_OK) a->bad++;
+    /* Everyone finishes the warm-up before anyone measures. */
+    atomic_fetch_add(a->arrived, 1);
+    while (atomic_load(a->phase) == round) sched_yield();
+  }
+  free(in);
+  free(res);
+  return NULL;
+}
+
+START_TEST(test_steady_concurrent_invokes_make_no_allocations) {
+  accy__program p;
+  accy__program_init(&p);
+  accy__type t = vec(ACCY_DTYPE_F32, 1 << 16);
+  uint32_t x = add(&p, ACCY_OP_PARAMETER, t, NULL, 0, NULL, 0, "x");
+  uint32_t a = add(&p, ACCY_OP_TANH, t, &x, 1, NULL, 0, NULL);
+  out(&p, a, "y");
+  void *bytes;
+  size_t size;
+  ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
+  accy__program_free(&p);
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = (uint32_t)_i + 1};
+  accy_session *s;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
+  accy__free(bytes);
+  _Atomic int phase = 0, arrived = 0;
+  pthread_t th[STEADY_CALLERS];
+  steady_arg args[STEADY_CALLERS];
+  for (int k = 0; k < STEADY_CALLERS; k++) {
+    args[k] = (steady_arg){s, h, &phase, &arrived, 0};
+    ck_assert_int_eq(pthread_create(&th[k], NULL, steady_caller, &args[k]), 0);
+  }
+  while (atomic_load(&arrived) < STEADY_CALLERS) sched_yield();
+  uint64_t allocs = accy__alloc_count(), blocks = accy__scratch_backend_allocs();
+  atomic_store(&arrived, 0);
+  atomic_store(&phase, 1);
+  while (atomic_load(&arrived) < STEADY_CALLERS) sched_yield();
+  uint64_t new_blocks = accy__scratch_backend_allocs() - blocks;
+  ck_assert_uint_eq(accy__alloc_count() - allocs, new_blocks);
+  accy_program_stats ps;
+  memset(&ps, 0, sizeof ps);
+  ps.struct_size = sizeof ps;
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_le(ps.scratch_blocks_peak, STEADY_CALLERS);
+  atomic_store(&phase, 2);
+  for (int k = 0; k < STEADY_CALLERS; k++) {
+    pthread_join(th[k], NULL);
+    ck_assert_int_eq(args[k].bad, 0);
+  }
+  accy_session_destroy(s);
+}
+END_TEST
+
 static Suite *compile_suite(void) {
   Suite *s = suite_create("compile");
   TCase *tc = tcase_create("locations");
@@ -608,6 +685,7 @@ static Suite *compile_suite(void) {
   tc = tcase_create("steady-state");
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_steady_invokes_make_no_allocations, 0, 2);
+  tcase_add_loop_test(tc, test_steady_concurrent_invokes_make_no_allocations, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }

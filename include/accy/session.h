@@ -139,6 +139,62 @@ ACCY_API accy_status accy_session_invoke(accy_session *session, accy_handle hand
  * INVALID_HANDLE. Thread-safe. */
 ACCY_API accy_status accy_session_release(accy_session *session, accy_handle handle);
 
+/* ---- statistics and trim ------------------------------------------------------
+ *
+ * Versioned like accy_session_options: set struct_size to the size of the
+ * struct your program was compiled with. accy fills min(struct_size, the
+ * size it knows) bytes, writes that number back into struct_size, and
+ * leaves any bytes beyond it untouched, so new fields only ever append.
+ * Counters count since the session was created (or, for a program, since
+ * its compile) and never go down; bytes and block counts are snapshots.
+ * Reading them takes no lock and slows no invoke. */
+typedef struct accy_session_stats {
+  uint32_t struct_size;
+  uint32_t programs;             /* live programs now */
+  uint64_t compiles;             /* successful compiles */
+  uint64_t compile_failures[ACCY_STATUS_COUNT]; /* failed compiles, by status number */
+  uint64_t invokes;              /* successful invokes of every program, released ones too */
+  uint64_t invoke_failures[ACCY_STATUS_COUNT];  /* failed invokes, by status number */
+  uint64_t memory_held_bytes;    /* held against the memory limit: programs and scratch */
+  uint64_t memory_limit_bytes;   /* the session's limit (UINT64_MAX: none) */
+  uint64_t scratch_bytes;        /* scratch blocks held now, cached or in use */
+  uint32_t session_threads;      /* most threads on one invoke (num_threads) */
+  uint32_t pool_threads;         /* the process's worker pool (0: this session has none) */
+  uint32_t cores;                /* ACCY_CORES: the admission limit (0: off; docs/threading.md) */
+  uint32_t launches_waiting;     /* launches of the process waiting for a turn now */
+} accy_session_stats;
+
+typedef struct accy_program_stats {
+  uint32_t struct_size;
+  uint32_t tasks;                /* tasks of the plan (accy describe --plan lists them) */
+  uint64_t invokes;              /* successful invokes */
+  uint64_t invoke_failures[ACCY_STATUS_COUNT]; /* failed invokes with a valid handle */
+  uint64_t program_bytes;        /* the decoded program: IR and constants */
+  uint64_t plan_bytes;           /* the compiled plan: packed weights, kernel tables */
+  uint64_t scratch_block_bytes;  /* one launch's scratch block */
+  uint64_t scratch_blocks;       /* blocks held now, cached or in use */
+  uint64_t scratch_blocks_in_use;
+  uint64_t scratch_blocks_peak;  /* most blocks held at once */
+} accy_program_stats;
+
+/* Fills *out. Returns OK, or INVALID_BUFFER with a cause (NULL session or
+ * out, struct_size smaller than 8). Thread-safe. */
+ACCY_API accy_status accy_session_stats_get(const accy_session *session, accy_session_stats *out);
+
+/* Fills *out for one program. Returns OK, INVALID_HANDLE, or INVALID_BUFFER
+ * with a cause (NULL out, struct_size smaller than 8). Thread-safe. */
+ACCY_API accy_status accy_session_program_stats(const accy_session *session, accy_handle handle,
+                                                accy_program_stats *out);
+
+/* Gives back memory a burst of concurrent invokes left behind: frees every
+ * cached scratch block that no invoke is using, of every program, returns
+ * their bytes to the session's budget, and asks the allocator to return the
+ * pages to the system. Invokes running meanwhile are unaffected; later
+ * invokes allocate blocks again as they need them. *freed_bytes (may be
+ * NULL) gets the bytes freed. Returns OK, or INVALID_BUFFER for a NULL
+ * session. Thread-safe. */
+ACCY_API accy_status accy_session_trim(accy_session *session, uint64_t *freed_bytes);
+
 /* The cause of the calling thread's most recent failure that went through a
  * session's error mapping (decode, verify, compile, bind, launch), e.g.
  * "input 1 'x': size 40 bytes, expected 48". Failures returned directly (full

@@ -42,6 +42,10 @@ extern "C" {
   XX(COMPILE_FAILED, 7, "the program could not be compiled")                    \
   XX(LAUNCH_FAILED, 8, "the run failed")
 
+/* Number of status values (0 .. ACCY_STATUS_COUNT - 1): the length of the
+ * per-status arrays of accy_session_stats. */
+#define ACCY_STATUS_COUNT 9
+
 typedef enum accy_status {
 #define ACCY_STATUS_XX(name, value, msg) ACCY_STATUS_##name = value,
   ACCY_STATUS_MAP(ACCY_STATUS_XX)
