@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdint.h>
@@ -1050,6 +1051,197 @@ START_TEST(test_trim_races_invokes) {
 }
 END_TEST
 
+/* ---- stress: compile, invoke and release at random ------------------------------------ */
+
+/* Threads share a board of handles. Each step picks at random: compile one
+ * of two programs into an empty board place (either of two sessions, one
+ * pooled and one single-threaded, sharing the one pool), invoke a board
+ * handle and check every output bit against a reference computed before
+ * the threads started, release a board handle, or read stats. Runs for
+ * ACCY_STRESS_MS milliseconds (default 1500); the TSan job runs it too.
+ * Afterwards the sessions' counters must equal what the threads counted. */
+enum { STRESS_THREADS = 6, BOARD = 24, HEAVY_A = 96 * 80, HEAVY_B = 80 * 72, HEAVY_T = 96 * 72 };
+
+typedef struct stress_world {
+  accy_session *s[2];
+  void *bytes[2];
+  size_t size[2];
+  float *a, *b;      /* heavy inputs */
+  float *ref_r, *ref_t;
+  _Atomic uint64_t board[BOARD]; /* 0: empty; else 1 | kind<<1 | sess<<2 | index<<8 | gen<<32 */
+  _Atomic int stop;
+  _Atomic uint64_t compiles[2], invokes[2];
+} stress_world;
+
+typedef struct stress_thread {
+  stress_world *w;
+  uint64_t rng;
+  int bad;
+  char msg[160];
+} stress_thread;
+
+static uint64_t stress_next(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+static void stress_fail(stress_thread *t, const char *what, accy_status st) {
+  if (!t->bad)
+    snprintf(t->msg, sizeof t->msg, "%s: %s: %s", what, accy_status_name(st),
+             accy_session_last_cause(NULL));
+  t->bad++;
+}
+
+static void *stress_main(void *arg) {
+  stress_thread *t = arg;
+  stress_world *w = t->w;
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0.5f, 1, 1.5f, 2, 2.5f, 3}, z[6], m[6];
+  float *r = malloc(96 * 4), *tt = malloc(HEAVY_T * 4);
+  while (!atomic_load(&w->stop)) {
+    uint64_t pick = stress_next(&t->rng);
+    uint32_t place = (uint32_t)(pick >> 8) % BOARD;
+    uint32_t action = (uint32_t)(pick & 0xff) % 16;
+    uint64_t cur = atomic_load(&w->board[place]);
+    if (action < 2) { /* compile */
+      if (cur) continue;
+      uint32_t kind = (uint32_t)(pick >> 20) & 1, sess = (uint32_t)(pick >> 21) & 1;
+      accy_handle h;
+      accy_status st = accy_session_compile(w->s[sess], w->bytes[kind], w->size[kind], &h);
+      if (st == ACCY_STATUS_TOO_MANY_PROGRAMS) continue;
+      if (st != ACCY_STATUS_OK) {
+        stress_fail(t, "compile", st);
+        continue;
+      }
+      atomic_fetch_add(&w->compiles[sess], 1);
+      uint64_t v = 1 | (uint64_t)kind << 1 | (uint64_t)sess << 2 | (uint64_t)h.index << 8 |
+                   (uint64_t)h.generation << 32;
+      uint64_t empty = 0;
+      if (!atomic_compare_exchange_strong(&w->board[place], &empty, v))
+        if (accy_session_release(w->s[sess], h) != ACCY_STATUS_OK) stress_fail(t, "unplace", 3);
+    } else if (action < 3) { /* release */
+      if (!cur || !atomic_compare_exchange_strong(&w->board[place], &cur, 0)) continue;
+      accy_handle h = {(uint32_t)(cur >> 8) & 0xff, (uint32_t)(cur >> 32)};
+      accy_status st = accy_session_release(w->s[(cur >> 2) & 1], h);
+      if (st != ACCY_STATUS_OK) stress_fail(t, "release", st);
+    } else if (action < 4) { /* statistics */
+      accy_session_stats ss;
+      memset(&ss, 0, sizeof ss);
+      ss.struct_size = sizeof ss;
+      accy_status st = accy_session_stats_get(w->s[pick >> 40 & 1], &ss);
+      if (st != ACCY_STATUS_OK || ss.programs > ACCY_MAX_PROGRAMS) stress_fail(t, "stats", st);
+      if ((pick >> 41 & 7) == 0) (void)accy_session_trim(w->s[pick >> 40 & 1], NULL);
+    } else { /* invoke */
+      if (!cur) continue;
+      uint32_t kind = (cur >> 1) & 1, sess = (cur >> 2) & 1;
+      accy_handle h = {(uint32_t)(cur >> 8) & 0xff, (uint32_t)(cur >> 32)};
+      accy_status st;
+      if (kind == 0) {
+        accy_input ins[2] = {{x, 24}, {y, 24}};
+        accy_output outs[2] = {{z, 24}, {m, 24}};
+        st = accy_session_invoke(w->s[sess], h, ins, 2, outs, 2);
+        if (st == ACCY_STATUS_OK)
+          for (int i = 0; i < 6; i++)
+            if (z[i] != x[i] + y[i] || m[i] != x[i] * y[i]) stress_fail(t, "add/mul result", 0);
+      } else {
+        accy_input ins[2] = {{w->a, HEAVY_A * 4}, {w->b, HEAVY_B * 4}};
+        accy_output outs[2] = {{r, 96 * 4}, {tt, HEAVY_T * 4}};
+        st = accy_session_invoke(w->s[sess], h, ins, 2, outs, 2);
+        if (st == ACCY_STATUS_OK &&
+            (memcmp(r, w->ref_r, 96 * 4) != 0 || memcmp(tt, w->ref_t, HEAVY_T * 4) != 0))
+          stress_fail(t, "heavy result differs from the one-thread reference", 0);
+      }
+      if (st == ACCY_STATUS_OK)
+        atomic_fetch_add(&w->invokes[sess], 1);
+      else if (st != ACCY_STATUS_INVALID_HANDLE) /* released under us: fine */
+        stress_fail(t, "invoke", st);
+    }
+  }
+  free(r);
+  free(tt);
+  return NULL;
+}
+
+START_TEST(test_stress_compile_invoke_release) {
+  static stress_world w; /* big; zeroed */
+  memset(&w, 0, sizeof w);
+  w.s[0] = session(2);
+  w.s[1] = session(1);
+  w.bytes[0] = add_mul_program(&w.size[0]);
+  w.bytes[1] = heavy_program(&w.size[1]);
+  w.a = malloc(HEAVY_A * 4);
+  w.b = malloc(HEAVY_B * 4);
+  w.ref_r = malloc(96 * 4);
+  w.ref_t = malloc(HEAVY_T * 4);
+  for (int i = 0; i < HEAVY_A; i++) w.a[i] = (float)((i * 37) % 101) * 0.01f - 0.5f;
+  for (int i = 0; i < HEAVY_B; i++) w.b[i] = (float)((i * 53) % 89) * 0.01f - 0.4f;
+  accy_handle h = compile_ok(w.s[1], w.bytes[1], w.size[1]);
+  accy_input ins[2] = {{w.a, HEAVY_A * 4}, {w.b, HEAVY_B * 4}};
+  accy_output outs[2] = {{w.ref_r, 96 * 4}, {w.ref_t, HEAVY_T * 4}};
+  ck_assert_int_eq(accy_session_invoke(w.s[1], h, ins, 2, outs, 2), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_release(w.s[1], h), ACCY_STATUS_OK);
+  accy_session_stats base[2];
+  for (int k = 0; k < 2; k++) {
+    memset(&base[k], 0, sizeof base[k]);
+    base[k].struct_size = sizeof base[k];
+    ck_assert_int_eq(accy_session_stats_get(w.s[k], &base[k]), ACCY_STATUS_OK);
+  }
+  const char *ms = getenv("ACCY_STRESS_MS");
+  long dur = ms && atol(ms) > 0 ? atol(ms) : 1500;
+  stress_thread ts[STRESS_THREADS];
+  pthread_t th[STRESS_THREADS];
+  for (int k = 0; k < STRESS_THREADS; k++) {
+    ts[k] = (stress_thread){.w = &w, .rng = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1)};
+    ck_assert_int_eq(pthread_create(&th[k], NULL, stress_main, &ts[k]), 0);
+  }
+  struct timespec d = {dur / 1000, (dur % 1000) * 1000000L};
+  nanosleep(&d, NULL);
+  atomic_store(&w.stop, 1);
+  for (int k = 0; k < STRESS_THREADS; k++) pthread_join(th[k], NULL);
+  for (int k = 0; k < STRESS_THREADS; k++) ck_assert_msg(ts[k].bad == 0, "thread %d: %d failures; first: %s", k, ts[k].bad, ts[k].msg);
+  for (int k = 0; k < 2; k++) {
+    accy_session_stats ss;
+    memset(&ss, 0, sizeof ss);
+    ss.struct_size = sizeof ss;
+    ck_assert_int_eq(accy_session_stats_get(w.s[k], &ss), ACCY_STATUS_OK);
+    ck_assert_uint_eq(ss.compiles - base[k].compiles, atomic_load(&w.compiles[k]));
+    ck_assert_uint_eq(ss.invokes - base[k].invokes, atomic_load(&w.invokes[k]));
+    for (int st = 0; st < ACCY_STATUS_COUNT; st++)
+      if (st != ACCY_STATUS_INVALID_HANDLE && st != ACCY_STATUS_TOO_MANY_PROGRAMS) {
+        ck_assert_uint_eq(ss.invoke_failures[st], 0);
+        ck_assert_uint_eq(ss.compile_failures[st], 0);
+      }
+  }
+  ck_assert_uint_gt(atomic_load(&w.invokes[0]) + atomic_load(&w.invokes[1]), 0);
+  fprintf(stderr, "stress: %ld ms, %llu + %llu compiles, %llu + %llu checked invokes\n", dur,
+          (unsigned long long)atomic_load(&w.compiles[0]),
+          (unsigned long long)atomic_load(&w.compiles[1]),
+          (unsigned long long)atomic_load(&w.invokes[0]),
+          (unsigned long long)atomic_load(&w.invokes[1]));
+  for (int p = 0; p < BOARD; p++) {
+    uint64_t cur = atomic_load(&w.board[p]);
+    if (!cur) continue;
+    accy_handle hh = {(uint32_t)(cur >> 8) & 0xff, (uint32_t)(cur >> 32)};
+    ck_assert_int_eq(accy_session_release(w.s[(cur >> 2) & 1], hh), ACCY_STATUS_OK);
+  }
+  for (int k = 0; k < 2; k++) {
+    accy_session_stats ss;
+    memset(&ss, 0, sizeof ss);
+    ss.struct_size = sizeof ss;
+    ck_assert_int_eq(accy_session_stats_get(w.s[k], &ss), ACCY_STATUS_OK);
+    ck_assert_uint_eq(ss.programs, 0);
+    ck_assert_uint_eq(ss.scratch_bytes, 0);
+    accy_session_destroy(w.s[k]);
+    accy_free(w.bytes[k]);
+  }
+  free(w.a);
+  free(w.b);
+  free(w.ref_r);
+  free(w.ref_t);
+}
+END_TEST
+
 static Suite *api_suite(void) {
   Suite *s = suite_create("api");
   TCase *tc = tcase_create("abi");
@@ -1083,6 +1275,7 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_cause_is_per_thread);
   tcase_add_test(tc, test_trim_gives_back_cached_blocks);
   tcase_add_test(tc, test_trim_races_invokes);
+  tcase_add_test(tc, test_stress_compile_invoke_release);
   suite_add_tcase(s, tc);
   tc = tcase_create("stats");
   tcase_add_loop_test(tc, test_stats_count_invokes_and_failures, 0, 2);
