@@ -142,6 +142,11 @@ struct accy__pool {
   sched_launch *qhead;
   sched_launch *qtail;
   _Atomic uint32_t qlen; /* queued + submitters about to queue */
+  /* Posted jobs (accy__pool_post), FIFO under jlock. */
+  _Alignas(SCHED_LINE) pthread_mutex_t jlock;
+  accy__sched_job *jhead;
+  accy__sched_job *jtail;
+  _Atomic uint32_t n_jobs;
   sched_lane lanes[SCHED_LANES];
 };
 
@@ -703,11 +708,51 @@ static bool scan_lanes(accy__pool *p, uint32_t *start, uint32_t me) {
   return ran_any;
 }
 
+/* Runs the oldest posted job, if any. Returns true if it ran one. */
+static bool run_job(accy__pool *p) {
+  if (atomic_load(&p->n_jobs) == 0) return false;
+  pthread_mutex_lock(&p->jlock);
+  accy__sched_job *job = p->jhead;
+  if (job) {
+    p->jhead = job->next;
+    if (!p->jhead) p->jtail = NULL;
+    atomic_fetch_sub(&p->n_jobs, 1);
+  }
+  pthread_mutex_unlock(&p->jlock);
+  if (!job) return false;
+  job->run(job);
+  return true;
+}
+
+void accy__pool_post(accy__pool *p, accy__sched_job *job) {
+  if (!p->has_thread || p->inline_only || p->orphaned) {
+    job->run(job);
+    return;
+  }
+  job->next = NULL;
+  pthread_mutex_lock(&p->jlock);
+  if (p->jtail)
+    p->jtail->next = job;
+  else
+    p->jhead = job;
+  p->jtail = job;
+  atomic_fetch_add(&p->n_jobs, 1);
+  pthread_mutex_unlock(&p->jlock);
+  /* Not pool_wake: a job needs a thread even when admission says every core
+   * is busy (its launch then waits its turn like any other). The sleeper
+   * re-checks n_jobs after announcing itself, so no wakeup is lost. */
+  if (atomic_load(&p->sleepers) == 0) return;
+  atomic_fetch_add(&p->work_seq, 1);
+  futex_wake(&p->work_seq, 1);
+}
+
+bool accy__pool_orphaned(const accy__pool *p) { return p && p->orphaned; }
+
 static void worker_main(accy__pool *p, uint32_t me) {
   uint32_t start = me * 7u;
   uint64_t spin_until = 0;
   while (!atomic_load(&p->stop)) {
-    if (scan_lanes(p, &start, me)) {
+    if (scan_lanes(p, &start, me) || run_job(p)) {
       spin_until = 0;
       continue;
     }
@@ -718,7 +763,8 @@ static void worker_main(accy__pool *p, uint32_t me) {
     }
     uint32_t seq = atomic_load(&p->work_seq);
     atomic_fetch_add(&p->sleepers, 1);
-    if (!atomic_load(&p->stop) && !scan_lanes(p, &start, me)) futex_wait(&p->work_seq, seq);
+    if (!atomic_load(&p->stop) && !scan_lanes(p, &start, me) && atomic_load(&p->n_jobs) == 0)
+      futex_wait(&p->work_seq, seq);
     atomic_fetch_sub(&p->sleepers, 1);
     spin_until = 0;
   }
@@ -804,6 +850,7 @@ accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out) {
   p->n_threads = n;
   p->spin_us = spin_us_from_env();
   pthread_mutex_init(&p->qlock, NULL);
+  pthread_mutex_init(&p->jlock, NULL);
   if (g_fork_child) {
     p->inline_only = true;
     p->n_threads = 1;
@@ -824,6 +871,7 @@ accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out) {
     }
     if (rc != 0) {
       pthread_mutex_destroy(&p->qlock);
+      pthread_mutex_destroy(&p->jlock);
       accy__free_aligned(p);
       pthread_mutex_unlock(&g_lock);
       /* EAGAIN/ENOMEM: no memory or thread resources left (session create
@@ -888,7 +936,10 @@ void accy__pool_release(accy__pool *pool) {
     wait_for_threads(pool);
   }
   /* An orphaned pool's queue lock may have been held by a parent thread. */
-  if (!pool->orphaned) pthread_mutex_destroy(&pool->qlock);
+  if (!pool->orphaned) {
+    pthread_mutex_destroy(&pool->qlock);
+    pthread_mutex_destroy(&pool->jlock);
+  }
   accy__free_aligned(pool);
   pthread_mutex_unlock(&g_lock);
 }

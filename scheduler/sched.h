@@ -10,6 +10,7 @@
 #ifndef ACCY_SCHEDULER_SCHED_H
 #define ACCY_SCHEDULER_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,23 @@ uint32_t accy__pool_size(const accy__pool *pool);
 static inline uint32_t accy__sched_worker_count(const accy__pool *pool) {
   return pool ? accy__pool_size(pool) + 1 : 1;
 }
+
+/* Deferred work for the pool's threads (asynchronous submission): a job is
+ * caller-owned memory that stays valid until its |run| is called. |run| is
+ * called exactly once, on a pool thread, which may itself call
+ * accy__sched_run (the thread then acts as that launch's caller). */
+typedef struct accy__sched_job {
+  struct accy__sched_job *next; /* the pool's */
+  void (*run)(struct accy__sched_job *job);
+} accy__sched_job;
+/* Queues |job| for the next idle pool thread, first in first out, waking one
+ * if all sleep. On a pool without a team (a forked child's) it runs |job| on
+ * the calling thread before returning. Never fails; allocates nothing.
+ * Thread-safe. */
+void accy__pool_post(accy__pool *pool, accy__sched_job *job);
+/* True when |pool| was inherited across fork: posted jobs of the parent never
+ * run here. */
+bool accy__pool_orphaned(const accy__pool *pool);
 
 /* Checks that |g| is well formed: tasks in topological order (every
  * successor index greater than its task's and below n_tasks), each n_preds

@@ -25,9 +25,12 @@
  * beyond any program's lifetime. */
 #include "src/internal.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "scheduler/sched.h"
 #include "src/base/alloc.h"
@@ -75,7 +78,31 @@ struct accy_session {
   _Atomic uint64_t compiles;
   _Atomic uint64_t compile_failures[ACCY_STATUS_COUNT];
   _Atomic uint64_t invoke_failures[ACCY_STATUS_COUNT];
+  /* Asynchronous submission: runs not yet completed, and the pool that runs
+   * them for a session that has none of its own (acquired at the first
+   * submit, released by destroy). */
+  _Atomic uint32_t outstanding;
+  _Atomic(accy__pool *) async_pool;
 };
+
+/* A submission's record: in its scratch block, after the plan's part, so a
+ * submit allocates nothing. */
+typedef struct submit_job {
+  accy__sched_job job; /* first: the scheduler hands this pointer back */
+  accy_session *s;
+  struct slot *sl;
+  entry *ent;
+  void *block;
+  void **ptrs;
+  accy_completion_fn callback;
+  void *user_data;
+  int event_fd;
+} submit_job;
+
+static uint64_t job_offset(const accy__plan *plan) { return accy__align_up(plan->block_bytes, 64); }
+static uint64_t launch_block_bytes(const accy__plan *plan) {
+  return job_offset(plan) + accy__align_up(sizeof(submit_job), 64);
+}
 
 static void count_status(_Atomic uint64_t *by_status, accy_status st) {
   if ((unsigned)st < ACCY_STATUS_COUNT) atomic_fetch_add_explicit(&by_status[st], 1, memory_order_relaxed);
@@ -135,11 +162,20 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
 
 void accy_session_destroy(accy_session *s) {
   if (!s) return;
+  /* Outstanding submissions hold program references and write the caller's
+   * buffers: let them finish. In a forked child the parent's never run. */
+  accy__pool *ap = atomic_load(&s->async_pool);
+  accy__pool *runner = s->pool ? s->pool : ap;
+  while (atomic_load(&s->outstanding) && !accy__pool_orphaned(runner)) {
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+  }
   for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
     uint64_t st = atomic_load(&s->slots[i].state);
     if (st & LIVE) entry_free(s->slots[i].ent);
   }
   if (s->pool) accy__pool_release(s->pool);
+  if (ap) accy__pool_release(ap);
   accy__free_aligned(s);
 }
 
@@ -208,7 +244,7 @@ static accy_status build_entry(accy_session *s, const void *bytes, size_t size, 
     accy__free(ent);
     return st;
   }
-  uint64_t fixed = entry_bytes(ent), scratch = accy__align_up(ent->plan.block_bytes, 64);
+  uint64_t fixed = entry_bytes(ent), scratch = launch_block_bytes(&ent->plan);
   if (fixed > budget->limit || scratch > budget->limit - fixed)
     st = ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY,
                    "the program needs %llu bytes (%llu for its constants and plan, %llu of scratch "
@@ -231,7 +267,7 @@ static accy_status build_entry(accy_session *s, const void *bytes, size_t size, 
   }
   ent->held_bytes = fixed;
   ent->budget = budget;
-  accy__scratch_cache_init(&ent->scratch, ent->plan.block_bytes, budget);
+  accy__scratch_cache_init(&ent->scratch, launch_block_bytes(&ent->plan), budget);
   *out = ent;
   return ACCY_STATUS_OK;
 }
@@ -378,34 +414,129 @@ static accy_status check_buffers(const accy__plan *plan, const accy_input *input
   return ACCY_STATUS_OK;
 }
 
+/* The checks every invoke and submit make before anything runs. */
+static accy_status check_call(const accy__plan *plan, const accy_input *inputs, size_t n_inputs,
+                              const accy_output *outputs, size_t n_outputs) {
+  if (n_inputs != plan->n_inputs || n_outputs != plan->n_outputs || (n_inputs && !inputs) ||
+      (n_outputs && !outputs))
+    return ACCY_STATUS_INVALID_BUFFER; /* returned directly: cause unchanged */
+  return check_buffers(plan, inputs, outputs);
+}
+
+static void count_failure(accy_session *s, entry *ent, accy_status st) {
+  if (ent) count_status(ent->failures, st);
+  count_status(s->invoke_failures, st);
+}
+
 accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input *inputs,
                                 size_t n_inputs, const accy_output *outputs, size_t n_outputs) {
   slot *sl;
   entry *ent = acquire(s, h, &sl);
   if (!ent) {
-    if (s) count_status(s->invoke_failures, ACCY_STATUS_INVALID_HANDLE);
+    if (s) count_failure(s, NULL, ACCY_STATUS_INVALID_HANDLE);
     return ACCY_STATUS_INVALID_HANDLE;
   }
   const accy__plan *plan = &ent->plan;
-  accy_status st = ACCY_STATUS_OK;
-  if (n_inputs != plan->n_inputs || n_outputs != plan->n_outputs ||
-      (n_inputs && !inputs) || (n_outputs && !outputs)) {
-    st = ACCY_STATUS_INVALID_BUFFER; /* returned directly: cause unchanged */
-    goto done;
-  }
-  if ((st = check_buffers(plan, inputs, outputs)) != ACCY_STATUS_OK) goto done;
   void *block;
-  if ((st = accy__scratch_acquire(&ent->scratch, &block)) != ACCY_STATUS_OK) goto done;
+  accy_status st = check_call(plan, inputs, n_inputs, outputs, n_outputs);
+  if (st == ACCY_STATUS_OK) st = accy__scratch_acquire(&ent->scratch, &block);
+  if (st != ACCY_STATUS_OK) {
+    count_failure(s, ent, st);
+    drop(sl);
+    return st;
+  }
   accy__plan_run(plan, s->pool, s->max_workers, block, inputs, outputs);
   accy__scratch_release(&ent->scratch, block);
   atomic_fetch_add_explicit(&sl->invokes, 1, memory_order_relaxed);
-done:
-  if (st != ACCY_STATUS_OK) {
-    count_status(ent->failures, st);
-    count_status(s->invoke_failures, st);
-  }
   drop(sl);
-  return st;
+  return ACCY_STATUS_OK;
+}
+
+/* ---- asynchronous submission ---------------------------------------------------- */
+
+/* Runs on a pool thread. Everything the completion needs is copied out of
+ * the record first: the block goes back to the cache (where a trim or the
+ * program's release may free it) before the caller hears of it. */
+static void submit_run(accy__sched_job *j) {
+  submit_job *job = (submit_job *)(void *)j;
+  accy_session *s = job->s;
+  slot *sl = job->sl;
+  entry *ent = job->ent;
+  accy_completion_fn callback = job->callback;
+  void *user_data = job->user_data;
+  int fd = job->event_fd;
+  accy__plan_run_bound(&ent->plan, s->pool, s->max_workers, job->block, job->ptrs);
+  accy__scratch_release(&ent->scratch, job->block);
+  atomic_fetch_add_explicit(&sl->invokes, 1, memory_order_relaxed);
+  drop(sl);
+  if (callback) callback(user_data, ACCY_STATUS_OK);
+  if (fd >= 0) {
+    uint64_t one = 1;
+    while (write(fd, &one, sizeof one) < 0 && errno == EINTR) {
+    }
+  }
+  atomic_fetch_sub(&s->outstanding, 1); /* the last touch of the session */
+}
+
+/* The pool that runs this session's submissions. */
+static accy_status submit_pool(accy_session *s, accy__pool **out) {
+  if (s->pool) {
+    *out = s->pool;
+    return ACCY_STATUS_OK;
+  }
+  accy__pool *p = atomic_load(&s->async_pool);
+  if (!p) {
+    ACCY_TRY(accy__pool_acquire(0, &p));
+    accy__pool *expected = NULL;
+    if (!atomic_compare_exchange_strong(&s->async_pool, &expected, p)) {
+      accy__pool_release(p); /* another thread won: the same pool, one reference */
+      p = expected;
+    }
+  }
+  *out = p;
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy_session_submit(accy_session *s, accy_handle h, const accy_input *inputs,
+                                size_t n_inputs, const accy_output *outputs, size_t n_outputs,
+                                const accy_completion *done) {
+  if (!done || done->struct_size < sizeof(accy_completion)) {
+    if (s) count_failure(s, NULL, ACCY_STATUS_INVALID_BUFFER);
+    return done ? ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                            "accy_session_submit: done->struct_size %u, expected at least %zu",
+                            done->struct_size, sizeof(accy_completion))
+                : ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_submit: done is NULL");
+  }
+  slot *sl;
+  entry *ent = acquire(s, h, &sl);
+  if (!ent) {
+    if (s) count_failure(s, NULL, ACCY_STATUS_INVALID_HANDLE);
+    return ACCY_STATUS_INVALID_HANDLE;
+  }
+  const accy__plan *plan = &ent->plan;
+  accy__pool *pool = NULL;
+  void *block;
+  accy_status st = check_call(plan, inputs, n_inputs, outputs, n_outputs);
+  if (st == ACCY_STATUS_OK) st = submit_pool(s, &pool);
+  if (st == ACCY_STATUS_OK) st = accy__scratch_acquire(&ent->scratch, &block);
+  if (st != ACCY_STATUS_OK) {
+    count_failure(s, ent, st);
+    drop(sl);
+    return st;
+  }
+  submit_job *job = (submit_job *)(void *)((char *)block + job_offset(plan));
+  job->job.run = submit_run;
+  job->s = s;
+  job->sl = sl;
+  job->ent = ent;
+  job->block = block;
+  job->ptrs = accy__plan_bind(plan, block, inputs, outputs);
+  job->callback = done->callback;
+  job->user_data = done->user_data;
+  job->event_fd = done->event_fd;
+  atomic_fetch_add(&s->outstanding, 1);
+  accy__pool_post(pool, &job->job); /* the reference to the program goes with it */
+  return ACCY_STATUS_OK;
 }
 
 /* ---- statistics and trim ------------------------------------------------------ */

@@ -8,7 +8,12 @@
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdint.h>
@@ -1051,15 +1056,27 @@ START_TEST(test_trim_races_invokes) {
 }
 END_TEST
 
+typedef struct async_rec {
+  _Atomic uint32_t calls;
+  _Atomic uint32_t bad_status;
+} async_rec;
+
+static void async_done(void *user, accy_status st) {
+  async_rec *r = user;
+  if (st != ACCY_STATUS_OK) atomic_fetch_add(&r->bad_status, 1);
+  atomic_fetch_add(&r->calls, 1);
+}
+
 /* ---- stress: compile, invoke and release at random ------------------------------------ */
 
 /* Threads share a board of handles. Each step picks at random: compile one
  * of two programs into an empty board place (either of two sessions, one
- * pooled and one single-threaded, sharing the one pool), invoke a board
- * handle and check every output bit against a reference computed before
+ * pooled and one single-threaded, sharing the one pool), invoke or submit
+ * (and wait for) a board handle and check every output bit against a reference computed before
  * the threads started, release a board handle, or read stats. Runs for
  * ACCY_STRESS_MS milliseconds (default 1500); the TSan job runs it too.
  * Afterwards the sessions' counters must equal what the threads counted. */
+enum { HEAVY_A_BYTES = 96 * 80 * 4, HEAVY_B_BYTES = 80 * 72 * 4 };
 enum { STRESS_THREADS = 6, BOARD = 24, HEAVY_A = 96 * 80, HEAVY_B = 80 * 72, HEAVY_T = 96 * 72 };
 
 typedef struct stress_world {
@@ -1140,7 +1157,15 @@ static void *stress_main(void *arg) {
       if (kind == 0) {
         accy_input ins[2] = {{x, 24}, {y, 24}};
         accy_output outs[2] = {{z, 24}, {m, 24}};
-        st = accy_session_invoke(w->s[sess], h, ins, 2, outs, 2);
+        if (action < 6) { /* asynchronously, then wait for it */
+          async_rec rec = {0};
+          accy_completion done = {sizeof done, -1, async_done, &rec};
+          st = accy_session_submit(w->s[sess], h, ins, 2, outs, 2, &done);
+          if (st == ACCY_STATUS_OK)
+            while (atomic_load(&rec.calls) == 0) sched_yield();
+        } else {
+          st = accy_session_invoke(w->s[sess], h, ins, 2, outs, 2);
+        }
         if (st == ACCY_STATUS_OK)
           for (int i = 0; i < 6; i++)
             if (z[i] != x[i] + y[i] || m[i] != x[i] * y[i]) stress_fail(t, "add/mul result", 0);
@@ -1242,6 +1267,235 @@ START_TEST(test_stress_compile_invoke_release) {
 }
 END_TEST
 
+/* ---- asynchronous submission ---------------------------------------------------------- */
+
+/* Reads the eventfd until it has counted |n| completions (blocking reads). */
+static void wait_events(int fd, uint64_t n) {
+  uint64_t seen = 0;
+  while (seen < n) {
+    uint64_t v = 0;
+    ssize_t got = read(fd, &v, sizeof v);
+    ck_assert_int_eq(got, 8);
+    seen += v;
+  }
+  ck_assert_uint_eq(seen, n);
+}
+
+enum { ASYNC_N = 64 };
+
+/* 64 outstanding submissions, each with its own buffers: every one is
+ * signalled once through both the callback and the eventfd, and writes the
+ * right outputs. Loop 0 is a one-thread session (its runs go to the pool,
+ * one thread each), loop 1 a pooled one. */
+START_TEST(test_submit_signals_each_completion_once) {
+  accy_session *s = session(_i == 0 ? 1 : 2);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  int fd = eventfd(0, EFD_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  static float x[ASYNC_N][6], y[ASYNC_N][6], z[ASYNC_N][6], w[ASYNC_N][6];
+  async_rec rec = {0};
+  for (int k = 0; k < ASYNC_N; k++) {
+    for (int i = 0; i < 6; i++) {
+      x[k][i] = (float)(k + i);
+      y[k][i] = (float)(2 * i - k);
+      z[k][i] = w[k][i] = -1.0f;
+    }
+    accy_input ins[2] = {{x[k], 24}, {y[k], 24}};
+    accy_output outs[2] = {{z[k], 24}, {w[k], 24}};
+    accy_completion done = {sizeof done, fd, async_done, &rec};
+    ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &done), ACCY_STATUS_OK);
+  }
+  wait_events(fd, ASYNC_N);
+  /* The callback runs before the eventfd write. */
+  ck_assert_uint_eq(atomic_load(&rec.calls), ASYNC_N);
+  ck_assert_uint_eq(atomic_load(&rec.bad_status), 0);
+  for (int k = 0; k < ASYNC_N; k++)
+    for (int i = 0; i < 6; i++) {
+      ck_assert_float_eq(z[k][i], x[k][i] + y[k][i]);
+      ck_assert_float_eq(w[k][i], x[k][i] * y[k][i]);
+    }
+  accy_program_stats ps;
+  memset(&ps, 0, sizeof ps);
+  ps.struct_size = sizeof ps;
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ps.invokes, ASYNC_N);
+  ck_assert_uint_eq(ps.scratch_blocks_in_use, 0);
+  close(fd);
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* Every check happens at submit; a refused submission signals nothing. */
+START_TEST(test_submit_checks_before_queueing) {
+  accy_session *s = session(2);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ck_assert_int_ge(fd, 0);
+  float x[6] = {0}, y[6] = {0}, z[6], w[6];
+  accy_input ins[2] = {{x, 24}, {y, 24}};
+  accy_input short_in[2] = {{x, 20}, {y, 24}};
+  accy_output outs[2] = {{z, 24}, {w, 24}};
+  accy_output overlap[2] = {{x, 24}, {w, 24}};
+  async_rec rec = {0};
+  accy_completion done = {sizeof done, fd, async_done, &rec};
+  ck_assert_int_eq(accy_session_submit(s, h, short_in, 2, outs, 2, &done), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_msg(strstr(accy_session_last_cause(NULL), "size 20"), "cause: %s",
+                accy_session_last_cause(NULL));
+  ck_assert_int_eq(accy_session_submit(s, h, ins, 2, overlap, 2, &done), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_int_eq(accy_session_submit(s, h, ins, 1, outs, 2, &done), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, NULL), ACCY_STATUS_INVALID_BUFFER);
+  accy_completion old = done;
+  old.struct_size = 8;
+  ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &old), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_msg(strstr(accy_session_last_cause(NULL), "struct_size 8"), "cause: %s",
+                accy_session_last_cause(NULL));
+  accy_handle stale = {h.index, h.generation + 1};
+  ck_assert_int_eq(accy_session_submit(s, stale, ins, 2, outs, 2, &done), ACCY_STATUS_INVALID_HANDLE);
+  ck_assert_int_eq(accy_session_submit(NULL, h, ins, 2, outs, 2, &done), ACCY_STATUS_INVALID_HANDLE);
+  /* Nothing was queued: no event, no callback, even after a while. */
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  uint64_t v;
+  ck_assert_int_eq(read(fd, &v, sizeof v), -1);
+  ck_assert_int_eq(errno, EAGAIN);
+  ck_assert_uint_eq(atomic_load(&rec.calls), 0);
+  /* A callback alone, and an eventfd alone, both work. */
+  accy_completion cb_only = {sizeof cb_only, -1, async_done, &rec};
+  ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &cb_only), ACCY_STATUS_OK);
+  accy_completion fd_only = {sizeof fd_only, fd, NULL, NULL};
+  float z2[6], w2[6];
+  accy_output outs2[2] = {{z2, 24}, {w2, 24}};
+  ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs2, 2, &fd_only), ACCY_STATUS_OK);
+  ck_assert_int_eq(fcntl(fd, F_SETFL, 0), 0); /* blocking reads from here */
+  wait_events(fd, 1);
+  while (atomic_load(&rec.calls) < 1) sched_yield();
+  accy_session_stats ss;
+  memset(&ss, 0, sizeof ss);
+  ss.struct_size = sizeof ss;
+  ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ss.invoke_failures[ACCY_STATUS_INVALID_BUFFER], 5);
+  ck_assert_uint_eq(ss.invoke_failures[ACCY_STATUS_INVALID_HANDLE], 1);
+  close(fd);
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* The handle is released while its submissions are queued or running: they
+ * all finish with the right results, and the program is freed after the
+ * last. */
+START_TEST(test_release_races_completion) {
+  accy_session *s = session(2);
+  size_t size;
+  void *bytes = heavy_program(&size);
+  float *a = malloc(HEAVY_A_BYTES), *b = malloc(HEAVY_B_BYTES);
+  for (int i = 0; i < HEAVY_A_BYTES / 4; i++) a[i] = (float)(i % 13) * 0.03f - 0.2f;
+  for (int i = 0; i < HEAVY_B_BYTES / 4; i++) b[i] = (float)(i % 11) * 0.02f - 0.1f;
+  float ref_r[96], *ref_t = malloc(96 * 72 * 4);
+  accy_handle h0 = compile_ok(s, bytes, size);
+  accy_input ins[2] = {{a, HEAVY_A_BYTES}, {b, HEAVY_B_BYTES}};
+  accy_output ref_out[2] = {{ref_r, sizeof ref_r}, {ref_t, 96 * 72 * 4}};
+  ck_assert_int_eq(accy_session_invoke(s, h0, ins, 2, ref_out, 2), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_release(s, h0), ACCY_STATUS_OK);
+  enum { M = 12 };
+  float (*r)[96] = malloc(M * sizeof *r);
+  float *t = malloc((size_t)M * 96 * 72 * 4);
+  int fd = eventfd(0, EFD_CLOEXEC);
+  for (int round = 0; round < 4; round++) {
+    accy_handle h = compile_ok(s, bytes, size);
+    async_rec rec = {0};
+    for (int k = 0; k < M; k++) {
+      accy_output outs[2] = {{r[k], sizeof r[k]}, {t + (size_t)k * 96 * 72, 96 * 72 * 4}};
+      accy_completion done = {sizeof done, fd, async_done, &rec};
+      ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &done), ACCY_STATUS_OK);
+      if (k == round * 3) {
+        ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
+        /* Refused from now on, while the accepted ones run. */
+        ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &done),
+                         ACCY_STATUS_INVALID_HANDLE);
+        break;
+      }
+    }
+    uint32_t accepted = (uint32_t)round * 3 + 1;
+    wait_events(fd, accepted);
+    ck_assert_uint_eq(atomic_load(&rec.calls), accepted);
+    for (uint32_t k = 0; k < accepted; k++) {
+      ck_assert_int_eq(memcmp(r[k], ref_r, sizeof ref_r), 0);
+      ck_assert_int_eq(memcmp(t + (size_t)k * 96 * 72, ref_t, 96 * 72 * 4), 0);
+    }
+    accy_session_stats ss;
+    memset(&ss, 0, sizeof ss);
+    ss.struct_size = sizeof ss;
+    /* The last completion dropped the last reference before signalling. */
+    ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+    ck_assert_uint_eq(ss.programs, 0);
+    ck_assert_uint_eq(ss.scratch_bytes, 0);
+  }
+  close(fd);
+  free(r);
+  free(t);
+  free(ref_t);
+  free(a);
+  free(b);
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
+/* destroy waits for outstanding submissions: every callback has run when
+ * it returns. Callbacks may submit again (a chain of 20 here). */
+typedef struct chain_rec {
+  accy_session *s;
+  accy_handle h;
+  float x[6], y[6], z[6], w[6];
+  _Atomic uint32_t calls;
+  _Atomic uint32_t refused;
+} chain_rec;
+
+static void chain_done(void *user, accy_status st) {
+  chain_rec *c = user;
+  (void)st;
+  if (atomic_fetch_add(&c->calls, 1) + 1 >= 20) return;
+  accy_input ins[2] = {{c->x, 24}, {c->y, 24}};
+  accy_output outs[2] = {{c->z, 24}, {c->w, 24}};
+  accy_completion done = {sizeof done, -1, chain_done, c};
+  if (accy_session_submit(c->s, c->h, ins, 2, outs, 2, &done) != ACCY_STATUS_OK)
+    atomic_fetch_add(&c->refused, 1);
+}
+
+START_TEST(test_destroy_waits_for_submissions) {
+  accy_session *s = session(_i == 0 ? 1 : 2);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  static float x[ASYNC_N][6], y[ASYNC_N][6], z[ASYNC_N][6], w[ASYNC_N][6];
+  async_rec rec = {0};
+  chain_rec chain = {.s = s, .h = h};
+  accy_input cins[2] = {{chain.x, 24}, {chain.y, 24}};
+  accy_output couts[2] = {{chain.z, 24}, {chain.w, 24}};
+  accy_completion cdone = {sizeof cdone, -1, chain_done, &chain};
+  ck_assert_int_eq(accy_session_submit(s, h, cins, 2, couts, 2, &cdone), ACCY_STATUS_OK);
+  for (int k = 0; k < ASYNC_N; k++) {
+    accy_input ins[2] = {{x[k], 24}, {y[k], 24}};
+    accy_output outs[2] = {{z[k], 24}, {w[k], 24}};
+    accy_completion done = {sizeof done, -1, async_done, &rec};
+    ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &done), ACCY_STATUS_OK);
+  }
+  /* The chain must be over before destroy may start (a callback may not
+   * race it); the 64 plain ones may still be queued. */
+  while (atomic_load(&chain.calls) < 20) sched_yield();
+  accy_session_destroy(s);
+  ck_assert_uint_eq(atomic_load(&rec.calls), ASYNC_N);
+  ck_assert_uint_eq(atomic_load(&chain.refused), 0);
+}
+END_TEST
+
 static Suite *api_suite(void) {
   Suite *s = suite_create("api");
   TCase *tc = tcase_create("abi");
@@ -1276,6 +1530,13 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_trim_gives_back_cached_blocks);
   tcase_add_test(tc, test_trim_races_invokes);
   tcase_add_test(tc, test_stress_compile_invoke_release);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("async");
+  tcase_set_timeout(tc, 60);
+  tcase_add_loop_test(tc, test_submit_signals_each_completion_once, 0, 2);
+  tcase_add_test(tc, test_submit_checks_before_queueing);
+  tcase_add_test(tc, test_release_races_completion);
+  tcase_add_loop_test(tc, test_destroy_waits_for_submissions, 0, 2);
   suite_add_tcase(s, tc);
   tc = tcase_create("stats");
   tcase_add_loop_test(tc, test_stats_count_invokes_and_failures, 0, 2);

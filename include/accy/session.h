@@ -13,7 +13,9 @@
  * run concurrently with invokes of other programs. Releasing a handle while
  * another thread invokes it is defined: new calls get INVALID_HANDLE at once,
  * and the program is freed when the last running invoke returns. Only
- * accy_session_destroy must not race with other calls on the same session. */
+ * accy_session_destroy must not race with other calls on the same session;
+ * it waits for the session's outstanding submissions (accy_session_submit)
+ * and must not be called from their completion callbacks. */
 #ifndef ACCY_SESSION_H
 #define ACCY_SESSION_H
 
@@ -80,8 +82,10 @@ typedef struct accy_session_options {
 ACCY_API accy_status accy_session_create(const accy_session_options *options,
                                          accy_session **out);
 
-/* Releases every live program and frees the session. NULL is a no-op. Must
- * not race with any other call on the same session. */
+/* Waits for the session's outstanding submissions (accy_session_submit) to
+ * complete, then releases every live program and frees the session. NULL is
+ * a no-op. Must not race with any other call on the same session, nor be
+ * called from one of its completion callbacks. */
 ACCY_API void accy_session_destroy(accy_session *session);
 
 /* Decodes, verifies and compiles |size| wire bytes at |bytes| and stores the
@@ -133,6 +137,42 @@ ACCY_API accy_status accy_session_describe_plan(const accy_session *session, acc
 ACCY_API accy_status accy_session_invoke(accy_session *session, accy_handle handle,
                                          const accy_input *inputs, size_t n_inputs,
                                          const accy_output *outputs, size_t n_outputs);
+
+/* ---- asynchronous submission ----------------------------------------------------- */
+
+/* Called once per accepted submission, on a pool thread (or, in a forked
+ * child whose pool is gone, on the submitting thread before submit returns),
+ * after the outputs are written. |status| is ACCY_STATUS_OK (a run that
+ * started cannot fail). It may call any accy function except
+ * accy_session_destroy of the session it belongs to. */
+typedef void (*accy_completion_fn)(void *user_data, accy_status status);
+
+typedef struct accy_completion {
+  uint32_t struct_size;        /* sizeof(accy_completion) */
+  int32_t event_fd;            /* >= 0: after the callback, accy writes the 8-byte value 1 to it
+                                  (an eventfd's counter goes up by one); -1: none */
+  accy_completion_fn callback; /* may be NULL */
+  void *user_data;
+} accy_completion;
+
+/* Like accy_session_invoke, but returns at once: every check (handle,
+ * counts, sizes, alignment, overlap, scratch memory) happens here, and a
+ * failure returns its status (nothing is signalled then). On OK the run is
+ * queued for the worker pool and |done| is signalled exactly once when it
+ * is over. The input and output *buffers* stay borrowed until then (the
+ * accy_input/accy_output arrays and |done| itself only for this call).
+ * Releasing the handle meanwhile is defined, as for invoke: the run
+ * finishes and the program is freed after it. accy_session_destroy waits
+ * for the session's outstanding submissions. A session created with one
+ * thread runs submissions on the process's worker pool (started on its first
+ * submit), one thread each. Returns what invoke returns, plus
+ * INVALID_BUFFER for a NULL |done| or a struct_size below
+ * sizeof(accy_completion), and OUT_OF_MEMORY / LAUNCH_FAILED when a pool
+ * must be started and cannot be. Thread-safe. */
+ACCY_API accy_status accy_session_submit(accy_session *session, accy_handle handle,
+                                         const accy_input *inputs, size_t n_inputs,
+                                         const accy_output *outputs, size_t n_outputs,
+                                         const accy_completion *done);
 
 /* Releases the program. Every copy of |handle| is refused from then on; a
  * program still running is freed when its last invoke returns. Returns OK or

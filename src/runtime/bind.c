@@ -64,8 +64,12 @@ void **accy__plan_bind(const accy__plan *plan, void *block, const accy_input *in
 
 void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_workers, void *block,
                     const accy_input *inputs, const accy_output *outputs) {
+  accy__plan_run_bound(plan, pool, max_workers, block, accy__plan_bind(plan, block, inputs, outputs));
+}
+
+void accy__plan_run_bound(const accy__plan *plan, accy__pool *pool, uint32_t max_workers,
+                          void *block, void **ptrs) {
   char *base = block;
-  void **ptrs = accy__plan_bind(plan, block, inputs, outputs);
   /* A pool with more worker indices than the plan has workspaces for (not
    * the one it was compiled for) runs the launch inline: still correct. */
   bool inline_run = plan->sequential || max_workers <= 1 ||

@@ -26,6 +26,12 @@ void accy__plan_run(const accy__plan *plan, accy__pool *pool, uint32_t max_worke
 void **accy__plan_bind(const accy__plan *plan, void *block, const accy_input *inputs,
                        const accy_output *outputs);
 
+/* The run step of accy__plan_run, on a block bound earlier (asynchronous
+ * submission binds at submit and runs later): |ptrs| is what
+ * accy__plan_bind returned for |block|. */
+void accy__plan_run_bound(const accy__plan *plan, accy__pool *pool, uint32_t max_workers,
+                          void *block, void **ptrs);
+
 /* The scheduler's tile function of every plan task (accy__sched_fn):
  * |ctx| is the task's accy__ctask, |launch_data| the launch's pointer
  * table. Computes the tile's item range and calls the kernel, appending
