@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,6 +116,7 @@ typedef struct options {
   int threads[PERF_MAX_THREADS], n_threads;
   int clients[16], n_clients;
   double time_s, block_s, serve_s;
+  int serve_async;
   int quick, no_ort, bounds, verbose, ort_spin;
 } options;
 
@@ -140,6 +142,7 @@ static void usage(FILE *f) {
           "  --serve NAME        serving mode on workload NAME instead of the latency runs\n"
           "  --clients LIST      client threads for --serve (1,2,4,8,16,64)\n"
           "  --serve-time S      seconds per client count (1.0)\n"
+          "  --serve-async       also time accy_session_submit + an eventfd wait per call\n"
           "  -v                  more detail\n");
 }
 
@@ -180,6 +183,7 @@ static int parse_options(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--time")) VALUE(), o->time_s = atof(v);
     else if (!strcmp(a, "--block")) VALUE(), o->block_s = atof(v);
     else if (!strcmp(a, "--serve-time")) VALUE(), o->serve_s = atof(v);
+    else if (!strcmp(a, "--serve-async")) o->serve_async = 1;
     else if (!strcmp(a, "--ort-spin")) VALUE(), o->ort_spin = atoi(v) ? 1 : 0;
     else if (!strcmp(a, "--threads")) {
       VALUE();
@@ -910,6 +914,7 @@ typedef struct serve_ctx {
   accy_output (*outs)[PERF_MAX_IO]; /* per client */
   perf_ort_run *ort;
   void *(*ort_vals)[PERF_MAX_IO]; /* per client */
+  int *efd;                       /* per client, for accy-async */
 } serve_ctx;
 
 static int serve_accy(void *p, int client, char *err, size_t n) {
@@ -918,6 +923,28 @@ static int serve_accy(void *p, int client, char *err, size_t n) {
   if (st == ACCY_STATUS_OK) return 0;
   snprintf(err, n, "invoke: %s: %s", accy_status_name(st), accy_session_last_cause(c->s));
   return -1;
+}
+
+/* Submits and waits for the completion on the client's own eventfd: the
+ * latency an event loop sees, queueing and the pool thread's pickup
+ * included. */
+static int serve_accy_async(void *p, int client, char *err, size_t n) {
+  serve_ctx *c = p;
+  accy_completion done = {sizeof done, c->efd[client], NULL, NULL};
+  accy_status st =
+      accy_session_submit(c->s, c->h, c->ins, c->n_in, c->outs[client], c->n_out, &done);
+  if (st != ACCY_STATUS_OK) {
+    snprintf(err, n, "submit: %s: %s", accy_status_name(st), accy_session_last_cause(c->s));
+    return -1;
+  }
+  uint64_t v;
+  while (read(c->efd[client], &v, sizeof v) != (ssize_t)sizeof v) {
+    if (errno != EINTR) {
+      snprintf(err, n, "eventfd read: %s", strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
 }
 
 static int serve_ort(void *p, int client, char *err, size_t n) {
@@ -983,6 +1010,10 @@ static void run_serve(env *e, const workload *w) {
     for (int k = 0; k < max_clients; k++)
       for (size_t i = 0; i < ac->n_out; i++)
         c.outs[k][i] = (accy_output){perf_alloc(sh.out_bytes[i]), sh.out_bytes[i]};
+    if (o->serve_async) {
+      c.efd = calloc((size_t)max_clients, sizeof *c.efd);
+      for (int k = 0; k < max_clients && c.efd; k++) c.efd[k] = eventfd(0, EFD_CLOEXEC);
+    }
     runner ro;
     memset(&ro, 0, sizeof ro);
     if (e->ort && ort_open(&ro, e->ort, w, &d, t, &sh, o->ort_spin) == 0) {
@@ -1006,6 +1037,12 @@ static void run_serve(env *e, const workload *w) {
       perf_serve(serve_accy, &c, o->clients[ci], o->serve_s, &r);
       if (r.failed) e->failures++;
       serve_report(w, "accy", t, &r);
+      if (o->serve_async && c.efd) {
+        quiesce(0.3);
+        perf_serve(serve_accy_async, &c, o->clients[ci], o->serve_s, &r);
+        if (r.failed) e->failures++;
+        serve_report(w, "async", t, &r);
+      }
       if (c.ort) {
         quiesce(0.3);
         perf_serve(serve_ort, &c, o->clients[ci], o->serve_s, &r);
