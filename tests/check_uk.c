@@ -465,6 +465,65 @@ START_TEST(test_gemm_one_row_matches_full_tile) {
 }
 END_TEST
 
+/* The GEMV kernel (one row against up to four panels) gives exactly the
+ * bits of one GEMM kernel call per panel with mr = 1, with every epilogue
+ * and with NaN and infinity among the inputs. */
+START_TEST(test_gemv_matches_gemm_row_per_panel) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 67);
+  int tried = 0;
+  for (int l = 0; l < nl; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    if (!uk->gemv) continue;
+    ck_assert_uint_eq(uk->nr, 16);
+    tried++;
+    enum { KMAX = 70, NP = 4, NR = 16 };
+    static float a[KMAX * 3], b[NP][KMAX * 21], bias_col[NP * NR], resid[NP * NR];
+    static float c_ref[NP * NR], c_got[NP * NR], start[NP * NR];
+    float bias_row = 0.75f;
+    for (size_t np = 1; np <= NP; np++)
+      for (size_t kc = 0; kc <= KMAX; kc += kc < 3 ? 1 : 23)
+        for (int acs = 1; acs <= 3; acs += 2)
+          for (uint32_t fl = 0; fl < 8; fl++) {
+            const ptrdiff_t b_rs = (fl & 1) ? NR : 21; /* packed panel or row-major B */
+            const ptrdiff_t b_ps = (ptrdiff_t)(sizeof b[0] / sizeof(float));
+            for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
+            for (size_t p = 0; p < NP; p++)
+              for (size_t i = 0; i < sizeof b[0] / sizeof(float); i++) b[p][i] = rnd(&r);
+            if (kc > 2) {
+              a[1 * acs] = NAN;
+              b[np - 1][2 * b_rs + 5] = INFINITY;
+            }
+            for (size_t i = 0; i < NP * NR; i++) {
+              bias_col[i] = rnd(&r), resid[i] = rnd(&r), start[i] = rnd(&r);
+            }
+            uint32_t flags = (fl & 2 ? ACCY__UK_ACCUMULATE : 0) | (fl & 4 ? ACCY__UK_EPILOGUE : 0);
+            if ((fl & 4) && (fl & 1)) flags |= ACCY__UK_CLAMP;
+            accy__uk_epilogue ep = {0};
+            ep.bias_col = bias_col;
+            ep.bias_row = (fl & 1) ? &bias_row : NULL;
+            ep.residual = (fl & 2) ? resid : NULL;
+            ep.res_rs = NP * NR;
+            ep.lo = -1.5f, ep.hi = 2.5f;
+            memcpy(c_ref, start, sizeof start);
+            memcpy(c_got, start, sizeof start);
+            for (size_t p = 0; p < np; p++) {
+              accy__uk_epilogue e = ep;
+              e.bias_col = ep.bias_col + p * NR;
+              if (ep.residual) e.residual = ep.residual + p * NR;
+              uk->fn(1, NR, kc, a, 1, acs, b[p], b_rs, c_ref + p * NR, NP * NR, flags, &e);
+            }
+            uk->gemv(np, kc, a, acs, b[0], b_rs, b_ps, c_got, flags, &ep);
+            ck_assert_msg(memcmp(c_ref, c_got, sizeof c_ref) == 0,
+                          "%s: np %zu kc %zu a_cs %d flags %u: gemv differs from gemm rows",
+                          uk->gemv_name, np, kc, acs, flags);
+          }
+  }
+  if (!tried) fprintf(stderr, "check_uk: no level here has a GEMV kernel: nothing compared\n");
+}
+END_TEST
 
 /* The elementwise maximum and minimum microkernels are written branch-free
  * for the vectoriser; src/kernels/scalar.h holds the one definition of the
@@ -560,6 +619,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_pool_levels_match_portable);
   tcase_add_test(tc, test_fold8_levels_match_portable);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
+  tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
   suite_add_tcase(s, tc);

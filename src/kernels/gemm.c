@@ -169,6 +169,7 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
   const uint64_t panels = (g->N + nr - 1) / nr;
   const accy__uk_f32_gemm_fn fn = g->uk.fn;
+  const accy__uk_f32_gemv_fn gemv = g->uk.gemv;
   const bool packing = g->pack_a && ws;
   const bool packing_b = g->pack_b && ws;
   float *pa = ws, *pbp = ws ? (float *)ws + ws_a_floats(g) : NULL;
@@ -195,20 +196,30 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
       for (uint64_t ms = m0; ms < m0 + rows; ms += g->mb_sub) {
         const uint64_t srows = m0 + rows - ms < g->mb_sub ? m0 + rows - ms : g->mb_sub;
         if (packing && kcur) pack_a(g, ab, ms, srows, k0, kcur, pa);
-        for (uint64_t j0 = n0; j0 < n0 + cols; j0 += nr) {
+        for (uint64_t j0 = n0; j0 < n0 + cols;) {
           const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
           const float *bp;
-          ptrdiff_t brs;
+          ptrdiff_t brs, bps; /* row stride within a panel; panel stride */
           if (g->b_packed) {
             bp = bb + ((j0 / nr) * K + k0) * nr;
             brs = (ptrdiff_t)nr;
+            bps = (ptrdiff_t)(K * nr);
           } else if (packing_b) {
             /* ws is required for a provider (workspace_bytes says so). */
             bp = pbp + ((j0 - n0) / nr) * kcur * nr;
             brs = (ptrdiff_t)nr;
+            bps = (ptrdiff_t)(kcur * nr);
           } else {
             bp = bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;
             brs = g->b_rs;
+            bps = (ptrdiff_t)nr;
+          }
+          /* A one-row sub-block takes up to four full panels per call of
+           * the GEMV kernel (the same bits as one call per panel). */
+          uint64_t np = 1;
+          if (gemv && srows == 1 && ncur == nr) {
+            const uint64_t full = (n0 + cols - j0) / nr;
+            np = full < 4 ? full : 4;
           }
           for (uint64_t i0 = ms; i0 < ms + srows; i0 += mr) {
             const uint64_t mcur = ms + srows - i0 < mr ? ms + srows - i0 : mr;
@@ -238,9 +249,14 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
               ars = g->a_rs;
               acs = g->a_cs;
             }
-            fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs,
-               cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0, g->c_rs, flags, &ep);
+            float *cp = cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
+            if (np > 1)
+              gemv((size_t)np, (size_t)kcur, ap, acs, bp, brs, bps, cp, flags, &ep);
+            else
+              fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs, cp, g->c_rs,
+                 flags, &ep);
           }
+          j0 += np * nr;
         }
       }
       if (K == 0) break;

@@ -16,7 +16,8 @@ static const accy__uk kPortable = {
 #if ACCY__BUILD_HAS_AVX2
 static const accy__uk kAvx2 = {
     .isa = ACCY__ISA_AVX2,
-    .f32_gemm = {"f32_gemm_6x16__avx2", 6, 16, accy__f32_gemm_6x16__avx2},
+    .f32_gemm = {"f32_gemm_6x16__avx2", 6, 16, accy__f32_gemm_6x16__avx2,
+                 accy__f32_gemv_1x64__avx2, "f32_gemv_1x64__avx2"},
     .f32_dwconv_row = accy__f32_dwconv_row__avx2,
     .f32_pool_acc = accy__f32_pool_acc__avx2,
     .f32_fold8 = accy__f32_fold8__avx2,

@@ -47,10 +47,22 @@ typedef void (*accy__uk_f32_gemm_fn)(size_t mr, size_t nr, size_t kc, const floa
                                      ptrdiff_t b_rs, float *c, ptrdiff_t c_rs, uint32_t flags,
                                      const accy__uk_epilogue *ep);
 
+/* One row of A against np (1..4) full panels of NR columns (a matrix-vector
+ * product, or the last row of a GEMM): C[0, 0:np*NR] = (C or 0) +
+ * A[0, 0:kc] x B, panel p's row k being NR floats at b + p*b_ps + k*b_rs and
+ * its C at c + p*NR; |ep| is that of the first panel (its bias_col and
+ * residual move on by NR per panel). The bits equal those of np calls of the
+ * level's GEMM kernel with mr = 1. */
+typedef void (*accy__uk_f32_gemv_fn)(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
+                                     const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
+                                     uint32_t flags, const accy__uk_epilogue *ep);
+
 typedef struct accy__uk_f32_gemm {
   const char *name;
   uint32_t mr, nr;
   accy__uk_f32_gemm_fn fn;
+  accy__uk_f32_gemv_fn gemv; /* NULL: the driver calls fn once per panel */
+  const char *gemv_name;
 } accy__uk_f32_gemm;
 
 /* ---- f32 depthwise convolution, one output row ---------------------------- */
@@ -118,6 +130,9 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
                                    ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs,
                                    float *c, ptrdiff_t c_rs, uint32_t flags,
                                    const accy__uk_epilogue *ep);
+void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
+                               const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
+                               uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
                                ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);

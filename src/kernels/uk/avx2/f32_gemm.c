@@ -18,6 +18,40 @@ static inline __m256i first_lanes(size_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), idx);
 }
 
+/* The epilogue of one row of 16 columns (row |i| of the tile): bias of the
+ * row, bias of the columns (|bias_col|, 16 floats), the residual row, then
+ * the clamp; in that order, one rounding each. The GEMM and the GEMV
+ * kernels share it, so a row gets the same bits from both. */
+static inline void epilogue_row(__m256 *v0, __m256 *v1, uint32_t flags,
+                                const accy__uk_epilogue *ep, size_t i, const float *bias_col,
+                                const float *residual, __m256i m0, __m256i m1) {
+  if (ep->bias_row) {
+    __m256 br = _mm256_set1_ps(ep->bias_row[i]);
+    *v0 = _mm256_add_ps(*v0, br), *v1 = _mm256_add_ps(*v1, br);
+  }
+  if (bias_col) {
+    *v0 = _mm256_add_ps(*v0, _mm256_maskload_ps(bias_col, m0));
+    *v1 = _mm256_add_ps(*v1, _mm256_maskload_ps(bias_col + 8, m1));
+  }
+  if (residual) {
+    *v0 = _mm256_add_ps(*v0, _mm256_maskload_ps(residual, m0));
+    *v1 = _mm256_add_ps(*v1, _mm256_maskload_ps(residual + 8, m1));
+  }
+  if (flags & ACCY__UK_CLAMP) {
+    /* max(v, lo) with v first keeps a NaN v (the portable kernel's
+     * comparisons do the same): _mm256_max_ps returns its second operand
+     * when either is NaN. */
+    __m256 lo = _mm256_set1_ps(ep->lo), hi = _mm256_set1_ps(ep->hi);
+    __m256 *vs[2] = {v0, v1};
+    for (int h = 0; h < 2; h++) {
+      __m256 v = *vs[h];
+      v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
+      v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
+      *vs[h] = v;
+    }
+  }
+}
+
 void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
                                ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep) {
@@ -143,34 +177,10 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
   }
 #undef STEP
   __m256 acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  if (flags & ACCY__UK_EPILOGUE) {
-    __m256 bc0 = _mm256_setzero_ps(), bc1 = _mm256_setzero_ps();
-    if (ep->bias_col) bc0 = _mm256_maskload_ps(ep->bias_col, m0), bc1 = _mm256_maskload_ps(ep->bias_col + 8, m1);
-    for (size_t i = 0; i < mr; i++) {
-      if (ep->bias_row) {
-        __m256 br = _mm256_set1_ps(ep->bias_row[i]);
-        acc[i][0] = _mm256_add_ps(acc[i][0], br), acc[i][1] = _mm256_add_ps(acc[i][1], br);
-      }
-      if (ep->bias_col) acc[i][0] = _mm256_add_ps(acc[i][0], bc0), acc[i][1] = _mm256_add_ps(acc[i][1], bc1);
-      if (ep->residual) {
-        const float *ri = ep->residual + (ptrdiff_t)i * ep->res_rs;
-        acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_maskload_ps(ri, m0));
-        acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_maskload_ps(ri + 8, m1));
-      }
-      if (flags & ACCY__UK_CLAMP) {
-        /* max(v, lo) with v first keeps a NaN v (the portable kernel's
-         * comparisons do the same): _mm256_max_ps returns its second
-         * operand when either is NaN. */
-        __m256 lo = _mm256_set1_ps(ep->lo), hi = _mm256_set1_ps(ep->hi);
-        for (int h = 0; h < 2; h++) {
-          __m256 v = acc[i][h];
-          v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
-          v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
-          acc[i][h] = v;
-        }
-      }
-    }
-  }
+  if (flags & ACCY__UK_EPILOGUE)
+    for (size_t i = 0; i < mr; i++)
+      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, ep->bias_col,
+                   ep->residual ? ep->residual + (ptrdiff_t)i * ep->res_rs : NULL, m0, m1);
   for (size_t i = 0; i < mr; i++) {
     float *ci = c + (ptrdiff_t)i * c_rs;
     if (full) {
@@ -180,5 +190,53 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
       _mm256_maskstore_ps(ci, m0, acc[i][0]);
       _mm256_maskstore_ps(ci + 8, m1, acc[i][1]);
     }
+  }
+}
+
+/* One row against np (1..4) full panels of 16 columns: panel p's row k at
+ * b + p * b_ps + k * b_rs, its C at c + 16 p. Each output is the same FMA
+ * chain over k, from the same start, with the same epilogue, as the GEMM
+ * kernel's mr == 1 path gives it, so the bits match; with up to eight
+ * independent chains instead of two, it runs at the speed of the loads of
+ * B instead of the FMA latency. */
+void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
+                               const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
+                               uint32_t flags, const accy__uk_epilogue *ep) {
+  __m256 acc[4][2];
+  const __m256i all = _mm256_set1_epi32(-1);
+  for (size_t p = 0; p < 4; p++) {
+    const size_t q = p < np ? p : 0; /* unused chains repeat panel 0, never stored */
+    if (flags & ACCY__UK_ACCUMULATE) {
+      acc[p][0] = _mm256_loadu_ps(c + 16 * q);
+      acc[p][1] = _mm256_loadu_ps(c + 16 * q + 8);
+    } else {
+      acc[p][0] = acc[p][1] = _mm256_setzero_ps();
+    }
+  }
+  const float *b0 = b, *b1 = b + (np > 1 ? 1 : 0) * b_ps, *b2 = b + (np > 2 ? 2 : 0) * b_ps,
+              *b3 = b + (np > 3 ? 3 : 0) * b_ps;
+  __m256 c00 = acc[0][0], c01 = acc[0][1], c10 = acc[1][0], c11 = acc[1][1];
+  __m256 c20 = acc[2][0], c21 = acc[2][1], c30 = acc[3][0], c31 = acc[3][1];
+  for (size_t k = 0; k < kc; k++) {
+    const __m256 av = _mm256_broadcast_ss(a + (ptrdiff_t)k * a_cs);
+    const ptrdiff_t o = (ptrdiff_t)k * b_rs;
+    c00 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b0 + o), c00);
+    c01 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b0 + o + 8), c01);
+    c10 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b1 + o), c10);
+    c11 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b1 + o + 8), c11);
+    c20 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b2 + o), c20);
+    c21 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b2 + o + 8), c21);
+    c30 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b3 + o), c30);
+    c31 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b3 + o + 8), c31);
+  }
+  acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
+  acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
+  for (size_t p = 0; p < np; p++) {
+    if (flags & ACCY__UK_EPILOGUE)
+      epilogue_row(&acc[p][0], &acc[p][1], flags, ep, 0,
+                   ep->bias_col ? ep->bias_col + 16 * p : NULL,
+                   ep->residual ? ep->residual + 16 * p : NULL, all, all);
+    _mm256_storeu_ps(c + 16 * p, acc[p][0]);
+    _mm256_storeu_ps(c + 16 * p + 8, acc[p][1]);
   }
 }
