@@ -40,18 +40,27 @@ void accy__gemm_plan(accy__gemm *g) {
       mb = round_up(div_up(mb, 2), g->mb_sub);
     g->mb = mb < M ? mb : M;
   } else {
-    g->mb = g->mb_sub;
     /* Halve while an item is too big, or while there are too few items and
-     * halving keeps them above the minimum. */
-    const uint64_t m_items = div_up(M, g->mb);
-    while (nb > nr) {
-      uint64_t work = g->mb * nb * K;
-      uint64_t items = g->batch * m_items * div_up(N, nb);
+     * halving keeps them above the minimum; each time the longer side (rows
+     * or columns), so that items stay square-ish: an item reads an mb x kc
+     * block of A and a kc x nb block of B per K block for mb x nb x kc
+     * multiply-adds, most per byte when mb and nb are close. */
+    uint64_t mb = g->mb_sub;
+    for (;;) {
+      uint64_t work = mb * nb * K;
+      uint64_t items = g->batch * div_up(M, mb) * div_up(N, nb);
       bool too_big = work > GEMM_ITEM_MAX;
       bool too_few = items < GEMM_ITEMS_WANTED && work / 2 >= GEMM_ITEM_MIN;
       if (!too_big && !too_few) break;
-      nb = round_up(nb / 2, nr);
+      const bool can_m = mb > mr, can_n = nb > nr;
+      if (can_m && (!can_n || mb >= nb))
+        mb = round_up(div_up(mb, 2), mr);
+      else if (can_n)
+        nb = round_up(nb / 2, nr);
+      else
+        break;
     }
+    g->mb = mb < M ? mb : M;
   }
   g->nb = nb;
   g->m_items = g->M ? div_up(g->M, g->mb) : 0;
