@@ -107,6 +107,9 @@ typedef struct perf_serve_result {
   double calls_per_s;
   double p50_s, p99_s, p999_s, max_s;
   long proc_threads;                /* peak while the clients ran */
+  /* Client 0 alone (the mixed mode's large client): its calls and latency. */
+  long first_calls;
+  double first_p50_s, first_p99_s;
   long rss_before_kb, rss_after_kb; /* VmRSS */
   int failed;
   char err[240];

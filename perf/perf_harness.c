@@ -112,7 +112,7 @@ static double quiesce(double max_s) {
 /* ---- options ------------------------------------------------------------------------------ */
 
 typedef struct options {
-  const char *models, *filter, *csv, *plot, *ort_path, *blas, *serve, *replot;
+  const char *models, *filter, *csv, *plot, *ort_path, *blas, *serve, *replot, *serve_mix;
   int threads[PERF_MAX_THREADS], n_threads;
   int clients[16], n_clients;
   double time_s, block_s, serve_s;
@@ -143,6 +143,7 @@ static void usage(FILE *f) {
           "  --clients LIST      client threads for --serve (1,2,4,8,16,64)\n"
           "  --serve-time S      seconds per client count (1.0)\n"
           "  --serve-async       also time accy_session_submit + an eventfd wait per call\n"
+          "  --serve-mix NAME    also time one NAME client alone and beside the --serve clients\n"
           "  -v                  more detail\n");
 }
 
@@ -184,6 +185,7 @@ static int parse_options(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--block")) VALUE(), o->block_s = atof(v);
     else if (!strcmp(a, "--serve-time")) VALUE(), o->serve_s = atof(v);
     else if (!strcmp(a, "--serve-async")) o->serve_async = 1;
+    else if (!strcmp(a, "--serve-mix")) VALUE(), o->serve_mix = v;
     else if (!strcmp(a, "--ort-spin")) VALUE(), o->ort_spin = atoi(v) ? 1 : 0;
     else if (!strcmp(a, "--threads")) {
       VALUE();
@@ -699,6 +701,7 @@ typedef struct env {
   } best[64];
   int n_best;
   int failures;
+  const struct workload *mix_w; /* --serve-mix */
 } env;
 
 static int load_data(const workload *w, data *d, char *err, size_t n) {
@@ -915,6 +918,7 @@ typedef struct serve_ctx {
   perf_ort_run *ort;
   void *(*ort_vals)[PERF_MAX_IO]; /* per client */
   int *efd;                       /* per client, for accy-async */
+  accy_ctx *big;                  /* --serve-mix: client 0 runs this instead */
 } serve_ctx;
 
 static int serve_accy(void *p, int client, char *err, size_t n) {
@@ -947,6 +951,17 @@ static int serve_accy_async(void *p, int client, char *err, size_t n) {
   return 0;
 }
 
+/* --serve-mix: client 0 calls the large workload, the others the small. */
+static int serve_accy_mixed(void *p, int client, char *err, size_t n) {
+  serve_ctx *c = p;
+  if (client != 0) return serve_accy(p, client, err, n);
+  accy_ctx *b = c->big;
+  accy_status st = accy_session_invoke(b->s, b->h, b->ins, b->n_in, b->outs, b->n_out);
+  if (st == ACCY_STATUS_OK) return 0;
+  snprintf(err, n, "invoke (large): %s: %s", accy_status_name(st), accy_session_last_cause(b->s));
+  return -1;
+}
+
 static int serve_ort(void *p, int client, char *err, size_t n) {
   serve_ctx *c = p;
   return perf_ort_call_values(c->ort, c->ort_vals[client], err, n);
@@ -974,6 +989,63 @@ static void serve_report(const workload *w, const char *system, int t, perf_serv
   fflush(stdout);
 }
 
+/* One large client (e->mix_w, e.g. mlp_b256) alone, then beside K clients of
+ * the small workload: how much its latency rises when small callers share
+ * the machine, and what the small ones get meanwhile. */
+static void run_serve_mix(env *e, const workload *small, int t, serve_ctx *c) {
+  options *o = e->o;
+  const workload *w = e->mix_w;
+  data d;
+  char err[600];
+  size_t wire_size = 0;
+  void *wire = read_file(w->accyb, &wire_size);
+  runner rb;
+  memset(&rb, 0, sizeof rb);
+  shapes sh;
+  memset(&sh, 0, sizeof sh);
+  if (!wire || load_data(w, &d, err, sizeof err) != 0 ||
+      accy_open(&rb, w, &d, wire, wire_size, t, &sh) != 0) {
+    printf("  mix %s t=%d FAILED: cannot open it: %s\n", w->name, t, rb.err);
+    e->failures++;
+    free(wire);
+    return;
+  }
+  c->big = rb.ctx;
+  perf_serve_result alone, mixed;
+  quiesce(0.3);
+  perf_serve(serve_accy_mixed, c, 1, o->serve_s, &alone);
+  for (int ci = 0; ci < o->n_clients; ci++) {
+    int k = o->clients[ci];
+    quiesce(0.3);
+    perf_serve(serve_accy_mixed, c, k + 1, o->serve_s, &mixed);
+    if (alone.failed || mixed.failed) e->failures++;
+    char a[32], b[32], d1[32], d2[32];
+    printf("  mix   t=%-2d %s alone p50 %s; beside %d %s clients p50 %s (x%.2f), p99 %s; "
+           "%s calls/s %.0f%s%s\n",
+           t, w->name, fmt_time(alone.first_p50_s, a, sizeof a), k, small->name,
+           fmt_time(mixed.first_p50_s, b, sizeof b),
+           alone.first_p50_s > 0 ? mixed.first_p50_s / alone.first_p50_s : 0,
+           fmt_time(mixed.first_p99_s, d1, sizeof d1), small->name,
+           (double)(mixed.calls - mixed.first_calls) / o->serve_s,
+           mixed.failed ? "  FAILED: " : "", mixed.failed ? mixed.err : "");
+    (void)d2;
+    row rw = {.kind = "serve-mix", .workload = small->name, .group = small->group,
+              .system = "accy"};
+    rw.threads = t;
+    rw.clients = k;
+    rw.median = mixed.first_p50_s, rw.p99 = mixed.first_p99_s;
+    rw.calls = mixed.first_calls;
+    snprintf(rw.note, sizeof rw.note, "large %s alone p50 %.6g s", w->name, alone.first_p50_s);
+    csv_row(&rw);
+    fflush(stdout);
+  }
+  c->big = NULL;
+  accy_close(&rb);
+  runner_free(&rb);
+  free(wire);
+  free_data(&d);
+}
+
 static void run_serve(env *e, const workload *w) {
   options *o = e->o;
   printf("serve %s: %d client count(s), %.1f s each, one shared handle / session\n", w->name,
@@ -991,6 +1063,7 @@ static void run_serve(env *e, const workload *w) {
   int max_clients = 1;
   for (int i = 0; i < o->n_clients; i++)
     if (o->clients[i] > max_clients) max_clients = o->clients[i];
+  if (e->mix_w) max_clients++; /* the mixed runs' small clients are 1..K */
   for (int ti = 0; ti < o->n_threads; ti++) {
     int t = o->threads[ti];
     runner ra;
@@ -1049,6 +1122,7 @@ static void run_serve(env *e, const workload *w) {
         serve_report(w, "ort", t, &r);
       }
     }
+    if (e->mix_w) run_serve_mix(e, w, t, &c);
     /* The output buffers of every client, ORT's included, are leaked at the
      * end of the mode on purpose: the process exits right after. */
     if (ro.ctx) perf_ort_close(ro.ctx);
@@ -1189,6 +1263,15 @@ int main(int argc, char **argv) {
 
   if (o.serve) {
     int found = 0;
+    if (o.serve_mix) {
+      for (int i = 0; i < n_ws; i++)
+        if (!strcmp(ws[i].name, o.serve_mix)) e.mix_w = &ws[i];
+      if (!e.mix_w) {
+        fprintf(stderr, "perf_harness: --serve-mix %s: no such workload in %s\n", o.serve_mix,
+                o.models);
+        return 2;
+      }
+    }
     for (int i = 0; i < n_ws; i++)
       if (!strcmp(ws[i].name, o.serve)) {
         run_serve(&e, &ws[i]);

@@ -134,6 +134,12 @@ void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_
       snprintf(r->err, sizeof r->err, "client %d: %s", i, cs[i].err);
     }
   }
+  if (started > 0 && cs[0].n) {
+    qsort(cs[0].lat, cs[0].n, sizeof(double), cmp_double);
+    r->first_calls = (long)cs[0].n;
+    r->first_p50_s = cs[0].lat[cs[0].n / 2];
+    r->first_p99_s = cs[0].lat[(size_t)((double)(cs[0].n - 1) * 0.99)];
+  }
   double *all = malloc((total ? total : 1) * sizeof *all);
   size_t k = 0;
   for (int i = 0; i < started; i++) {
