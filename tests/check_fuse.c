@@ -281,6 +281,72 @@ START_TEST(test_conv_epilogues) {
 }
 END_TEST
 
+/* A sum that is -0 (every product a negative underflow: FMA rounds each
+ * partial sum to -0) under a ReLU: maximum(-0, +0) is +0, and the fused
+ * clamp must say so too; the same for a residual of -0 added to a -0. Loop
+ * over a GEMM (dot), a depthwise and a GEMM-form convolution. */
+START_TEST(test_fused_relu_of_negative_zero) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4300);
+  prog g = {.rng = &rng};
+  accy__program_init(&g.p);
+  accy__type ot;
+  uint32_t y;
+  float *xv = NULL, *rv = NULL;
+  size_t nx;
+  if (_i == 0) {
+    int64_t xd[2] = {3, 16}, wd[2] = {20, 16}, od[2] = {3, 20};
+    ot = tu_type(ACCY_DTYPE_F32, 2, od);
+    uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 2, xd));
+    uint32_t r = param(&g, "r", ot);
+    uint32_t w = constant(&g, tu_type(ACCY_DTYPE_F32, 2, wd), 1e-30f, true);
+    int64_t attrs[4] = {0, 1, 1, 1};
+    uint32_t ops[2] = {x, w};
+    y = node(&g, ACCY_OP_DOT_GENERAL, ot, ops, 2, attrs, 4);
+    y = bin(&g, ACCY_OP_ADD, ot, y, r);
+    nx = 3 * 16;
+  } else {
+    const int64_t C = 4, groups = _i == 1 ? C : 1;
+    int64_t xd[4] = {1, C, 6, 7}, wd[4] = {C, C / groups, 3, 3}, od[4] = {1, C, 6, 7};
+    ot = tu_type(ACCY_DTYPE_F32, 4, od);
+    uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
+    uint32_t r = param(&g, "r", ot);
+    uint32_t w = constant(&g, tu_type(ACCY_DTYPE_F32, 4, wd), 1e-30f, true);
+    int64_t attrs[12] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, groups};
+    uint32_t ops[2] = {x, w};
+    y = node(&g, ACCY_OP_CONVOLUTION, ot, ops, 2, attrs, 12);
+    y = bin(&g, ACCY_OP_ADD, ot, y, r);
+    nx = (size_t)(C * 6 * 7);
+  }
+  y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+  y = bin(&g, ACCY_OP_MINIMUM, ot, y, scalar(&g, ot, 6));
+  out(&g, y);
+  const size_t no = (size_t)tu_elems(&ot);
+  xv = malloc(nx * 4);
+  rv = malloc(no * 4);
+  for (size_t i = 0; i < nx; i++) xv[i] = -1e-30f;
+  for (size_t i = 0; i < no; i++) rv[i] = -0.0f;
+  void *inputs[2] = {xv, rv};
+  uint32_t tf, tu;
+  float *f = run(&g, true, inputs, &tf), *u = run(&g, false, inputs, &tu);
+  ck_assert_uint_lt(tf, tu); /* the chain did fuse */
+  size_t zeros = 0;
+  for (size_t i = 0; i < no; i++) {
+    uint32_t fb, ub;
+    memcpy(&fb, &f[i], 4);
+    memcpy(&ub, &u[i], 4);
+    ck_assert_msg(fb == ub, "case %d element %zu: fused %08x, unfused %08x", _i, i, fb, ub);
+    zeros += ub == 0;
+  }
+  ck_assert_uint_gt(zeros, 0); /* +0 results exist to compare */
+  free(f);
+  free(u);
+  free(xv);
+  free(rv);
+  accy__program_free(&g.p);
+}
+END_TEST
+
 /* Two chains meet at an add (a residual block with a projection shortcut:
  * relu((conv1(x) + b1) + (conv2(x) + b2))): the earlier anchor takes the
  * add, with the other chain's tail as its residual. */
@@ -543,6 +609,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
+  tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 3);
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 5);

@@ -41,6 +41,7 @@
 #include "src/kernels/gemm.h"
 #include "src/base/half.h"
 #include "src/kernels/kernels.h"
+#include "src/kernels/scalar.h"
 
 /* Output columns per dot_general item. Fixed, so the item boundaries (and
  * with them every result bit) do not depend on the thread count. */
@@ -313,10 +314,7 @@ static void epi_run(const epi *e, float *dst, const float *res, size_t n, const 
     float v = dst[i];
     if (bias) v = v + bias[i * bstride];
     if (res) v = v + res[i];
-    if (e->clamp) {
-      if (v < e->lo) v = e->lo;
-      if (v > e->hi) v = e->hi;
-    }
+    if (e->clamp) v = accy__min_f32(accy__max_f32(v, e->lo), e->hi); /* the ops' rules */
     dst[i] = v;
   }
 }

@@ -12,18 +12,6 @@
 #include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
-static inline __m256 vmax_f32(__m256 a, __m256 b) {
-  __m256 r = _mm256_max_ps(a, b); /* b when equal or unordered */
-  r = _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
-  return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
-}
-
-static inline __m256 vmin_f32(__m256 a, __m256 b) {
-  __m256 r = _mm256_min_ps(a, b);
-  r = _mm256_blendv_ps(r, _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
-  return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
-}
-
 /* The tail of n % 8 elements goes through the same vector code on a copy. */
 #define EW_V2(name, VOP)                                                                   \
   static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,     \

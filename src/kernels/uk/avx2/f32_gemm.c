@@ -7,6 +7,7 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
 #define MR 6
@@ -38,17 +39,11 @@ static inline void epilogue_row(__m256 *v0, __m256 *v1, uint32_t flags,
     *v1 = _mm256_add_ps(*v1, _mm256_maskload_ps(residual + 8, m1));
   }
   if (flags & ACCY__UK_CLAMP) {
-    /* max(v, lo) with v first keeps a NaN v (the portable kernel's
-     * comparisons do the same): _mm256_max_ps returns its second operand
-     * when either is NaN. */
-    __m256 lo = _mm256_set1_ps(ep->lo), hi = _mm256_set1_ps(ep->hi);
-    __m256 *vs[2] = {v0, v1};
-    for (int h = 0; h < 2; h++) {
-      __m256 v = *vs[h];
-      v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
-      v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
-      *vs[h] = v;
-    }
+    /* minimum(maximum(v, lo), hi) with the ops' own rules, so a fused clamp
+     * gives the unfused bits (a -0 sum under a ReLU becomes +0). */
+    const __m256 lo = _mm256_set1_ps(ep->lo), hi = _mm256_set1_ps(ep->hi);
+    *v0 = vmin_f32(vmax_f32(*v0, lo), hi);
+    *v1 = vmin_f32(vmax_f32(*v1, lo), hi);
   }
 }
 

@@ -136,4 +136,19 @@ static inline __m256 vm_erf(__m256 x) {
 
 #undef V8
 
+/* The maximum and minimum ops (docs/ops.md): NaN propagates as a + b, and
+ * of +0 and -0 maximum takes +0 (the AND of the bits), minimum -0 (the OR).
+ * The elementwise kernels and the GEMM epilogue's clamp share them. */
+static inline __m256 vmax_f32(__m256 a, __m256 b) {
+  __m256 r = _mm256_max_ps(a, b); /* b when equal or unordered */
+  r = _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+  return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
+static inline __m256 vmin_f32(__m256 a, __m256 b) {
+  __m256 r = _mm256_min_ps(a, b);
+  r = _mm256_blendv_ps(r, _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+  return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
 #endif /* ACCY_KERNELS_UK_AVX2_VMATH_H */

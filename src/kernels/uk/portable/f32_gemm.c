@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
 
 #define MR 4
@@ -37,11 +38,9 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
         if (ep->bias_row) v = v + ep->bias_row[i];
         if (ep->bias_col) v = v + ep->bias_col[j];
         if (ep->residual) v = v + ep->residual[(ptrdiff_t)i * ep->res_rs + (ptrdiff_t)j];
-        if (flags & ACCY__UK_CLAMP) {
-          /* max/min that keep NaN (docs/ops.md maximum/minimum). */
-          if (v < ep->lo) v = ep->lo;
-          if (v > ep->hi) v = ep->hi;
-        }
+        /* The maximum and minimum ops' own rules (NaN, and +0 over -0),
+         * so a fused clamp gives the unfused bits. */
+        if (flags & ACCY__UK_CLAMP) v = accy__min_f32(accy__max_f32(v, ep->lo), ep->hi);
         acc[i][j] = v;
       }
   }
