@@ -525,6 +525,48 @@ START_TEST(test_gemv_matches_gemm_row_per_panel) {
 }
 END_TEST
 
+/* The epilogue microkernel of every level gives the portable bits (which
+ * are the unfused add, maximum and minimum ops'), for every combination of
+ * bias (one value or one per element), residual and clamp, every length up
+ * to 21, and with NaN, infinities and both zeros among the values. */
+START_TEST(test_epilogue_levels_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *ref = accy__uk_for(ACCY__ISA_PORTABLE);
+  tu_rng r;
+  tu_rng_seed(&r, 71);
+  const float special[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1.0f, -1.0f, 6.0f};
+  for (int l = 0; l < nl; l++)
+    for (size_t n = 0; n <= 21; n++)
+      for (int mode = 0; mode < 16; mode++) {
+        float d0[24], d1[24], bias[24], res[24];
+        for (size_t i = 0; i < 24; i++) {
+          const bool sp = tu_rng_unit(&r) < 0.4;
+          d0[i] = sp ? special[(size_t)(tu_rng_unit(&r) * 8) % 8] : rnd(&r);
+          bias[i] = (i % 5 == 0) ? -0.0f : rnd(&r);
+          res[i] = (i % 3 == 0) ? -0.0f : rnd(&r);
+        }
+        memcpy(d1, d0, sizeof d0);
+        const float *b = (mode & 1) ? bias : NULL;
+        const size_t bs = (mode & 2) ? 1 : 0;
+        const float *rr = (mode & 4) ? res : NULL;
+        const bool clamp = (mode & 8) != 0;
+        const float lo = (n % 2) ? 0.0f : -1.5f, hi = 6.0f;
+        ref->f32_epilogue(n, d0, b, bs, rr, clamp, lo, hi);
+        ts[l]->f32_epilogue(n, d1, b, bs, rr, clamp, lo, hi);
+        for (size_t i = 0; i < 24; i++) {
+          uint32_t x, y;
+          memcpy(&x, &d0[i], 4);
+          memcpy(&y, &d1[i], 4);
+          /* NaN payloads may differ between levels (docs/ops.md promise 2). */
+          if (d0[i] != d0[i] && d1[i] != d1[i]) continue;
+          ck_assert_msg(x == y, "level %s n %zu mode %d element %zu: %08x vs portable %08x",
+                        accy__isa_name(ts[l]->isa), n, mode, i, y, x);
+        }
+      }
+}
+END_TEST
+
 /* The elementwise maximum and minimum microkernels are written branch-free
  * for the vectoriser; src/kernels/scalar.h holds the one definition of the
  * rule (NaN wins, max(-0, +0) = +0, min(-0, +0) = -0) that scatter uses and
@@ -620,6 +662,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_fold8_levels_match_portable);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
+  tcase_add_test(tc, test_epilogue_levels_match_portable);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
   suite_add_tcase(s, tc);

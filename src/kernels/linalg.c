@@ -288,6 +288,7 @@ DOT_GENERIC(dot_gen_u64, uint64_t, uint64_t, LOAD_U64, STORE_U64)
 
 /* A fused epilogue as the kernels apply it: y = clamp(y + bias + residual). */
 typedef struct epi {
+  accy__uk_f32_epilogue_fn run; /* the level's epilogue microkernel */
   const float *bias;  /* per channel, NULL none */
   bool residual;      /* bufs[3] holds it, with the result's layout */
   bool clamp;
@@ -295,7 +296,7 @@ typedef struct epi {
 } epi;
 
 static epi epi_from(const accy__epilogue *ep) {
-  epi e = {NULL, false, false, 0, 0};
+  epi e = {accy__uk_get()->f32_epilogue, NULL, false, false, 0, 0};
   if (!ep || !ep->active) return e;
   e.bias = ep->bias;
   e.residual = ep->residual >= 0;
@@ -310,13 +311,7 @@ static epi epi_from(const accy__epilogue *ep) {
  * step rounds as the separate op does: the same bits as unfused. */
 static void epi_run(const epi *e, float *dst, const float *res, size_t n, const float *bias,
                     size_t bstride) {
-  for (size_t i = 0; i < n; i++) {
-    float v = dst[i];
-    if (bias) v = v + bias[i * bstride];
-    if (res) v = v + res[i];
-    if (e->clamp) v = accy__min_f32(accy__max_f32(v, e->lo), e->hi); /* the ops' rules */
-    dst[i] = v;
-  }
+  e->run(n, dst, bias, bstride, res, e->clamp, e->lo, e->hi);
 }
 
 /* The bufs index of a kernel's worker workspace: after its operands (two,

@@ -65,6 +65,17 @@ typedef struct accy__uk_f32_gemm {
   const char *gemv_name;
 } accy__uk_f32_gemm;
 
+/* ---- f32 epilogue over a row of results ------------------------------------ */
+
+/* dst[i] = clamp((dst[i] + bias[i * bstride]) + res[i]) for i < n: bias
+ * (NULL: none; bstride 0 or 1) and the residual (NULL: none) added in that
+ * order, one rounding each, then, when |clamp|, minimum(maximum(v, lo), hi)
+ * with the maximum and minimum ops' rules (docs/ops.md): the bits of the
+ * unfused ops at every level. For the kernels whose main loop has no
+ * epilogue of its own (direct and depthwise convolution, dot fallbacks). */
+typedef void (*accy__uk_f32_epilogue_fn)(size_t n, float *dst, const float *bias, size_t bstride,
+                                         const float *res, bool clamp, float lo, float hi);
+
 /* ---- f32 depthwise convolution, one output row ---------------------------- */
 
 /* out[ox] = sum over ky < kh, kx < kw (row-major, from +0) of
@@ -114,6 +125,7 @@ typedef struct accy__uk {
   accy__isa isa;
   accy__uk_f32_gemm f32_gemm;
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
+  accy__uk_f32_epilogue_fn f32_epilogue;
   accy__uk_f32_pool_fn f32_pool_acc;
   accy__uk_f32_fold8_fn f32_fold8;
   accy__uk_ew ew;
@@ -143,6 +155,10 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
   accy__uk_ew_fn accy__ew_select__##sfx(size_t elem_bytes);
 ACCY__UK_EW_DECLARE(portable)
 ACCY__UK_EW_DECLARE(avx2)
+void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
+                                  const float *res, bool clamp, float lo, float hi);
+void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
+                              const float *res, bool clamp, float lo, float hi);
 void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                     ptrdiff_t dw, size_t sw, const float *w, float *out);
 void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,

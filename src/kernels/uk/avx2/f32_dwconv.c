@@ -1,8 +1,10 @@
 /* src/kernels/uk/avx2/f32_dwconv.c: accy__f32_dwconv_row__avx2 (uk.h), built
- * with -mavx2 -mfma: thirty-two outputs at a time (four FMA chains), then
- * eight, the taps in row-major order, one FMA each. Stride 1 loads eight consecutive inputs per tap; stride 2
- * loads sixteen and keeps the even ones; other strides and the row's tail
- * go element by element in the same order. */
+ * with -mavx2 -mfma: four vectors of eight outputs at a time (four FMA
+ * chains), the taps in row-major order, one FMA each; a row whose length is
+ * not a multiple of 8 ends with a vector overlapping the previous one.
+ * Stride 1 loads eight consecutive inputs per tap; stride 2 loads sixteen
+ * and keeps the even ones; other strides and rows shorter than eight go
+ * element by element in the same order. */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -22,52 +24,59 @@ static inline __m256 load_taps(const float *p, size_t sw) {
   return sw == 1 ? _mm256_loadu_ps(p) : load_even(p);
 }
 
-/* Four vectors of outputs (32) side by side: four independent FMA chains,
- * each output's taps still in row-major order (the same bits as one
- * vector or one element at a time). */
-static inline __attribute__((always_inline)) void dw_block32(const float *x, ptrdiff_t x_rs,
-                                                             size_t kh, size_t kw, ptrdiff_t dw,
-                                                             size_t sw, const float *w,
-                                                             float *out) {
+/* Four vectors of eight outputs at offsets o0..o3 of the row: four
+ * independent FMA chains, each output's taps in row-major order (the same
+ * bits as one vector or one element at a time). Offsets may repeat or
+ * overlap: an output computed twice is the same value written twice. */
+static inline __attribute__((always_inline)) void dw_block4(const float *x, ptrdiff_t x_rs,
+                                                            size_t kh, size_t kw, ptrdiff_t dw,
+                                                            size_t sw, const float *w, float *out,
+                                                            size_t o0, size_t o1, size_t o2,
+                                                            size_t o3) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  const ptrdiff_t step = (ptrdiff_t)(8 * sw);
+  const float *p0 = x + o0 * sw, *p1 = x + o1 * sw, *p2 = x + o2 * sw, *p3 = x + o3 * sw;
   for (size_t ky = 0; ky < kh; ky++)
     for (size_t kx = 0; kx < kw; kx++) {
       const __m256 wv = _mm256_set1_ps(w[ky * kw + kx]);
-      const float *p = x + (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dw;
-      a0 = _mm256_fmadd_ps(wv, load_taps(p, sw), a0);
-      a1 = _mm256_fmadd_ps(wv, load_taps(p + step, sw), a1);
-      a2 = _mm256_fmadd_ps(wv, load_taps(p + 2 * step, sw), a2);
-      a3 = _mm256_fmadd_ps(wv, load_taps(p + 3 * step, sw), a3);
+      const ptrdiff_t t = (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dw;
+      a0 = _mm256_fmadd_ps(wv, load_taps(p0 + t, sw), a0);
+      a1 = _mm256_fmadd_ps(wv, load_taps(p1 + t, sw), a1);
+      a2 = _mm256_fmadd_ps(wv, load_taps(p2 + t, sw), a2);
+      a3 = _mm256_fmadd_ps(wv, load_taps(p3 + t, sw), a3);
     }
-  _mm256_storeu_ps(out, a0);
-  _mm256_storeu_ps(out + 8, a1);
-  _mm256_storeu_ps(out + 16, a2);
-  _mm256_storeu_ps(out + 24, a3);
+  _mm256_storeu_ps(out + o0, a0);
+  _mm256_storeu_ps(out + o1, a1);
+  _mm256_storeu_ps(out + o2, a2);
+  _mm256_storeu_ps(out + o3, a3);
+}
+
+/* The start of vector v of a row of ow >= 8 outputs covered by n = ceil(ow
+ * / 8) vectors: 8 v, except the last, which ends at the row's end. */
+static inline size_t vec_start(size_t v, size_t n, size_t ow) {
+  return v + 1 >= n ? ow - 8 : 8 * v;
 }
 
 void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                 ptrdiff_t dw, size_t sw, const float *w, float *out) {
-  size_t ox = 0;
-  if (sw == 1 || sw == 2) {
+  if ((sw == 1 || sw == 2) && ow >= 8) {
     /* load_even reads 16 floats from 2 * ox + tap: the last one read is at
      * 2 * (ox + 7) + 1 + tap, one past the row's last input (the caller's
-     * padded plane leaves room: see linalg.c). */
-    if (sw == 1)
-      for (; ox + 32 <= ow; ox += 32) dw_block32(x + ox, x_rs, kh, kw, dw, 1, w, out + ox);
-    else
-      for (; ox + 32 <= ow; ox += 32) dw_block32(x + 2 * ox, x_rs, kh, kw, dw, 2, w, out + ox);
-    for (; ox + 8 <= ow; ox += 8) {
-      __m256 acc = _mm256_setzero_ps();
-      const float *xo = x + ox * sw;
-      for (size_t ky = 0; ky < kh; ky++)
-        for (size_t kx = 0; kx < kw; kx++)
-          acc = _mm256_fmadd_ps(_mm256_set1_ps(w[ky * kw + kx]),
-                                load_taps(xo + (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dw, sw), acc);
-      _mm256_storeu_ps(out + ox, acc);
+     * padded plane leaves room: see linalg.c). Rows whose length is not a
+     * multiple of 8 end with a vector that overlaps the one before. */
+    const size_t n = (ow + 7) / 8;
+    for (size_t v = 0; v < n; v += 4) {
+      const size_t o0 = vec_start(v, n, ow);
+      const size_t o1 = vec_start(v + 1 < n ? v + 1 : n - 1, n, ow);
+      const size_t o2 = vec_start(v + 2 < n ? v + 2 : n - 1, n, ow);
+      const size_t o3 = vec_start(v + 3 < n ? v + 3 : n - 1, n, ow);
+      if (sw == 1)
+        dw_block4(x, x_rs, kh, kw, dw, 1, w, out, o0, o1, o2, o3);
+      else
+        dw_block4(x, x_rs, kh, kw, dw, 2, w, out, o0, o1, o2, o3);
     }
+    return;
   }
-  for (; ox < ow; ox++) {
+  for (size_t ox = 0; ox < ow; ox++) {
     float acc = 0.0f;
     const float *xo = x + (ptrdiff_t)(ox * sw);
     for (size_t ky = 0; ky < kh; ky++)

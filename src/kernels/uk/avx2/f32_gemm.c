@@ -235,3 +235,39 @@ void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a
     _mm256_storeu_ps(c + 16 * p + 8, acc[p][1]);
   }
 }
+
+/* Eight at a time; the tail through the same vector code on a copy. */
+void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
+                              const float *res, bool clamp, float lo, float hi) {
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 b1 = bias && bstride == 0 ? _mm256_set1_ps(bias[0]) : _mm256_setzero_ps();
+  size_t i = 0;
+#define EPI8(V, BV, RV)                                  \
+  do {                                                   \
+    if (bias) V = _mm256_add_ps(V, BV);                  \
+    if (res) V = _mm256_add_ps(V, RV);                   \
+    if (clamp) V = vmin_f32(vmax_f32(V, vlo), vhi);      \
+  } while (0)
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(dst + i);
+    const __m256 bv = bias && bstride ? _mm256_loadu_ps(bias + i) : b1;
+    const __m256 rv = res ? _mm256_loadu_ps(res + i) : b1;
+    EPI8(v, bv, rv);
+    _mm256_storeu_ps(dst + i, v);
+  }
+  if (i < n) {
+    float td[8] = {0}, tb[8] = {0}, tr[8] = {0};
+    for (size_t j = 0; j < n - i; j++) {
+      td[j] = dst[i + j];
+      if (bias && bstride) tb[j] = bias[i + j];
+      if (res) tr[j] = res[i + j];
+    }
+    __m256 v = _mm256_loadu_ps(td);
+    const __m256 bv = bias && bstride ? _mm256_loadu_ps(tb) : b1;
+    const __m256 rv = _mm256_loadu_ps(tr);
+    EPI8(v, bv, rv);
+    _mm256_storeu_ps(td, v);
+    for (size_t j = 0; j < n - i; j++) dst[i + j] = td[j];
+  }
+#undef EPI8
+}
