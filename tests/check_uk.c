@@ -628,8 +628,20 @@ START_TEST(test_dwconv_rows_match_portable_and_split) {
           const ptrdiff_t dw = k == 3 ? 2 : 1;
           for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = rnd(&r);
           for (size_t i = 0; i < k * k; i++) w[i] = rnd(&r);
-          port->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, want);
-          ts[l]->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, got);
+          port->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, want, NULL);
+          ts[l]->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, got, NULL);
+          /* With the row epilogue: the bits of the row, then f32_epilogue. */
+          {
+            float fused[80], sep[80], res[80], bias = -0.25f;
+            for (size_t i = 0; i < ow; i++) res[i] = (i % 4 == 0) ? -0.0f : rnd(&r);
+            accy__uk_row_epilogue ep = {&bias, (k == 3) ? res : NULL, sw != 2, 0.0f, 1.0f};
+            ts[l]->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, fused, &ep);
+            memcpy(sep, got, ow * sizeof(float));
+            ts[l]->f32_epilogue(ow, sep, &bias, 0, ep.res, ep.clamp, ep.lo, ep.hi);
+            ck_assert_msg(memcmp(fused, sep, ow * sizeof(float)) == 0,
+                          "%s: dwconv sw %zu k %zu ow %zu: the fused epilogue differs",
+                          accy__isa_name(ts[l]->isa), sw, k, ow);
+          }
           for (size_t o = 0; o < ow; o++) {
             double mag = 0;
             for (size_t ky = 0; ky < k; ky++)
@@ -639,7 +651,7 @@ START_TEST(test_dwconv_rows_match_portable_and_split) {
             ck_assert_msg(fabs((double)want[o] - got[o]) <= bound,
                           "%s: dwconv sw %zu k %zu ow %zu output %zu: %.9g vs portable %.9g",
                           accy__isa_name(ts[l]->isa), sw, k, ow, o, got[o], want[o]);
-            ts[l]->f32_dwconv_row(1, x + o * sw, RS, k, k, dw, sw, w, one);
+            ts[l]->f32_dwconv_row(1, x + o * sw, RS, k, k, dw, sw, w, one, NULL);
             ck_assert_msg(memcmp(one, got + o, sizeof(float)) == 0,
                           "%s: dwconv output %zu of %zu differs computed alone",
                           accy__isa_name(ts[l]->isa), o, ow);

@@ -897,12 +897,12 @@ static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
     const float *wo = w + o * d->KH * d->KW;
     float *dst = out + (n * d->O + o) * d->OH * d->OW;
     for (int64_t oy = 0; oy < d->OH; oy++) {
+      /* The epilogue runs on each vector before it is stored. */
+      accy__uk_row_epilogue ep = {d->e.bias ? d->e.bias + o : NULL,
+                                  res ? res + (n * d->O + o) * d->OH * d->OW + oy * d->OW : NULL,
+                                  d->e.clamp, d->e.lo, d->e.hi};
       d->row((size_t)d->OW, pad + oy * d->sh * d->Wp, d->dh * d->Wp, (size_t)d->KH, (size_t)d->KW,
-             d->dw, (size_t)d->sw, wo, dst + oy * d->OW);
-      if (d->has_epi)
-        epi_run(&d->e, dst + oy * d->OW,
-                res ? res + (n * d->O + o) * d->OH * d->OW + oy * d->OW : NULL, (size_t)d->OW,
-                d->e.bias ? d->e.bias + o : NULL, 0);
+             d->dw, (size_t)d->sw, wo, dst + oy * d->OW, d->has_epi ? &ep : NULL);
     }
   }
 }

@@ -83,10 +83,18 @@ typedef void (*accy__uk_f32_epilogue_fn)(size_t n, float *dst, const float *bias
  * output row of a depthwise convolution over a zero-padded input plane (x_rs
  * is the padded row stride times the vertical dilation). Each output is one
  * chain over the taps in that order (portable: rounded product then sum;
- * above it FMA). */
+ * above it FMA). With |ep| (may be NULL), each output then gets the
+ * epilogue of f32_epilogue (one bias value, the residual row, the clamp)
+ * before it is stored: the same bits as the row followed by that call. */
+typedef struct accy__uk_row_epilogue {
+  const float *bias; /* one value for the whole row, or NULL */
+  const float *res;  /* the row's residual (ow values), or NULL */
+  bool clamp;
+  float lo, hi;
+} accy__uk_row_epilogue;
 typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh,
                                            size_t kw, ptrdiff_t dw, size_t sw, const float *w,
-                                           float *out);
+                                           float *out, const accy__uk_row_epilogue *ep);
 
 /* ---- f32 pooling, one tap over a row of outputs ---------------------------- */
 
@@ -160,9 +168,11 @@ void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_
 void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
                               const float *res, bool clamp, float lo, float hi);
 void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
-                                    ptrdiff_t dw, size_t sw, const float *w, float *out);
+                                    ptrdiff_t dw, size_t sw, const float *w, float *out,
+                                    const accy__uk_row_epilogue *ep);
 void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
-                                ptrdiff_t dw, size_t sw, const float *w, float *out);
+                                ptrdiff_t dw, size_t sw, const float *w, float *out,
+                                const accy__uk_row_epilogue *ep);
 void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 void accy__f32_fold8__portable(size_t len, const float *x, ptrdiff_t rs, float *out, int kind);

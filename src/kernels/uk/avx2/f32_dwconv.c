@@ -9,6 +9,7 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
 /* The even lanes of 16 floats at p: p[0], p[2], ..., p[14]. */
@@ -28,11 +29,21 @@ static inline __m256 load_taps(const float *p, size_t sw) {
  * independent FMA chains, each output's taps in row-major order (the same
  * bits as one vector or one element at a time). Offsets may repeat or
  * overlap: an output computed twice is the same value written twice. */
+/* The row epilogue on one vector of outputs at offset o (f32_epilogue's
+ * steps and rules). */
+static inline __m256 row_epi(__m256 v, const accy__uk_row_epilogue *ep, size_t o) {
+  if (ep->bias) v = _mm256_add_ps(v, _mm256_set1_ps(ep->bias[0]));
+  if (ep->res) v = _mm256_add_ps(v, _mm256_loadu_ps(ep->res + o));
+  if (ep->clamp) v = vmin_f32(vmax_f32(v, _mm256_set1_ps(ep->lo)), _mm256_set1_ps(ep->hi));
+  return v;
+}
+
 static inline __attribute__((always_inline)) void dw_block4(const float *x, ptrdiff_t x_rs,
                                                             size_t kh, size_t kw, ptrdiff_t dw,
                                                             size_t sw, const float *w, float *out,
                                                             size_t o0, size_t o1, size_t o2,
-                                                            size_t o3) {
+                                                            size_t o3,
+                                                            const accy__uk_row_epilogue *ep) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   const float *p0 = x + o0 * sw, *p1 = x + o1 * sw, *p2 = x + o2 * sw, *p3 = x + o3 * sw;
   for (size_t ky = 0; ky < kh; ky++)
@@ -44,6 +55,10 @@ static inline __attribute__((always_inline)) void dw_block4(const float *x, ptrd
       a2 = _mm256_fmadd_ps(wv, load_taps(p2 + t, sw), a2);
       a3 = _mm256_fmadd_ps(wv, load_taps(p3 + t, sw), a3);
     }
+  if (ep) {
+    a0 = row_epi(a0, ep, o0), a1 = row_epi(a1, ep, o1);
+    a2 = row_epi(a2, ep, o2), a3 = row_epi(a3, ep, o3);
+  }
   _mm256_storeu_ps(out + o0, a0);
   _mm256_storeu_ps(out + o1, a1);
   _mm256_storeu_ps(out + o2, a2);
@@ -57,7 +72,8 @@ static inline size_t vec_start(size_t v, size_t n, size_t ow) {
 }
 
 void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
-                                ptrdiff_t dw, size_t sw, const float *w, float *out) {
+                                ptrdiff_t dw, size_t sw, const float *w, float *out,
+                                const accy__uk_row_epilogue *ep) {
   if ((sw == 1 || sw == 2) && ow >= 8) {
     /* load_even reads 16 floats from 2 * ox + tap: the last one read is at
      * 2 * (ox + 7) + 1 + tap, one past the row's last input (the caller's
@@ -70,9 +86,9 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
       const size_t o2 = vec_start(v + 2 < n ? v + 2 : n - 1, n, ow);
       const size_t o3 = vec_start(v + 3 < n ? v + 3 : n - 1, n, ow);
       if (sw == 1)
-        dw_block4(x, x_rs, kh, kw, dw, 1, w, out, o0, o1, o2, o3);
+        dw_block4(x, x_rs, kh, kw, dw, 1, w, out, o0, o1, o2, o3, ep);
       else
-        dw_block4(x, x_rs, kh, kw, dw, 2, w, out, o0, o1, o2, o3);
+        dw_block4(x, x_rs, kh, kw, dw, 2, w, out, o0, o1, o2, o3, ep);
     }
     return;
   }
@@ -84,4 +100,5 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
         acc = __builtin_fmaf(w[ky * kw + kx], xo[(ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dw], acc);
     out[ox] = acc;
   }
+  if (ep) accy__f32_epilogue__avx2(ow, out, ep->bias, 0, ep->res, ep->clamp, ep->lo, ep->hi);
 }

@@ -6,7 +6,8 @@
 #include "src/kernels/uk/uk.h"
 
 void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
-                                    ptrdiff_t dw, size_t sw, const float *w, float *out) {
+                                    ptrdiff_t dw, size_t sw, const float *w, float *out,
+                                    const accy__uk_row_epilogue *ep) {
   for (size_t ox = 0; ox < ow; ox++) {
     float acc = 0.0f;
     const float *xo = x + (ptrdiff_t)(ox * sw);
@@ -15,4 +16,5 @@ void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, s
         acc = acc + w[ky * kw + kx] * xo[(ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dw];
     out[ox] = acc;
   }
+  if (ep) accy__f32_epilogue__portable(ow, out, ep->bias, 0, ep->res, ep->clamp, ep->lo, ep->hi);
 }
