@@ -789,10 +789,11 @@ END_TEST
 
 /* Turns are given in arrival order: with one core (two launches at once)
  * and launches 0 and 1 holding both turns, 2, 3 and 4 queue one after the
- * other (each seen waiting before the next starts) and then run in that
- * order. */
+ * other (each seen waiting before the next starts). Then 1 lets go while 0
+ * keeps its turn, so the one free turn passes 2, 3, 4 along one at a time
+ * and they must start in that order. */
 enum { FIFO_N = 5 };
-static _Atomic uint32_t g_fifo_release;
+static _Atomic uint32_t g_fifo_release[2];
 static _Atomic uint32_t g_fifo_order[FIFO_N];
 static _Atomic uint32_t g_fifo_next;
 
@@ -803,7 +804,7 @@ static void fifo_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker)
   if (tile == 0)
     atomic_store(&g_fifo_order[atomic_fetch_add(&g_fifo_next, 1) % FIFO_N], (uint32_t)id);
   if (id < 2)
-    for (int k = 0; k < 20000 && !atomic_load(&g_fifo_release); k++) sleep_ms(1);
+    for (int k = 0; k < 20000 && !atomic_load(&g_fifo_release[id]); k++) sleep_ms(1);
 }
 
 static void *fifo_host(void *vid) {
@@ -831,9 +832,11 @@ START_TEST(test_admission_is_first_come_first_served) {
   }
   ck_assert_uint_eq(accy__sched_launches_waiting(), 3);
   ck_assert_uint_eq(atomic_load(&g_fifo_next), 2);
-  atomic_store(&g_fifo_release, 1);
-  for (int h = 0; h < FIFO_N; h++) pthread_join(th[h], NULL);
+  atomic_store(&g_fifo_release[1], 1);
+  for (int h = 1; h < FIFO_N; h++) pthread_join(th[h], NULL);
   for (uint32_t k = 2; k < FIFO_N; k++) ck_assert_uint_eq(atomic_load(&g_fifo_order[k]), k);
+  atomic_store(&g_fifo_release[0], 1);
+  pthread_join(th[0], NULL);
   ck_assert_uint_eq(accy__sched_launches_waiting(), 0);
   accy__sched_set_cores(saved);
 }
