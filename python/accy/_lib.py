@@ -51,6 +51,41 @@ class TextOptions(ctypes.Structure):
 
 TEXT_NO_FILES = 0x1
 
+STATUS_COUNT = 9
+
+
+class SessionStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("programs", ctypes.c_uint32),
+        ("compiles", ctypes.c_uint64),
+        ("compile_failures", ctypes.c_uint64 * STATUS_COUNT),
+        ("invokes", ctypes.c_uint64),
+        ("invoke_failures", ctypes.c_uint64 * STATUS_COUNT),
+        ("memory_held_bytes", ctypes.c_uint64),
+        ("memory_limit_bytes", ctypes.c_uint64),
+        ("scratch_bytes", ctypes.c_uint64),
+        ("session_threads", ctypes.c_uint32),
+        ("pool_threads", ctypes.c_uint32),
+        ("cores", ctypes.c_uint32),
+        ("launches_waiting", ctypes.c_uint32),
+    ]
+
+
+class ProgramStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("tasks", ctypes.c_uint32),
+        ("invokes", ctypes.c_uint64),
+        ("invoke_failures", ctypes.c_uint64 * STATUS_COUNT),
+        ("program_bytes", ctypes.c_uint64),
+        ("plan_bytes", ctypes.c_uint64),
+        ("scratch_block_bytes", ctypes.c_uint64),
+        ("scratch_blocks", ctypes.c_uint64),
+        ("scratch_blocks_in_use", ctypes.c_uint64),
+        ("scratch_blocks_peak", ctypes.c_uint64),
+    ]
+
 
 class Type(ctypes.Structure):
     _fields_ = [
@@ -134,6 +169,9 @@ _fn("accy_session_invoke", _st, _c.c_void_p, Handle, _P(Input), _c.c_size_t,
 _fn("accy_session_release", _st, _c.c_void_p, Handle)
 _fn("accy_session_describe_plan", _st, _c.c_void_p, Handle, _P(_c.c_void_p))
 _fn("accy_session_last_cause", _c.c_char_p, _c.c_void_p)
+_fn("accy_session_stats_get", _st, _c.c_void_p, _P(SessionStats))
+_fn("accy_session_program_stats", _st, _c.c_void_p, Handle, _P(ProgramStats))
+_fn("accy_session_trim", _st, _c.c_void_p, _P(_c.c_uint64))
 _fn("accy_free", None, _c.c_void_p)
 _fn("accy_text_assemble_with", _st, _c.c_char_p, _c.c_size_t, _P(TextOptions), _P(_c.c_void_p),
     _P(_c.c_size_t))

@@ -135,6 +135,30 @@ class Session:
         errors.check(st, "accy_session_compile", ptr)
         return Program(self, h)
 
+    def stats(self):
+        """The session's counters and memory (accy_session_stats_get) as a
+        dict: programs, compiles, invokes, compile_failures and
+        invoke_failures (dicts from status name to count, nonzero ones only),
+        memory_held_bytes, memory_limit_bytes (None: no limit),
+        scratch_bytes, session_threads, pool_threads, cores,
+        launches_waiting."""
+        ptr = self._require()
+        v = _lib.SessionStats()
+        v.struct_size = ctypes.sizeof(v)
+        errors.check(_L.accy_session_stats_get(ptr, ctypes.byref(v)), "accy_session_stats_get", ptr)
+        d = _stats_dict(v)
+        if d["memory_limit_bytes"] == 2**64 - 1:
+            d["memory_limit_bytes"] = None
+        return d
+
+    def trim(self):
+        """Frees the cached launch scratch no invoke is using (every
+        program's) and returns the bytes freed (accy_session_trim)."""
+        ptr = self._require()
+        freed = ctypes.c_uint64()
+        errors.check(_L.accy_session_trim(ptr, ctypes.byref(freed)), "accy_session_trim", ptr)
+        return freed.value
+
     def close(self):
         """Releases every program and frees the session. Idempotent."""
         if self._ptr is not None:
@@ -152,6 +176,18 @@ class Session:
             self.close()
         except Exception:  # interpreter shutdown
             pass
+
+
+def _stats_dict(v):
+    d = {}
+    for name, _ in v._fields_:
+        if name == "struct_size":
+            continue
+        val = getattr(v, name)
+        if name.endswith("_failures"):
+            val = {errors.STATUS_NAMES[k]: int(val[k]) for k in range(_lib.STATUS_COUNT) if val[k]}
+        d[name] = val
+    return d
 
 
 def _describe(sess, handle, fn, call):
@@ -262,6 +298,19 @@ class Program:
             return ctypes.string_at(p.value).decode("utf-8", "replace")
         finally:
             _L.accy_free(p)
+
+    def stats(self):
+        """The program's counters and memory (accy_session_program_stats) as
+        a dict: tasks, invokes, invoke_failures (status name to count),
+        program_bytes, plan_bytes (packed weights included),
+        scratch_block_bytes, scratch_blocks, scratch_blocks_in_use,
+        scratch_blocks_peak."""
+        sess = self._session._require()
+        v = _lib.ProgramStats()
+        v.struct_size = ctypes.sizeof(v)
+        errors.check(_L.accy_session_program_stats(sess, self._handle, ctypes.byref(v)),
+                     "accy_session_program_stats", sess)
+        return _stats_dict(v)
 
     def release(self):
         """Releases the program in the library; releasing again raises

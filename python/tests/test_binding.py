@@ -35,6 +35,31 @@ class TestSession(unittest.TestCase):
         with self.assertRaises(accy.InvalidHandle):
             p.describe_plan()
 
+    def test_stats_and_trim(self):
+        p = self.s.compile(mlp_wire())
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        for _ in range(3):
+            p(x)
+        ps = p.stats()
+        self.assertEqual(ps["invokes"], 3)
+        self.assertEqual(ps["invoke_failures"], {})  # nonzero counts only
+        self.assertGreaterEqual(ps["tasks"], 1)
+        self.assertGreater(ps["plan_bytes"], 0)
+        self.assertEqual((ps["scratch_blocks"], ps["scratch_blocks_in_use"]), (1, 0))
+        ss = self.s.stats()
+        self.assertEqual((ss["programs"], ss["compiles"], ss["invokes"]), (1, 1, 3))
+        self.assertEqual(ss["scratch_bytes"], ps["scratch_block_bytes"])
+        self.assertEqual(ss["session_threads"], 2)
+        if ss["memory_limit_bytes"] is not None:
+            self.assertGreater(ss["memory_limit_bytes"], ss["memory_held_bytes"])
+        self.assertEqual(self.s.trim(), ps["scratch_block_bytes"])
+        self.assertEqual(self.s.stats()["scratch_bytes"], 0)
+        self.assertEqual(self.s.trim(), 0)
+        np.testing.assert_array_equal(p(x)[0], mlp_reference(x))  # works after a trim
+        p.release()
+        with self.assertRaises(accy.InvalidHandle):
+            p.stats()
+
     def test_call_returns_correct_outputs(self):
         # Integer inputs: the result is exact in any summation order, so the
         # comparisons with mlp_reference in this file are bit for bit.

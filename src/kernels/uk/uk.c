@@ -5,7 +5,7 @@
 
 static const accy__uk kPortable = {
     .isa = ACCY__ISA_PORTABLE,
-    .f32_gemm = {"f32_gemm_4x16__portable", 4, 16, accy__f32_gemm_4x16__portable},
+    .f32_gemm = {"f32_gemm_4x16__portable", 4, 16, accy__f32_gemm_4x16__portable, NULL, NULL},
     .f32_dwconv_row = accy__f32_dwconv_row__portable,
     .f32_epilogue = accy__f32_epilogue__portable,
     .f32_pool_acc = accy__f32_pool_acc__portable,
