@@ -221,6 +221,8 @@ accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
   if (b) {
     memcpy(&cache->free_list, b, sizeof(void *));
     cache->n_free--;
+    const uint64_t in_use = cache->n_blocks - cache->n_free;
+    if (in_use > cache->window_peak) cache->window_peak = in_use;
   }
   pthread_mutex_unlock(&cache->mutex);
   if (b) {
@@ -250,6 +252,8 @@ accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
   atomic_fetch_add(&backend_allocs, 1);
   pthread_mutex_lock(&cache->mutex);
   if (++cache->n_blocks > cache->peak_blocks) cache->peak_blocks = cache->n_blocks;
+  if (cache->n_blocks - cache->n_free > cache->window_peak)
+    cache->window_peak = cache->n_blocks - cache->n_free;
   pthread_mutex_unlock(&cache->mutex);
   *out = b;
   return ACCY_STATUS_OK;
@@ -260,7 +264,31 @@ void accy__scratch_release(accy__scratch_cache *cache, void *block) {
   memcpy(block, &cache->free_list, sizeof(void *));
   cache->free_list = block;
   cache->n_free++;
+  void *excess = NULL;
+  uint64_t n_excess = 0;
+  if (++cache->window_releases >= ACCY__SCRATCH_TRIM_WINDOW) {
+    const uint64_t keep = cache->window_peak ? cache->window_peak : 1;
+    while (cache->n_blocks > keep && cache->free_list) {
+      void *b = cache->free_list;
+      memcpy(&cache->free_list, b, sizeof(void *));
+      memcpy(b, &excess, sizeof(void *));
+      excess = b;
+      cache->n_free--;
+      cache->n_blocks--;
+      n_excess++;
+    }
+    cache->window_releases = 0;
+    cache->window_peak = cache->n_blocks - cache->n_free;
+  }
   pthread_mutex_unlock(&cache->mutex);
+  if (!n_excess) return;
+  while (excess) {
+    void *next;
+    memcpy(&next, excess, sizeof next);
+    backend_free(excess);
+    excess = next;
+  }
+  if (cache->budget) accy__budget_give(cache->budget, n_excess * cache->block_bytes);
 }
 
 uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache) {

@@ -48,6 +48,11 @@ typedef struct accy__scratch_cache {
   uint64_t n_blocks;       /* blocks allocated and not yet freed */
   uint64_t n_free;         /* of those, on the free list */
   uint64_t peak_blocks;    /* most n_blocks ever */
+  /* Automatic trim: the most blocks in use during the current window of
+   * ACCY__SCRATCH_TRIM_WINDOW releases; at the window's end, cached blocks
+   * beyond that many are freed. */
+  uint64_t window_releases;
+  uint64_t window_peak;
   accy__memory_budget *budget; /* every block is taken from it; may be NULL */
 } accy__scratch_cache;
 
@@ -60,7 +65,14 @@ void accy__scratch_cache_destroy(accy__scratch_cache *cache);
  * Returns OK or OUT_OF_MEMORY with a cause (the allocation failed, or a new
  * block would bring the budget over its limit). */
 ACCY_NODISCARD accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out);
+/* Puts a block back. Every ACCY__SCRATCH_TRIM_WINDOW releases, the blocks
+ * held beyond the most that were in use during those releases are freed
+ * (when they are free): after a burst, a program that goes on at lower
+ * concurrency gives the burst's blocks back by itself, while a steady load
+ * (whose peak recurs in every window) keeps its blocks and allocates
+ * nothing. */
 void accy__scratch_release(accy__scratch_cache *cache, void *block);
+#define ACCY__SCRATCH_TRIM_WINDOW 1024u
 /* Frees every block on the free list (blocks in use stay), gives their bytes
  * back to the budget and returns that number. */
 uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache);

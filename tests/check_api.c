@@ -1077,6 +1077,8 @@ static void async_done(void *user, accy_status st) {
  * ACCY_STRESS_MS milliseconds (default 1500); the TSan job runs it too.
  * Afterwards the sessions' counters must equal what the threads counted. */
 enum { HEAVY_A_BYTES = 96 * 80 * 4, HEAVY_B_BYTES = 80 * 72 * 4 };
+/* src/scratch.h ACCY__SCRATCH_TRIM_WINDOW (the suite uses the public API only). */
+enum { ACCY_TEST_TRIM_WINDOW = 1024 };
 enum { STRESS_THREADS = 6, BOARD = 24, HEAVY_A = 96 * 80, HEAVY_B = 80 * 72, HEAVY_T = 96 * 72 };
 
 typedef struct stress_world {
@@ -1447,6 +1449,78 @@ START_TEST(test_release_races_completion) {
 }
 END_TEST
 
+/* A burst's blocks come back without a trim once the program goes on at
+ * lower concurrency. Every pool thread is first held in a completion
+ * callback, so that eight more submissions queue, each holding its block;
+ * after two windows of one-at-a-time invokes one block is left and the
+ * budget has the rest back. */
+static _Atomic uint32_t g_held_inside, g_held_release;
+static void held_done(void *user, accy_status st) {
+  (void)user;
+  (void)st;
+  atomic_fetch_add(&g_held_inside, 1);
+  for (int k = 0; k < 20000 && !atomic_load(&g_held_release); k++) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+START_TEST(test_scratch_decays_after_a_burst) {
+  accy_session *s = session(2);
+  size_t size;
+  void *bytes = add_mul_program(&size);
+  accy_handle h = compile_ok(s, bytes, size);
+  accy_free(bytes);
+  accy_session_stats base;
+  memset(&base, 0, sizeof base);
+  base.struct_size = sizeof base;
+  ck_assert_int_eq(accy_session_stats_get(s, &base), ACCY_STATUS_OK);
+  const uint32_t workers = base.pool_threads;
+  ck_assert_uint_ge(workers, 1);
+  ck_assert_uint_le(workers, 16);
+  static float x[32][6], y[32][6], z[32][6], w[32][6];
+  int fd = eventfd(0, EFD_CLOEXEC);
+  async_rec rec = {0};
+  atomic_store(&g_held_inside, 0);
+  atomic_store(&g_held_release, 0);
+  for (uint32_t k = 0; k < workers; k++) {
+    accy_input ins[2] = {{x[k], 24}, {y[k], 24}};
+    accy_output outs[2] = {{z[k], 24}, {w[k], 24}};
+    accy_completion done = {sizeof done, fd, held_done, NULL};
+    ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &done), ACCY_STATUS_OK);
+  }
+  while (atomic_load(&g_held_inside) < workers) sched_yield();
+  for (uint32_t k = workers; k < workers + 8; k++) {
+    accy_input ins[2] = {{x[k], 24}, {y[k], 24}};
+    accy_output outs[2] = {{z[k], 24}, {w[k], 24}};
+    accy_completion done = {sizeof done, fd, async_done, &rec};
+    ck_assert_int_eq(accy_session_submit(s, h, ins, 2, outs, 2, &done), ACCY_STATUS_OK);
+  }
+  accy_program_stats ps;
+  memset(&ps, 0, sizeof ps);
+  ps.struct_size = sizeof ps;
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_ge(ps.scratch_blocks_in_use, 8); /* queued: each holds its block */
+  atomic_store(&g_held_release, 1);
+  wait_events(fd, workers + 8);
+  close(fd);
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  const uint64_t burst = ps.scratch_blocks;
+  ck_assert_uint_ge(burst, 8);
+  accy_input ins[2] = {{x[0], 24}, {y[0], 24}};
+  accy_output outs[2] = {{z[0], 24}, {w[0], 24}};
+  for (uint32_t k = 0; k < 2 * ACCY_TEST_TRIM_WINDOW; k++)
+    ck_assert_int_eq(accy_session_invoke(s, h, ins, 2, outs, 2), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  ck_assert_uint_eq(ps.scratch_blocks, 1);
+  ck_assert_uint_eq(ps.scratch_blocks_peak, burst);
+  accy_session_stats now = base;
+  ck_assert_int_eq(accy_session_stats_get(s, &now), ACCY_STATUS_OK);
+  ck_assert_uint_eq(now.memory_held_bytes, base.memory_held_bytes + ps.scratch_block_bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
 /* destroy waits for outstanding submissions: every callback has run when
  * it returns. Callbacks may submit again (a chain of 20 here). */
 typedef struct chain_rec {
@@ -1537,6 +1611,7 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_submit_checks_before_queueing);
   tcase_add_test(tc, test_release_races_completion);
   tcase_add_loop_test(tc, test_destroy_waits_for_submissions, 0, 2);
+  tcase_add_test(tc, test_scratch_decays_after_a_burst);
   suite_add_tcase(s, tc);
   tc = tcase_create("stats");
   tcase_add_loop_test(tc, test_stats_count_invokes_and_failures, 0, 2);
