@@ -239,6 +239,20 @@ static bool parse_count(const char *s, uint32_t *out) {
   return true;
 }
 
+/* The CPUs of the process's affinity mask (else the online ones), capped at
+ * ACCY_MAX_THREADS; at least 1. */
+static uint32_t cpu_count(void) {
+  long c = 0;
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) c = CPU_COUNT(&set);
+#endif
+  if (c < 1) c = sysconf(_SC_NPROCESSORS_ONLN);
+  if (c < 1) c = 1;
+  return (uint64_t)c > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : (uint32_t)c;
+}
+
 accy_status accy__sched_default_threads(uint32_t *out) {
   uint32_t n;
   const char *accy = getenv("ACCY_NUM_THREADS");
@@ -257,15 +271,7 @@ accy_status accy__sched_default_threads(uint32_t *out) {
     *out = n > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : n;
     return ACCY_STATUS_OK;
   }
-  long c = 0;
-#ifdef __linux__
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) c = CPU_COUNT(&set);
-#endif
-  if (c < 1) c = sysconf(_SC_NPROCESSORS_ONLN);
-  if (c < 1) c = 1;
-  *out = (uint64_t)c > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : (uint32_t)c;
+  *out = cpu_count();
   return ACCY_STATUS_OK;
 }
 
@@ -280,18 +286,6 @@ static uint32_t spin_us_from_env(void) {
 }
 
 /* ---- admission ---------------------------------------------------------------- */
-
-static uint32_t cpu_count(void) {
-  long c = 0;
-#ifdef __linux__
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) c = CPU_COUNT(&set);
-#endif
-  if (c < 1) c = sysconf(_SC_NPROCESSORS_ONLN);
-  if (c < 1) c = 1;
-  return (uint64_t)c > ACCY_MAX_THREADS ? ACCY_MAX_THREADS : (uint32_t)c;
-}
 
 accy_status accy__sched_cores_env(uint32_t *out) {
   const char *s = getenv("ACCY_CORES");

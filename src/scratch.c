@@ -259,6 +259,20 @@ accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
   return ACCY_STATUS_OK;
 }
 
+/* Frees a chain of |n| blocks taken off the cache (linked through their
+ * first word), gives their bytes back to the budget and returns them. */
+static uint64_t free_chain(accy__scratch_cache *cache, void *b, uint64_t n) {
+  while (b) {
+    void *next;
+    memcpy(&next, b, sizeof next);
+    backend_free(b);
+    b = next;
+  }
+  const uint64_t bytes = n * cache->block_bytes;
+  if (cache->budget && bytes) accy__budget_give(cache->budget, bytes);
+  return bytes;
+}
+
 void accy__scratch_release(accy__scratch_cache *cache, void *block) {
   pthread_mutex_lock(&cache->mutex);
   memcpy(block, &cache->free_list, sizeof(void *));
@@ -281,14 +295,7 @@ void accy__scratch_release(accy__scratch_cache *cache, void *block) {
     cache->window_peak = cache->n_blocks - cache->n_free;
   }
   pthread_mutex_unlock(&cache->mutex);
-  if (!n_excess) return;
-  while (excess) {
-    void *next;
-    memcpy(&next, excess, sizeof next);
-    backend_free(excess);
-    excess = next;
-  }
-  if (cache->budget) accy__budget_give(cache->budget, n_excess * cache->block_bytes);
+  (void)free_chain(cache, excess, n_excess);
 }
 
 uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache) {
@@ -299,15 +306,7 @@ uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache) {
   cache->n_free = 0;
   cache->n_blocks -= n;
   pthread_mutex_unlock(&cache->mutex);
-  while (b) {
-    void *next;
-    memcpy(&next, b, sizeof next);
-    backend_free(b);
-    b = next;
-  }
-  uint64_t bytes = n * cache->block_bytes;
-  if (cache->budget && bytes) accy__budget_give(cache->budget, bytes);
-  return bytes;
+  return free_chain(cache, b, n);
 }
 
 void accy__scratch_cache_counts(accy__scratch_cache *cache, uint64_t *blocks, uint64_t *in_use,

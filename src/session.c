@@ -428,24 +428,37 @@ static void count_failure(accy_session *s, entry *ent, accy_status st) {
   count_status(s->invoke_failures, st);
 }
 
+static accy_status submit_pool(accy_session *s, accy__pool **out);
+
+/* What every invoke and submit starts with: the handle's program, the
+ * checks, (for a submit: |pool| non-NULL) the pool that will run it, and a
+ * scratch block. A failure is counted and returned with nothing held; on OK
+ * the caller holds the program reference (*sl) and the block. */
+static accy_status start_call(accy_session *s, accy_handle h, const accy_input *inputs,
+                              size_t n_inputs, const accy_output *outputs, size_t n_outputs,
+                              accy__pool **pool, slot **sl, entry **ent, void **block) {
+  *ent = acquire(s, h, sl);
+  if (!*ent) {
+    if (s) count_failure(s, NULL, ACCY_STATUS_INVALID_HANDLE);
+    return ACCY_STATUS_INVALID_HANDLE; /* returned directly: cause unchanged */
+  }
+  accy_status st = check_call(&(*ent)->plan, inputs, n_inputs, outputs, n_outputs);
+  if (st == ACCY_STATUS_OK && pool) st = submit_pool(s, pool);
+  if (st == ACCY_STATUS_OK) st = accy__scratch_acquire(&(*ent)->scratch, block);
+  if (st != ACCY_STATUS_OK) {
+    count_failure(s, *ent, st);
+    drop(*sl);
+  }
+  return st;
+}
+
 accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input *inputs,
                                 size_t n_inputs, const accy_output *outputs, size_t n_outputs) {
   slot *sl;
-  entry *ent = acquire(s, h, &sl);
-  if (!ent) {
-    if (s) count_failure(s, NULL, ACCY_STATUS_INVALID_HANDLE);
-    return ACCY_STATUS_INVALID_HANDLE;
-  }
-  const accy__plan *plan = &ent->plan;
+  entry *ent;
   void *block;
-  accy_status st = check_call(plan, inputs, n_inputs, outputs, n_outputs);
-  if (st == ACCY_STATUS_OK) st = accy__scratch_acquire(&ent->scratch, &block);
-  if (st != ACCY_STATUS_OK) {
-    count_failure(s, ent, st);
-    drop(sl);
-    return st;
-  }
-  accy__plan_run(plan, s->pool, s->max_workers, block, inputs, outputs);
+  ACCY_TRY(start_call(s, h, inputs, n_inputs, outputs, n_outputs, NULL, &sl, &ent, &block));
+  accy__plan_run(&ent->plan, s->pool, s->max_workers, block, inputs, outputs);
   accy__scratch_release(&ent->scratch, block);
   atomic_fetch_add_explicit(&sl->invokes, 1, memory_order_relaxed);
   drop(sl);
@@ -508,22 +521,11 @@ accy_status accy_session_submit(accy_session *s, accy_handle h, const accy_input
                 : ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_submit: done is NULL");
   }
   slot *sl;
-  entry *ent = acquire(s, h, &sl);
-  if (!ent) {
-    if (s) count_failure(s, NULL, ACCY_STATUS_INVALID_HANDLE);
-    return ACCY_STATUS_INVALID_HANDLE;
-  }
-  const accy__plan *plan = &ent->plan;
+  entry *ent;
   accy__pool *pool = NULL;
   void *block;
-  accy_status st = check_call(plan, inputs, n_inputs, outputs, n_outputs);
-  if (st == ACCY_STATUS_OK) st = submit_pool(s, &pool);
-  if (st == ACCY_STATUS_OK) st = accy__scratch_acquire(&ent->scratch, &block);
-  if (st != ACCY_STATUS_OK) {
-    count_failure(s, ent, st);
-    drop(sl);
-    return st;
-  }
+  ACCY_TRY(start_call(s, h, inputs, n_inputs, outputs, n_outputs, &pool, &sl, &ent, &block));
+  const accy__plan *plan = &ent->plan;
   submit_job *job = (submit_job *)(void *)((char *)block + job_offset(plan));
   job->job.run = submit_run;
   job->s = s;
