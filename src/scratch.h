@@ -41,10 +41,10 @@ void accy__budget_give(accy__memory_budget *b, uint64_t bytes);
 uint64_t accy__memory_limit_default(void);
 
 typedef struct accy__scratch_cache {
-  pthread_mutex_t mutex;   /* guards free_list only; held for a few instructions */
+  atomic_bool lock;        /* guards the fields below (a spinlock: held for a few instructions) */
   void *free_list;         /* intrusive: the first word of a free block links the next */
   uint64_t block_bytes;    /* size of every block, a multiple of 64 */
-  /* Statistics, under mutex (read with accy__scratch_cache_counts). */
+  /* Statistics, under the lock (read with accy__scratch_cache_counts). */
   uint64_t n_blocks;       /* blocks allocated and not yet freed */
   uint64_t n_free;         /* of those, on the free list */
   uint64_t peak_blocks;    /* most n_blocks ever */
@@ -71,7 +71,10 @@ ACCY_NODISCARD accy_status accy__scratch_acquire(accy__scratch_cache *cache, voi
  * concurrency gives the burst's blocks back by itself, while a steady load
  * (whose peak recurs in every window) keeps its blocks and allocates
  * nothing. */
-void accy__scratch_release(accy__scratch_cache *cache, void *block);
+/* |count| (may be NULL) goes up by one under the cache's lock, so a counter
+ * that only this cache's releases change needs no locked increment of its
+ * own (readers load it atomically). */
+void accy__scratch_release(accy__scratch_cache *cache, void *block, _Atomic uint64_t *count);
 #define ACCY__SCRATCH_TRIM_WINDOW 1024u
 /* Frees every block on the free list (blocks in use stay), gives their bytes
  * back to the budget and returns that number. */

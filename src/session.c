@@ -65,7 +65,9 @@ typedef struct slot {
   entry *ent; /* written by compile before live is published */
   /* Successful invokes of every program this slot ever held: on the line
    * every invoke writes anyway (state), and never reset, so that a release
-   * racing running invokes loses no count. */
+   * racing running invokes loses no count. Bumped by the program's scratch
+   * release, under its cache lock: a slot holds one program at a time (BUSY
+   * until its last call drops it), so that lock orders every writer. */
   _Atomic uint64_t invokes;
 } slot;
 
@@ -459,8 +461,7 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
   void *block;
   ACCY_TRY(start_call(s, h, inputs, n_inputs, outputs, n_outputs, NULL, &sl, &ent, &block));
   accy__plan_run(&ent->plan, s->pool, s->max_workers, block, inputs, outputs);
-  accy__scratch_release(&ent->scratch, block);
-  atomic_fetch_add_explicit(&sl->invokes, 1, memory_order_relaxed);
+  accy__scratch_release(&ent->scratch, block, &sl->invokes);
   drop(sl);
   return ACCY_STATUS_OK;
 }
@@ -479,8 +480,7 @@ static void submit_run(accy__sched_job *j) {
   void *user_data = job->user_data;
   int fd = job->event_fd;
   accy__plan_run_bound(&ent->plan, s->pool, s->max_workers, job->block, job->ptrs);
-  accy__scratch_release(&ent->scratch, job->block);
-  atomic_fetch_add_explicit(&sl->invokes, 1, memory_order_relaxed);
+  accy__scratch_release(&ent->scratch, job->block, &sl->invokes);
   drop(sl);
   if (callback) callback(user_data, ACCY_STATUS_OK);
   if (fd >= 0) {
