@@ -18,6 +18,7 @@
 #include "src/internal.h"
 
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,36 +401,79 @@ START_TEST(test_pool_levels_match_portable) {
 END_TEST
 
 
-/* fold8 gives every level the portable kernel's bits: each of eight rows
- * folded in its order, lengths around the transposed blocks of eight, a
- * row stride wider than the row, special values. */
-START_TEST(test_fold8_levels_match_portable) {
+/* reduce_rows: product, max and min give every level the portable bits
+ * (NaN payloads and the sign of zero included); a sum is within the reduce
+ * bound, len * 2^-24 * sum |x|, of the exact sum, and equal to portable's
+ * when the row holds an inf or a NaN. Every row's bits are those of a call
+ * for that row alone (a row never depends on its neighbours). Lengths
+ * around the vector blocks of 8 and 32, a row stride wider than the row,
+ * special values. */
+START_TEST(test_reduce_rows_levels_match_portable) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
   const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
   tu_rng r;
   tu_rng_seed(&r, 53);
-  enum { RS = 83 };
-  static const size_t kLens[] = {0, 1, 7, 8, 9, 16, 23, 64, 80};
+  enum { RS = 1100, ROWS = 9 };
+  static const size_t kLens[] = {0, 1, 7, 8, 9, 16, 23, 31, 32, 33, 40, 63, 64, 80, 100, 1029};
   static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
-  float x[8 * RS], want[9], got[9];
-  for (int l = 1; l < nl; l++) {
-    ck_assert_ptr_nonnull(ts[l]->f32_fold8);
+  static float x[ROWS * RS];
+  float want[ROWS + 1], got[ROWS + 1], one;
+  for (int l = 0; l < nl; l++) {
+    ck_assert_ptr_nonnull(ts[l]->f32_reduce_rows);
     for (int kind = ACCY_REDUCE_SUM; kind <= ACCY_REDUCE_MIN; kind++)
       for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
-        for (int rep = 0; rep < 3; rep++) {
+        for (int rep = 0; rep < 4; rep++) {
           const size_t len = kLens[li];
           const ptrdiff_t rs = rep == 1 ? (ptrdiff_t)len : RS;
-          tu_fill_random(&r, ACCY_DTYPE_F32, x, 8 * RS, rep > 0, kind == ACCY_REDUCE_PRODUCT ? 1.2 : 0);
+          tu_fill_random(&r, ACCY_DTYPE_F32, x, ROWS * RS, rep > 0,
+                         kind == ACCY_REDUCE_PRODUCT ? 1.2 : 0);
           if (rep == 2)
-            for (size_t i = 0; i < 8 * RS; i++)
+            for (size_t i = 0; i < ROWS * RS; i++)
               if (tu_rng_range(&r, 0, 9) == 0) x[i] = sp[tu_rng_range(&r, 0, 7)];
-          want[8] = got[8] = 12345.0f;
-          port->f32_fold8(len, x, rs, want, kind);
-          ts[l]->f32_fold8(len, x, rs, got, kind);
-          ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, 9) == SIZE_MAX,
-                        "%s: fold8 kind %d len %zu differs from portable",
-                        accy__isa_name(ts[l]->isa), kind, len);
+          if (rep == 3) /* zeros of both signs and negatives: max/min answer a zero */
+            for (size_t i = 0; i < ROWS * RS; i++) {
+              const float z = tu_rng_range(&r, 0, 1) ? 0.0f : -0.0f;
+              x[i] = tu_rng_range(&r, 0, 3) == 0 ? z
+                                                 : (kind == ACCY_REDUCE_MIN ? 1.0f : -1.0f) *
+                                                       (float)tu_rng_range(&r, 1, 5);
+            }
+          want[ROWS] = got[ROWS] = 12345.0f;
+          port->f32_reduce_rows(len, x, rs, ROWS, want, kind);
+          ts[l]->f32_reduce_rows(len, x, rs, ROWS, got, kind);
+          ck_assert_msg(got[ROWS] == 12345.0f, "%s: reduce_rows wrote past its rows",
+                        accy__isa_name(ts[l]->isa));
+          for (size_t j = 0; j < ROWS; j++) {
+            const float *row = x + (ptrdiff_t)j * rs;
+            ts[l]->f32_reduce_rows(len, row, rs, 1, &one, kind);
+            ck_assert_msg(memcmp(&one, &got[j], sizeof one) == 0,
+                          "%s: reduce_rows kind %d len %zu row %zu alone %a, beside others %a",
+                          accy__isa_name(ts[l]->isa), kind, len, j, one, got[j]);
+            bool finite = true;
+            double exact = 0, abssum = 0;
+            for (size_t i = 0; i < len; i++) {
+              if (!isfinite(row[i])) {
+                finite = false;
+                continue;
+              }
+              exact += row[i];
+              abssum += fabs(row[i]);
+            }
+            if (kind == ACCY_REDUCE_SUM && abssum > FLT_MAX) continue; /* a partial sum may overflow */
+            if (kind != ACCY_REDUCE_SUM || !finite) {
+              const bool same = kind == ACCY_REDUCE_SUM
+                                    ? tu_first_difference(ACCY_DTYPE_F32, &want[j], &got[j], 1) ==
+                                          SIZE_MAX
+                                    : memcmp(&want[j], &got[j], sizeof(float)) == 0;
+              ck_assert_msg(same, "%s: reduce_rows kind %d len %zu row %zu: %a, portable %a",
+                            accy__isa_name(ts[l]->isa), kind, len, j, got[j], want[j]);
+            } else {
+              const double tol = (double)len * 0x1p-24 * abssum;
+              ck_assert_msg(fabs((double)got[j] - exact) <= tol,
+                            "%s: reduce_rows sum len %zu row %zu: %.9g, exact %.17g, bound %.3g",
+                            accy__isa_name(ts[l]->isa), len, j, got[j], exact, tol);
+            }
+          }
         }
   }
 }
@@ -671,7 +715,7 @@ static Suite *uk_suite(void) {
   tc = tcase_create("elementwise");
   tcase_add_test(tc, test_elementwise_levels_match_portable);
   tcase_add_test(tc, test_pool_levels_match_portable);
-  tcase_add_test(tc, test_fold8_levels_match_portable);
+  tcase_add_test(tc, test_reduce_rows_levels_match_portable);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_epilogue_levels_match_portable);

@@ -207,8 +207,9 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
  * worker workspace (the root writes its own buffer); leaves are read in
  * place. A row value's step covers the block's rows, a per-row value's step
  * one element per row. Blocks never change a result: elementwise steps
- * compute every element alone, and a reduce step folds each row in its own
- * sequential order from the identity, as the reduce kernel does. */
+ * compute every element alone, and a reduce step folds each row with the
+ * reduce kernel's microkernel (f32_reduce_rows), whose result for a row
+ * never depends on the rows beside it. */
 #define GROUP_CHUNK 256
 #define GROUP_MAX_SLOTS 32
 #define GROUP_ROW_BLOCK 8
@@ -250,7 +251,7 @@ typedef struct group_params {
   uint64_t n_rows;
   uint64_t block;           /* items per block: elements (flat) or rows */
   size_t slot_bytes;
-  accy__uk_f32_fold8_fn fold8; /* row reduces: eight rows at a time */
+  accy__uk_f32_reduce_rows_fn reduce_rows; /* row reduces, as the reduce kernel's */
   const group_step *steps;
 } group_params;
 
@@ -311,37 +312,6 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
   }
 }
 
-/* out[j] = fold of row j of x (rows of len), for j < nb: four rows side by
- * side, each row in its own order from the identity (as reduce.c). */
-#define GROUP_REDUCE(NAME, IDENT, COMBINE, FIN)                                               \
-  static void NAME(const float *x, size_t len, size_t nb, float *out) {                  \
-    size_t j = 0;                                                                        \
-    for (; j + 4 <= nb; j += 4) {                                                        \
-      const float *p0 = x + j * len, *p1 = p0 + len, *p2 = p1 + len, *p3 = p2 + len;     \
-      float a0 = IDENT, a1 = IDENT, a2 = IDENT, a3 = IDENT;                              \
-      for (size_t l = 0; l < len; l++) {                                                 \
-        a0 = COMBINE(a0, p0[l]);                                                         \
-        a1 = COMBINE(a1, p1[l]);                                                         \
-        a2 = COMBINE(a2, p2[l]);                                                         \
-        a3 = COMBINE(a3, p3[l]);                                                         \
-      }                                                                                  \
-      out[j] = FIN(a0), out[j + 1] = FIN(a1), out[j + 2] = FIN(a2), out[j + 3] = FIN(a3);\
-    }                                                                                    \
-    for (; j < nb; j++) {                                                                \
-      const float *p0 = x + j * len;                                                     \
-      float a0 = IDENT;                                                                  \
-      for (size_t l = 0; l < len; l++) a0 = COMBINE(a0, p0[l]);                          \
-      out[j] = FIN(a0);                                                                  \
-    }                                                                                    \
-  }
-#define GR_ADD(a, x) ((a) + (x))
-#define GR_MUL(a, x) ((a) * (x))
-#define GR_ID(a) (a)
-GROUP_REDUCE(group_reduce_sum, 0.0f, GR_ADD, accy__canon_nan_f32)
-GROUP_REDUCE(group_reduce_prod, 1.0f, GR_MUL, accy__canon_nan_f32)
-GROUP_REDUCE(group_reduce_max, -INFINITY, accy__fold_max_f32, GR_ID)
-GROUP_REDUCE(group_reduce_min, INFINITY, accy__fold_min_f32, GR_ID)
-
 static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const group_params *gp = k->params;
   char *ws = bufs[1 + gp->n_leaves];
@@ -386,16 +356,7 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
         case GK_REDUCE: {
           const float *x = (const float *)(const void *)(st->in[0] >= 0 ? x0 : x0 + b * L * 4);
           float *o = (float *)(void *)out;
-          size_t j = 0;
-          for (; j + 8 <= nb; j += 8) gp->fold8((size_t)L, x + j * L, (ptrdiff_t)L, o + j, st->red);
-          x += j * L;
-          o += j;
-          switch (st->red) {
-            case ACCY_REDUCE_SUM: group_reduce_sum(x, (size_t)L, (size_t)nb - j, o); break;
-            case ACCY_REDUCE_PRODUCT: group_reduce_prod(x, (size_t)L, (size_t)nb - j, o); break;
-            case ACCY_REDUCE_MAX: group_reduce_max(x, (size_t)L, (size_t)nb - j, o); break;
-            default: group_reduce_min(x, (size_t)L, (size_t)nb - j, o); break;
-          }
+          gp->reduce_rows((size_t)L, x, (ptrdiff_t)L, (size_t)nb, o, st->red);
           break;
         }
         default: /* GK_COPY */
@@ -502,7 +463,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: rows of %llu do not fit the root", root,
                      (unsigned long long)L);
   const uint64_t n_rows = L ? ne / L : 0;
-  /* Rows per block: eight (the fold8 microkernel) while a slot of them
+  /* Rows per block: eight while a slot of them
    * stays within 32 KiB of f32, fewer for longer rows. */
   uint64_t blk = GROUP_CHUNK;
   if (L) {
@@ -661,7 +622,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
   gp->n_rows = n_rows;
   gp->block = blk;
   gp->slot_bytes = slot_bytes;
-  gp->fold8 = accy__uk_get()->f32_fold8;
+  gp->reduce_rows = accy__uk_get()->f32_reduce_rows;
   gp->steps = steps;
   k->run = tile_group;
   k->params = gp;

@@ -81,9 +81,8 @@ typedef struct reduce_params {
   uint64_t red_steps;  /* positions of |red| (product of its counts; 0 if empty input) */
   int64_t len;         /* inner: innermost reduced extent; outer: innermost kept extent */
   uint64_t n_blocks;   /* outer: items per row of |len| outputs */
-  accy__uk_f32_fold8_fn fold8; /* f32 inner tiles: eight rows at a time */
+  accy__uk_f32_reduce_rows_fn reduce_rows; /* f32 inner tiles of one contiguous run each */
   int kind;
-  accy__tile_fn generic;       /* f32 inner tiles: the tile for what fold8 does not take */
 } reduce_params;
 
 /* One tap range of reduce_window along one axis, for one output coordinate. */
@@ -351,34 +350,32 @@ DEFINE_REDUCE(u64_min, uint64_t, uint64_t, LD_ID, ST_ID, UINT64_MAX, C_MIN)
 DEFINE_REDUCE(bool_and, uint8_t, uint8_t, LD_BOOL, ST_ID, 1, C_AND)
 DEFINE_REDUCE(bool_or, uint8_t, uint8_t, LD_BOOL, ST_ID, 0, C_OR)
 
-/* f32 sum/product/max/min over one contiguous run per output: runs of eight
- * outputs that sit a fixed stride apart go to the fold8 microkernel (each
- * output still folded in its own order, so the bits are the generic
- * tile's); the rest, and any other layout, to the generic tile. */
+/* f32 sum/product/max/min over one contiguous run per output: every output
+ * goes to the reduce_rows microkernel, in runs of up to eight whose rows sit
+ * a fixed stride apart (a row's bits never depend on its run, so a fused row
+ * group that reduces the same rows gets the same bits). */
 static void reduce_inner_f32_rows(const accy__kernel *k, void *const *bufs, uint64_t begin,
                                   uint64_t end) {
   const reduce_params *rp = k->params;
   const float *in = bufs[1];
   float *out = bufs[0];
-  uint64_t it = begin;
-  if (rp->red_steps == 1 && rp->len >= 8) {
-    odo ko;
-    odo_seek(&ko, &rp->keep, begin);
-    while (it + 8 <= end) {
-      int64_t off[8];
-      for (int u = 0; u < 8; u++) {
-        off[u] = ko.off;
+  odo ko;
+  odo_seek(&ko, &rp->keep, begin);
+  for (uint64_t it = begin; it < end;) {
+    const int64_t off0 = ko.off;
+    odo_next(&ko, &rp->keep);
+    size_t n = 1;
+    int64_t rs = 0;
+    if (it + 1 < end) {
+      rs = ko.off - off0;
+      while (n < 8 && it + n < end && ko.off == off0 + (int64_t)n * rs) {
         odo_next(&ko, &rp->keep);
+        n++;
       }
-      const int64_t rs = off[1] - off[0];
-      bool even = true;
-      for (int u = 2; u < 8; u++) even &= off[u] - off[u - 1] == rs;
-      if (!even) break;
-      rp->fold8((size_t)rp->len, in + off[0], (ptrdiff_t)rs, out + it, rp->kind);
-      it += 8;
     }
+    rp->reduce_rows((size_t)rp->len, in + off0, (ptrdiff_t)rs, n, out + it, rp->kind);
+    it += n;
   }
-  if (it < end) rp->generic(k, bufs, it, end);
 }
 
 typedef struct reduce_fns {
@@ -713,11 +710,9 @@ static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__a
     rp->len = ng > 0 ? gcount[ng - 1] : 1;
     per_out = rp->red_steps * (uint64_t)rp->len;
     k->run = fns->inner;
-    if (xt->dtype == ACCY_DTYPE_F32 && kind <= ACCY_REDUCE_MIN && rp->red_steps == 1 &&
-        rp->len >= 8) {
-      rp->fold8 = accy__uk_get()->f32_fold8;
+    if (xt->dtype == ACCY_DTYPE_F32 && kind <= ACCY_REDUCE_MIN && rp->red_steps == 1) {
+      rp->reduce_rows = accy__uk_get()->f32_reduce_rows;
       rp->kind = (int)kind;
-      rp->generic = fns->inner;
       k->run = reduce_inner_f32_rows;
     }
     k->n_items = n_out;

@@ -9,7 +9,7 @@ static const accy__uk kPortable = {
     .f32_dwconv_row = accy__f32_dwconv_row__portable,
     .f32_epilogue = accy__f32_epilogue__portable,
     .f32_pool_acc = accy__f32_pool_acc__portable,
-    .f32_fold8 = accy__f32_fold8__portable,
+    .f32_reduce_rows = accy__f32_reduce_rows__portable,
     .ew = {accy__ew_map__portable, accy__ew_compare__portable, accy__ew_convert__portable,
            accy__ew_select__portable},
 };
@@ -22,7 +22,7 @@ static const accy__uk kAvx2 = {
     .f32_dwconv_row = accy__f32_dwconv_row__avx2,
     .f32_epilogue = accy__f32_epilogue__avx2,
     .f32_pool_acc = accy__f32_pool_acc__avx2,
-    .f32_fold8 = accy__f32_fold8__avx2,
+    .f32_reduce_rows = accy__f32_reduce_rows__avx2,
     .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
            accy__ew_select__avx2},
 };

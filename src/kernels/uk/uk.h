@@ -105,11 +105,18 @@ typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t 
 typedef void (*accy__uk_f32_pool_fn)(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 
 /* out[j] = the fold of |kind| over row j (len floats at x + j * rs) from
- * the kind's identity, in the row's order, for j < 8: the reduce kernels'
- * sequential rule, eight rows at a time (a NaN sum or product stored as
- * the default quiet NaN, src/kernels/scalar.h). */
-typedef void (*accy__uk_f32_fold8_fn)(size_t len, const float *x, ptrdiff_t rs, float *out,
-                                      int kind);
+ * the kind's identity, for j < rows (a NaN sum or product stored as the
+ * default quiet NaN, src/kernels/scalar.h). A row's result depends on its
+ * elements, len and the level only, never on |rows| or on j, so the reduce
+ * kernel and a fused row group get the same bits for a row however their
+ * tiles fall. Product, max and min: the portable bits at every level (max
+ * and min have one right answer; a vector level folds in its own order and
+ * folds again in row order when the row holds a NaN or the answer is a
+ * zero, whose sign or payload the order decides). Sum: at portable, in the
+ * row's order; above it, in the level's blocked order (docs/ops.md, within
+ * the reduce bound). */
+typedef void (*accy__uk_f32_reduce_rows_fn)(size_t len, const float *x, ptrdiff_t rs, size_t rows,
+                                            float *out, int kind);
 
 /* ---- elementwise ------------------------------------------------------------- */
 
@@ -135,7 +142,7 @@ typedef struct accy__uk {
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
   accy__uk_f32_epilogue_fn f32_epilogue;
   accy__uk_f32_pool_fn f32_pool_acc;
-  accy__uk_f32_fold8_fn f32_fold8;
+  accy__uk_f32_reduce_rows_fn f32_reduce_rows;
   accy__uk_ew ew;
 } accy__uk;
 
@@ -175,7 +182,9 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
                                 const accy__uk_row_epilogue *ep);
 void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
-void accy__f32_fold8__portable(size_t len, const float *x, ptrdiff_t rs, float *out, int kind);
-void accy__f32_fold8__avx2(size_t len, const float *x, ptrdiff_t rs, float *out, int kind);
+void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
+                                     float *out, int kind);
+void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
+                                 int kind);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

@@ -1,9 +1,15 @@
-/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_acc__avx2 (uk.h), built
- * with -mavx2 -mfma. Eight accumulators per step; the max/min fold is the
+/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_acc__avx2 and
+ * accy__f32_reduce_rows__avx2 (uk.h), built with -mavx2 -mfma.
+ *
+ * Pooling: eight accumulators per step; the max/min fold is the
  * scalar rule of src/kernels/scalar.h written with compares and a blend, so
  * every lane gets the bits the portable kernel gives. Unit stride loads
  * directly; stride 2 (the common pooling stride) loads 16 floats and keeps
- * the even ones; other strides run the scalar rule. */
+ * the even ones; other strides run the scalar rule.
+ *
+ * Whole rows: sums in the level's blocked order (sum_row), max and min with
+ * max_ps/min_ps and a second, ordered fold when the order matters (a NaN, a
+ * zero), products eight rows at a time through transposes (row order). */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -99,22 +105,117 @@ static inline __attribute__((always_inline)) __m256 fold8_blocks(size_t len, con
   return acc;
 }
 
-void accy__f32_fold8__avx2(size_t len, const float *x, ptrdiff_t rs, float *out, int kind) {
-  static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
-  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
-  __m256 acc = _mm256_set1_ps(kIdent[kind]);
-  switch (kind) {
-    case ACCY_REDUCE_SUM: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_SUM); break;
-    case ACCY_REDUCE_PRODUCT: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_PRODUCT); break;
-    case ACCY_REDUCE_MAX: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_MAX); break;
-    default: acc = fold8_blocks(len, x, rs, acc, ACCY_REDUCE_MIN); break;
-  }
+/* Eight rows' products in row order (the portable bits). */
+static void fold8_product(size_t len, const float *x, ptrdiff_t rs, float *out) {
+  __m256 acc = fold8_blocks(len, x, rs, _mm256_set1_ps(1.0f), ACCY_REDUCE_PRODUCT);
   const size_t l = len & ~(size_t)7;
   float a[8];
   _mm256_storeu_ps(a, acc);
   for (int j = 0; j < 8; j++) {
     const float *p = x + j * rs;
-    for (size_t t = l; t < len; t++) a[j] = accy__fold_kind_f32(a[j], p[t], kind);
-    out[j] = kind <= ACCY_REDUCE_PRODUCT ? accy__canon_nan_f32(a[j]) : a[j];
+    for (size_t t = l; t < len; t++) a[j] = a[j] * p[t];
+    out[j] = accy__canon_nan_f32(a[j]);
+  }
+}
+
+static float fold_row_in_order(size_t n, const float *p, int kind) {
+  static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
+  float a = kIdent[kind];
+  for (size_t l = 0; l < n; l++) a = accy__fold_kind_f32(a, p[l], kind);
+  return kind <= ACCY_REDUCE_PRODUCT ? accy__canon_nan_f32(a) : a;
+}
+
+/* The avx2 sum order of a row (docs/ops.md): four vectors of eight partial
+ * sums take elements 32i .. 32i + 31 lane by lane; the full vectors left
+ * (at most three) go to the first, second, third; the vectors are added as
+ * (v0 + v1) + (v2 + v3), their lanes as ((l0 + l4) + (l2 + l6)) +
+ * ((l1 + l5) + (l3 + l7)); the last len % 8 elements follow one by one. */
+static float sum_row(size_t n, const float *p) {
+  __m256 v0 = _mm256_setzero_ps(), v1 = v0, v2 = v0, v3 = v0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(p + i));
+    v1 = _mm256_add_ps(v1, _mm256_loadu_ps(p + i + 8));
+    v2 = _mm256_add_ps(v2, _mm256_loadu_ps(p + i + 16));
+    v3 = _mm256_add_ps(v3, _mm256_loadu_ps(p + i + 24));
+  }
+  if (i + 8 <= n) {
+    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(p + i));
+    i += 8;
+    if (i + 8 <= n) {
+      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(p + i));
+      i += 8;
+      if (i + 8 <= n) {
+        v2 = _mm256_add_ps(v2, _mm256_loadu_ps(p + i));
+        i += 8;
+      }
+    }
+  }
+  const __m256 v = _mm256_add_ps(_mm256_add_ps(v0, v1), _mm256_add_ps(v2, v3));
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l0+l4 .. l3+l7 */
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));                 /* (l0+l4)+(l2+l6), (l1+l5)+(l3+l7) */
+  h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+  float r = _mm_cvtss_f32(h);
+  for (; i < n; i++) r = r + p[i];
+  return accy__canon_nan_f32(r);
+}
+
+/* Max or min of a row with the portable bits: without NaNs the answer is
+ * one value, found in any order, except a zero, whose sign the row order
+ * decides; so vectors fold in their own order and the row is folded again
+ * in order when it holds a NaN or the answer is a zero. The last vector
+ * overlaps its neighbour (folding an element twice changes nothing). */
+static inline __attribute__((always_inline)) float minmax_row(size_t n, const float *p,
+                                                              int kind) {
+  if (n < 8) return fold_row_in_order(n, p, kind);
+  const bool mx = kind == ACCY_REDUCE_MAX;
+  __m256 v0 = _mm256_set1_ps(mx ? -INFINITY : INFINITY), v1 = v0, v2 = v0, v3 = v0;
+  __m256 nan = _mm256_setzero_ps();
+#define MM_FOLD(v, x)                                                  \
+  do {                                                                 \
+    const __m256 x_ = (x);                                             \
+    v = mx ? _mm256_max_ps(v, x_) : _mm256_min_ps(v, x_);              \
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x_, x_, _CMP_UNORD_Q));      \
+  } while (0)
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    MM_FOLD(v0, _mm256_loadu_ps(p + i));
+    MM_FOLD(v1, _mm256_loadu_ps(p + i + 8));
+    MM_FOLD(v2, _mm256_loadu_ps(p + i + 16));
+    MM_FOLD(v3, _mm256_loadu_ps(p + i + 24));
+  }
+  for (; i + 8 <= n; i += 8) MM_FOLD(v1, _mm256_loadu_ps(p + i));
+  if (i < n) MM_FOLD(v2, _mm256_loadu_ps(p + n - 8));
+#undef MM_FOLD
+  if (_mm256_movemask_ps(nan)) return fold_row_in_order(n, p, kind);
+  __m256 v = mx ? _mm256_max_ps(_mm256_max_ps(v0, v1), _mm256_max_ps(v2, v3))
+                : _mm256_min_ps(_mm256_min_ps(v0, v1), _mm256_min_ps(v2, v3));
+  __m128 h = mx ? _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1))
+                : _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  h = mx ? _mm_max_ps(h, _mm_movehl_ps(h, h)) : _mm_min_ps(h, _mm_movehl_ps(h, h));
+  h = mx ? _mm_max_ss(h, _mm_shuffle_ps(h, h, 1)) : _mm_min_ss(h, _mm_shuffle_ps(h, h, 1));
+  const float r = _mm_cvtss_f32(h);
+  return r == 0.0f ? fold_row_in_order(n, p, kind) : r;
+}
+
+void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
+                                 int kind) {
+  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  size_t j = 0;
+  switch (kind) {
+    case ACCY_REDUCE_SUM:
+      for (; j < rows; j++) out[j] = sum_row(len, x + (ptrdiff_t)j * rs);
+      break;
+    case ACCY_REDUCE_PRODUCT:
+      if (len >= 8)
+        for (; j + 8 <= rows; j += 8) fold8_product(len, x + (ptrdiff_t)j * rs, rs, out + j);
+      for (; j < rows; j++) out[j] = fold_row_in_order(len, x + (ptrdiff_t)j * rs, kind);
+      break;
+    case ACCY_REDUCE_MAX:
+      for (; j < rows; j++) out[j] = minmax_row(len, x + (ptrdiff_t)j * rs, ACCY_REDUCE_MAX);
+      break;
+    default:
+      for (; j < rows; j++) out[j] = minmax_row(len, x + (ptrdiff_t)j * rs, ACCY_REDUCE_MIN);
+      break;
   }
 }

@@ -1,5 +1,6 @@
-/* src/kernels/uk/portable/f32_pool.c: accy__f32_pool_acc__portable (uk.h),
- * the reference fold of one pooling tap into a row of accumulators. */
+/* src/kernels/uk/portable/f32_pool.c: accy__f32_pool_acc__portable and
+ * accy__f32_reduce_rows__portable (uk.h), the reference folds of one pooling
+ * tap into a row of accumulators and of whole rows, in order. */
 #include "src/internal.h"
 
 #include "src/kernels/scalar.h"
@@ -23,11 +24,12 @@ void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float 
   }
 }
 
-void accy__f32_fold8__portable(size_t len, const float *x, ptrdiff_t rs, float *out, int kind) {
+void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
+                                     float *out, int kind) {
   static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
   if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
-  for (int j = 0; j < 8; j++) {
-    const float *p = x + j * rs;
+  for (size_t j = 0; j < rows; j++) {
+    const float *p = x + (ptrdiff_t)j * rs;
     float a = kIdent[kind];
     switch (kind) {
       case ACCY_REDUCE_SUM: for (size_t l = 0; l < len; l++) a = a + p[l]; break;
