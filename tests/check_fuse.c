@@ -572,12 +572,19 @@ START_TEST(test_random_groups) {
                                                 : bin(&g, ACCY_OP_DIVIDE, kt, q, scalar(&g, kt, 3.0f));
           }
           break;
-        case 5: case 6: /* a per-row value over the rows */
-          if (np) {
-            uint32_t q = bcast(&g, pr[tu_rng_range(&rng, 0, np - 1)], xt, ax01, 2);
-            rows[nr++] = bin(&g, tu_rng_range(&rng, 0, 1) ? ACCY_OP_SUBTRACT : ACCY_OP_MULTIPLY, xt, a, q);
-          }
+        case 5: case 6: { /* a per-row value over the rows: mostly the second operand (read
+                             per row, unmaterialised), sometimes the first, sometimes used twice */
+          if (!np) break;
+          static const uint16_t kOps[4] = {ACCY_OP_SUBTRACT, ACCY_OP_MULTIPLY, ACCY_OP_DIVIDE,
+                                           ACCY_OP_MAXIMUM};
+          uint32_t q = bcast(&g, pr[tu_rng_range(&rng, 0, np - 1)], xt, ax01, 2);
+          const uint16_t op = kOps[tu_rng_range(&rng, 0, 3)];
+          rows[nr++] = tu_rng_range(&rng, 0, 4) == 0 ? bin(&g, op, xt, q, a) : bin(&g, op, xt, a, q);
+          if (tu_rng_range(&rng, 0, 3) == 0)
+            rows[nr++] = tu_rng_range(&rng, 0, 1) ? bin(&g, ACCY_OP_ADD, xt, b, q)
+                                                  : bin(&g, ACCY_OP_SUBTRACT, xt, q, b);
           break;
+        }
         case 7: /* a constant vector along the rows */
           rows[nr++] = bin(&g, ACCY_OP_ADD, xt, a, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
           break;

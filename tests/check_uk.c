@@ -360,6 +360,57 @@ START_TEST(test_elementwise_levels_match_portable) {
 END_TEST
 
 
+/* map_x1 (a second operand of one value) gives, at every level, the bits
+ * of the level's two-array kernel with that value repeated (NaNs equal, as
+ * above), for the six ops and the float dtypes, and nothing else has one. */
+START_TEST(test_elementwise_x1_matches_repeated_operand) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 37);
+  enum { N = 67 };
+  static const uint16_t kX1Ops[] = {ACCY_OP_ADD,    ACCY_OP_SUBTRACT, ACCY_OP_MULTIPLY,
+                                    ACCY_OP_DIVIDE, ACCY_OP_MAXIMUM,  ACCY_OP_MINIMUM};
+  static const double sp[] = {0.0, -0.0, 1.0, -1.0, NAN, -NAN, INFINITY, -INFINITY};
+  unsigned char x0[N * 8], rep1[N * 8], want[N * 8 + 8], got[N * 8 + 8];
+  int tested = 0;
+  for (int l = 0; l < nl; l++)
+    for (int32_t dt = 1; dt <= 13; dt++) {
+      const size_t es = accy_dtype_size(dt);
+      const bool flt = dt == ACCY_DTYPE_F32 || dt == ACCY_DTYPE_F64 || dt == ACCY_DTYPE_F16 ||
+                       dt == ACCY_DTYPE_BF16;
+      for (size_t oi = 0; oi < sizeof kX1Ops / sizeof kX1Ops[0]; oi++) {
+        const uint16_t op = kX1Ops[oi];
+        accy__uk_ew_fn f1 = ts[l]->ew.map_x1(op, dt), f2 = ts[l]->ew.map(op, dt);
+        ck_assert_msg(!f1 == !flt, "%s: map_x1 of %s on dtype %d", accy__isa_name(ts[l]->isa),
+                      accy__op_name(op), dt);
+        if (!f1) continue;
+        ck_assert_ptr_nonnull(f2);
+        for (int rep = 0; rep < 12; rep++) {
+          tu_fill_random(&r, dt, x0, N, true, 0);
+          tu_fill_random(&r, dt, rep1, 1, true, 0);
+          if (rep < 8 && (dt == ACCY_DTYPE_F32 || dt == ACCY_DTYPE_F64)) {
+            for (size_t i = 0; i < N; i++) tu_set_f64(dt, x0, i, sp[i % 8]);
+            tu_set_f64(dt, rep1, 0, sp[rep]);
+          }
+          for (size_t i = 1; i < N; i++) memcpy(rep1 + i * es, rep1, es);
+          memset(want, 0xab, sizeof want);
+          memset(got, 0xab, sizeof got);
+          f2(N, want, x0, rep1, NULL, 1, 1);
+          f1(N, got, x0, rep1, NULL, 0, 0);
+          ck_assert_msg(tu_first_difference(dt, want, got, N) == SIZE_MAX,
+                        "%s: %s x1 on dtype %d differs from the repeated operand",
+                        accy__isa_name(ts[l]->isa), accy__op_name(op), dt);
+          ck_assert_msg(memcmp(want + N * es, got + N * es, 8) == 0, "%s: %s x1 wrote past %d",
+                        accy__isa_name(ts[l]->isa), accy__op_name(op), N);
+          tested++;
+        }
+      }
+    }
+  ck_assert_int_ge(tested, 6 * 4 * 12);
+}
+END_TEST
+
 /* The pooling tap kernels fold exactly like the portable one: every kind,
  * unit, pooling and odd strides, lengths around the vector widths, and all
  * pairs of special values (NaN, signed zeros, infinities). */
@@ -716,6 +767,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_elementwise_levels_match_portable);
   tcase_add_test(tc, test_pool_levels_match_portable);
   tcase_add_test(tc, test_reduce_rows_levels_match_portable);
+  tcase_add_test(tc, test_elementwise_x1_matches_repeated_operand);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_epilogue_levels_match_portable);

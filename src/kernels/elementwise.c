@@ -219,7 +219,9 @@ typedef enum group_kind {
   GK_GATHER,    /* a broadcast read from a leaf through its addressing */
   GK_FILL_ROWS, /* a broadcast of a per-row member over its rows */
   GK_REDUCE,    /* an f32 fold over each row */
-  GK_COPY       /* a reshape: the same elements */
+  GK_COPY,      /* a reshape: the same elements */
+  GK_EW_X1,     /* a binary op whose second operand is a per-row value, row by row */
+  GK_NONE       /* a broadcast over rows that its users read per row: no work */
 } group_kind;
 
 /* Where a step reads one operand: a slot (>= 0) or leaf -1 - index. */
@@ -240,6 +242,7 @@ typedef struct group_step {
   int8_t red;               /* GK_REDUCE: accy_reduce_kind (sum..min) */
   const ew_params *ew;      /* GK_EW */
   const group_bcast *bc;    /* GK_GATHER */
+  accy__uk_ew_fn x1;        /* GK_EW_X1: o[i] = op(x0[i], x1[0]) */
   size_t es;                /* element bytes of the result */
   group_src in[3];
   int16_t out;              /* slot, or -1 for the root's buffer */
@@ -349,6 +352,16 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           else if (b == begin)
             group_gather(st->bc, x0, st->es, 0, (size_t)(st->row ? blk * L : blk), out);
           break;
+        case GK_EW_X1: { /* x0: row values; in[1]: a per-row slot */
+          const ew_params *e = st->ew;
+          const size_t ab = e->elem_bytes[1], vb = e->elem_bytes[2];
+          const char *a = st->in[0] >= 0 ? x0 : x0 + base * ab;
+          const char *v = ws + (size_t)st->in[1] * gp->slot_bytes;
+          for (uint64_t j = 0; j < nb; j++)
+            st->x1((size_t)L, out + j * L * st->es, a + j * L * ab, v + j * vb, NULL, 0, 0);
+          break;
+        }
+        case GK_NONE: break;
         case GK_FILL_ROWS: /* x0: a per-row slot */
           for (uint64_t j = 0; j < nb; j++)
             fill_any(out + j * L * st->es, x0 + j * st->es, st->es, (size_t)L);
@@ -491,6 +504,33 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       if (at >= 0) left[at]++;
     }
   }
+  /* A broadcast of a per-row member over the rows whose every use in the
+   * group is the second operand of a binary float op with a map_x1 kernel
+   * is not materialised: those ops read the per-row value (GK_EW_X1), a row
+   * at a time, with the same bits. lazy_src: the member it spreads, or -1. */
+  int32_t lazy_src[ACCY__EW_GROUP_MAX_NODES];
+  const accy__uk_ew *uew = &accy__uk_get()->ew;
+  for (uint32_t mi = 0; mi < nm; mi++) {
+    const uint32_t m = g->members[mi];
+    const accy__node *nd = &p->nodes[m];
+    lazy_src[mi] = -1;
+    if (!L || mi + 1 == nm || nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_operands != 1) continue;
+    const int32_t src = group_index(g->members, mi, nd->operands[0]);
+    if (src < 0) continue;
+    bool ok = left[mi] > 0;
+    for (uint32_t ci = mi + 1; ci < nm && ok; ci++) {
+      const accy__node *cn = &p->nodes[g->members[ci]];
+      for (uint32_t o = 0; o < cn->n_operands; o++) {
+        if (cn->operands[o] != m) continue;
+        uint64_t an = 0;
+        ok = ok && o == 1 && cn->n_operands == 2 && cn->operands[0] != m &&
+             uew->map_x1(cn->op, cn->type.dtype) != NULL &&
+             p->nodes[cn->operands[0]].type.dtype == cn->type.dtype &&
+             accy__type_elements(&p->nodes[cn->operands[0]].type, &an) && an == ne;
+      }
+    }
+    if (ok) lazy_src[mi] = src;
+  }
   int16_t slot_of[ACCY__EW_GROUP_MAX_NODES];
   bool busy[GROUP_MAX_SLOTS] = {false};
   int n_slots = 0;
@@ -527,8 +567,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       return GROUP_FAIL("%llu elements in a group of %llu", m, opn, (unsigned long long)mn,
                         (unsigned long long)ne);
     group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .red = 0, .ew = NULL,
-                     .bc = NULL, .es = accy__dtype_size(nd->type.dtype), .in = {0, 0, 0},
-                     .out = -1};
+                     .bc = NULL, .x1 = NULL, .es = accy__dtype_size(nd->type.dtype),
+                     .in = {0, 0, 0}, .out = -1};
     const accy__op_trait *tr = accy__op_trait_of(nd->op);
     uint32_t n_in = nd->n_operands;
     if (tr && tr->family == ACCY__FAMILY_ELEMENTWISE) {
@@ -576,11 +616,26 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     } else {
       return GROUP_FAIL("not a group member", m, opn);
     }
+    if (lazy_src[mi] >= 0) {
+      /* Its users read the source's slot: the source stays busy for them. */
+      const int32_t src = lazy_src[mi];
+      st.kind = GK_NONE;
+      left[src] += left[mi] - 1;
+      left[mi] = 0;
+      slot_of[mi] = slot_of[src];
+      steps[mi] = st;
+      continue;
+    }
     int16_t freed[3];
     int n_freed = 0;
     for (uint32_t i = 0; i < n_in; i++) {
       const uint32_t o = nd->operands[i];
-      const int32_t at = group_index(g->members, mi, o);
+      int32_t at = group_index(g->members, mi, o);
+      if (at >= 0 && lazy_src[at] >= 0) { /* a per-row value, read row by row */
+        at = lazy_src[at];
+        st.kind = GK_EW_X1;
+        st.x1 = uew->map_x1(nd->op, nd->type.dtype);
+      }
       if (at >= 0) {
         if (slot_of[at] < 0) return GROUP_FAIL("operand %u has no slot", m, opn, o);
         st.in[i] = slot_of[at];
@@ -605,7 +660,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       if (st.kind == GK_GATHER && st.once) st.out = slot_of[mi];
       else TAKE_SLOT(st.out);
       slot_of[mi] = st.out;
-    } else if (!st.row || st.kind != GK_EW) {
+    } else if (!st.row || (st.kind != GK_EW && st.kind != GK_EW_X1)) {
       return GROUP_FAIL("the root is no elementwise node of the group's count", m, opn);
     }
     for (int f = 0; f < n_freed; f++) busy[freed[f]] = false;

@@ -411,6 +411,30 @@ EW_UPRED_OPS(EW_DEF_UPRED_OP)
 EW_BINARY_OPS(EW_DEF_BINARY_OP)
 EW_CMP_OPS(EW_DEF_BPRED_OP)
 
+/* Binary float ops whose second operand is one value, x1[0] (a per-row
+ * value in a row group): o[i] = op(x0[i], x1[0]), the same op per element
+ * as the two-array kernel, so the same bits. */
+#define EW_X1_OPS(X)                \
+  X(ADD, add, EW_FLT)               \
+  X(SUBTRACT, subtract, EW_FLT)     \
+  X(MULTIPLY, multiply, EW_FLT)     \
+  X(DIVIDE, divide, EW_FLT)         \
+  X(MAXIMUM, maximum, EW_FLT)       \
+  X(MINIMUM, minimum, EW_FLT)
+#define EW_DEF_MAP2_X1(name, fn, T, LOAD, STORE)                                         \
+  static inline void span_##name##_x1(T *restrict o, const T *restrict a, T b, size_t n) { \
+    EW_LOOP(n, o[i] = STORE(fn(LOAD(a[i]), LOAD(b))));                                  \
+  }                                                                                      \
+  static void uk_##name##_x1(size_t n, void *o, const void *x0, const void *x1,          \
+                             const void *x2, size_t s0, size_t s2) {                     \
+    (void)x2, (void)s0, (void)s2;                                                        \
+    span_##name##_x1((T *)o, (const T *)x0, *(const T *)x1, n);                          \
+  }
+#define EW_DEF_BINARY_X1(op, sfx, DT, T, KIND) \
+  EW_DEF_MAP2_X1(op##_##sfx, EW_FN_##KIND(op, sfx), T, EW_LOAD_##KIND, EW_STORE_##KIND)
+#define EW_DEF_BINARY_X1_OP(OPC, op, LIST) LIST(EW_DEF_BINARY_X1, op)
+EW_X1_OPS(EW_DEF_BINARY_X1_OP)
+
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi); lo and hi may be scalars
  * (stride 0). */
 #define EW_DEF_CLAMP(op, sfx, DT, T, KIND)                                                    \
@@ -567,6 +591,27 @@ accy__uk_ew_fn EW_EXPORT(ew_map)(uint16_t op, int32_t dt) {
     EW_UPRED_OPS(EW_LOOKUP_OP)
     EW_BINARY_OPS(EW_LOOKUP_OP)
     EW_LOOKUP_OP(CLAMP, clamp, EW_NUM)
+    default:
+      break;
+  }
+  return NULL;
+}
+
+#define EW_CASE_X1(op, sfx, DT, T, KIND) \
+  case ACCY_DTYPE_##DT:                  \
+    return uk_##op##_##sfx##_x1;
+#define EW_LOOKUP_OP_X1(OPC, op, LIST) \
+  case ACCY_OP_##OPC:                  \
+    switch (dt) {                      \
+      LIST(EW_CASE_X1, op)             \
+      default:                         \
+        return NULL;                   \
+    }                                  \
+    break;
+
+accy__uk_ew_fn EW_EXPORT(ew_map_x1)(uint16_t op, int32_t dt) {
+  switch (op) {
+    EW_X1_OPS(EW_LOOKUP_OP_X1)
     default:
       break;
   }

@@ -11,7 +11,7 @@ static const accy__uk kPortable = {
     .f32_pool_acc = accy__f32_pool_acc__portable,
     .f32_reduce_rows = accy__f32_reduce_rows__portable,
     .ew = {accy__ew_map__portable, accy__ew_compare__portable, accy__ew_convert__portable,
-           accy__ew_select__portable},
+           accy__ew_select__portable, accy__ew_map_x1__portable},
 };
 
 #if ACCY__BUILD_HAS_AVX2
@@ -24,7 +24,7 @@ static const accy__uk kAvx2 = {
     .f32_pool_acc = accy__f32_pool_acc__avx2,
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,
     .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
-           accy__ew_select__avx2},
+           accy__ew_select__avx2, accy__ew_map_x1__avx2},
 };
 #endif
 

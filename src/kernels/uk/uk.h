@@ -132,6 +132,10 @@ typedef struct accy__uk_ew {
   accy__uk_ew_fn (*compare)(int64_t direction, int32_t dtype); /* bool result */
   accy__uk_ew_fn (*convert)(int32_t from, int32_t to);
   accy__uk_ew_fn (*select)(size_t elem_bytes);
+  /* Binary float ops (add, subtract, multiply, divide, maximum, minimum)
+   * whose second operand is one value x1[0]: the bits of |map|'s kernel
+   * with that value repeated. */
+  accy__uk_ew_fn (*map_x1)(uint16_t op, int32_t dtype);
 } accy__uk_ew;
 
 /* ---- the table of one level -------------------------------------------------- */
@@ -167,7 +171,8 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
   accy__uk_ew_fn accy__ew_map__##sfx(uint16_t op, int32_t dtype);                 \
   accy__uk_ew_fn accy__ew_compare__##sfx(int64_t direction, int32_t dtype);       \
   accy__uk_ew_fn accy__ew_convert__##sfx(int32_t from, int32_t to);               \
-  accy__uk_ew_fn accy__ew_select__##sfx(size_t elem_bytes);
+  accy__uk_ew_fn accy__ew_select__##sfx(size_t elem_bytes);                       \
+  accy__uk_ew_fn accy__ew_map_x1__##sfx(uint16_t op, int32_t dtype);
 ACCY__UK_EW_DECLARE(portable)
 ACCY__UK_EW_DECLARE(avx2)
 void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
