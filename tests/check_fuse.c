@@ -585,9 +585,14 @@ START_TEST(test_random_groups) {
                                                   : bin(&g, ACCY_OP_SUBTRACT, xt, q, b);
           break;
         }
-        case 7: /* a constant vector along the rows */
-          rows[nr++] = bin(&g, ACCY_OP_ADD, xt, a, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
+        case 7: { /* a constant vector along the rows (read as one row, never gathered), as
+                     either operand, sometimes used twice */
+          uint32_t v = bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1);
+          rows[nr++] = tu_rng_range(&rng, 0, 3) == 0 ? bin(&g, ACCY_OP_MULTIPLY, xt, v, a)
+                                                     : bin(&g, ACCY_OP_ADD, xt, a, v);
+          if (tu_rng_range(&rng, 0, 3) == 0) rows[nr++] = bin(&g, ACCY_OP_SUBTRACT, xt, b, v);
           break;
+        }
         case 8: rows[nr++] = bin(&g, ACCY_OP_MULTIPLY, xt, a, scalar(&g, xt, 0.5f)); break;
         default: { /* select(a > b, a, b * b) */
           int64_t gt[1] = {ACCY_COMPARE_GT};

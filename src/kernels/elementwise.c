@@ -221,6 +221,7 @@ typedef enum group_kind {
   GK_REDUCE,    /* an f32 fold over each row */
   GK_COPY,      /* a reshape: the same elements */
   GK_EW_X1,     /* a binary op whose second operand is a per-row value, row by row */
+  GK_EW_ROWS,   /* an elementwise op, row by row, some operands one vector for every row */
   GK_NONE       /* a broadcast over rows that its users read per row: no work */
 } group_kind;
 
@@ -243,6 +244,7 @@ typedef struct group_step {
   const ew_params *ew;      /* GK_EW */
   const group_bcast *bc;    /* GK_GATHER */
   accy__uk_ew_fn x1;        /* GK_EW_X1: o[i] = op(x0[i], x1[0]) */
+  uint8_t periodic;         /* GK_EW_ROWS: bit i set: operand i is a leaf vector of one row */
   size_t es;                /* element bytes of the result */
   group_src in[3];
   int16_t out;              /* slot, or -1 for the root's buffer */
@@ -359,6 +361,28 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           const char *v = ws + (size_t)st->in[1] * gp->slot_bytes;
           for (uint64_t j = 0; j < nb; j++)
             st->x1((size_t)L, out + j * L * st->es, a + j * L * ab, v + j * vb, NULL, 0, 0);
+          break;
+        }
+        case GK_EW_ROWS: {
+          const ew_params *e = st->ew;
+          const char *x[3] = {NULL, NULL, NULL};
+          size_t rb[3] = {0, 0, 0}; /* bytes from one row of an operand to the next */
+          for (uint32_t i = 0; i < e->arity; i++) {
+            const size_t eb = e->elem_bytes[1 + i];
+            if (st->periodic & (1u << i)) {
+              x[i] = (const char *)bufs[-st->in[i]];
+            } else if (st->in[i] >= 0) {
+              x[i] = ws + (size_t)st->in[i] * gp->slot_bytes;
+              rb[i] = (size_t)L * eb;
+            } else {
+              x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * eb;
+              rb[i] = (size_t)L * e->stride[1 + i] * eb;
+            }
+          }
+          for (uint64_t j = 0; j < nb; j++)
+            e->fn((size_t)L, out + j * L * st->es, x[0] ? x[0] + j * rb[0] : NULL,
+                  x[1] ? x[1] + j * rb[1] : NULL, x[2] ? x[2] + j * rb[2] : NULL, e->stride[1],
+                  e->stride[3]);
           break;
         }
         case GK_NONE: break;
@@ -531,6 +555,34 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     }
     if (ok) lazy_src[mi] = src;
   }
+  /* A broadcast of an outside vector of one row's length along the rows
+   * (layer norm's scale and shift) whose every use is an elementwise member
+   * that reads no per-row value is not gathered either: those members run
+   * row by row (GK_EW_ROWS), reading the vector itself for every row. */
+  bool periodic[ACCY__EW_GROUP_MAX_NODES] = {false};
+  for (uint32_t mi = 0; L >= 16 && mi + 1 < nm; mi++) {
+    const uint32_t m = g->members[mi];
+    const accy__node *nd = &p->nodes[m];
+    if (nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_operands != 1 ||
+        group_index(g->members, mi, nd->operands[0]) >= 0 || left[mi] == 0)
+      continue;
+    group_bcast bc;
+    if (group_bcast_geom(p, m, &bc) != ACCY_STATUS_OK) continue; /* the main loop says why */
+    bool ok = bc.dims[bc.rank - 1] == (int64_t)L && bc.sstride[bc.rank - 1] == 1;
+    for (uint32_t a = 0; a + 1 < bc.rank; a++) ok = ok && bc.sstride[a] == 0;
+    for (uint32_t ci = mi + 1; ci < nm && ok; ci++) {
+      const accy__node *cn = &p->nodes[g->members[ci]];
+      bool uses = false, per_row = false;
+      for (uint32_t o = 0; o < cn->n_operands; o++) {
+        const int32_t at = group_index(g->members, ci, cn->operands[o]);
+        uses |= cn->operands[o] == m;
+        per_row |= at >= 0 && lazy_src[at] >= 0;
+      }
+      const accy__op_trait *tr = accy__op_trait_of(cn->op);
+      if (uses) ok = tr && tr->family == ACCY__FAMILY_ELEMENTWISE && !per_row;
+    }
+    periodic[mi] = ok;
+  }
   int16_t slot_of[ACCY__EW_GROUP_MAX_NODES];
   bool busy[GROUP_MAX_SLOTS] = {false};
   int n_slots = 0;
@@ -567,7 +619,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       return GROUP_FAIL("%llu elements in a group of %llu", m, opn, (unsigned long long)mn,
                         (unsigned long long)ne);
     group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .red = 0, .ew = NULL,
-                     .bc = NULL, .x1 = NULL, .es = accy__dtype_size(nd->type.dtype),
+                     .bc = NULL, .x1 = NULL, .periodic = 0, .es = accy__dtype_size(nd->type.dtype),
                      .in = {0, 0, 0}, .out = -1};
     const accy__op_trait *tr = accy__op_trait_of(nd->op);
     uint32_t n_in = nd->n_operands;
@@ -616,6 +668,13 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     } else {
       return GROUP_FAIL("not a group member", m, opn);
     }
+    if (periodic[mi]) { /* its users read the vector (the step's leaf) */
+      st.kind = GK_NONE;
+      st.in[0] = (group_src)(-1 - group_index(g->leaves, g->n_leaves, nd->operands[0]));
+      if (st.in[0] == 0) return GROUP_FAIL("its vector is not in the group", m, opn);
+      steps[mi] = st;
+      continue;
+    }
     if (lazy_src[mi] >= 0) {
       /* Its users read the source's slot: the source stays busy for them. */
       const int32_t src = lazy_src[mi];
@@ -631,6 +690,15 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     for (uint32_t i = 0; i < n_in; i++) {
       const uint32_t o = nd->operands[i];
       int32_t at = group_index(g->members, mi, o);
+      if (at >= 0 && periodic[at]) { /* one vector for every row */
+        if (st.kind != GK_EW && st.kind != GK_EW_ROWS)
+          return GROUP_FAIL("operand %u read per row by a non-elementwise step", m, opn, o);
+        st.kind = GK_EW_ROWS;
+        st.periodic |= (uint8_t)(1u << i);
+        st.in[i] = steps[at].in[0];
+        left[at]--;
+        continue;
+      }
       if (at >= 0 && lazy_src[at] >= 0) { /* a per-row value, read row by row */
         at = lazy_src[at];
         st.kind = GK_EW_X1;
@@ -650,7 +718,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
         uint64_t on;
         accy__type_elements(&p->nodes[o].type, &on);
         bool ok = st.kind == GK_GATHER || (st.kind == GK_REDUCE && on == ne) ||
-                  (st.kind == GK_EW && (st.ew->stride[1 + i] == 0 || on == mn)) ||
+                  ((st.kind == GK_EW || st.kind == GK_EW_ROWS) &&
+                   (st.ew->stride[1 + i] == 0 || on == mn)) ||
                   (st.kind == GK_COPY && on == mn);
         if (!ok) return GROUP_FAIL("leaf %u read at the wrong positions", m, opn, o);
         st.in[i] = (group_src)(-1 - leaf);
@@ -660,7 +729,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       if (st.kind == GK_GATHER && st.once) st.out = slot_of[mi];
       else TAKE_SLOT(st.out);
       slot_of[mi] = st.out;
-    } else if (!st.row || (st.kind != GK_EW && st.kind != GK_EW_X1)) {
+    } else if (!st.row || (st.kind != GK_EW && st.kind != GK_EW_X1 && st.kind != GK_EW_ROWS)) {
       return GROUP_FAIL("the root is no elementwise node of the group's count", m, opn);
     }
     for (int f = 0; f < n_freed; f++) busy[freed[f]] = false;
