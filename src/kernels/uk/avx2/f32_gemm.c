@@ -13,6 +13,21 @@
 #define MR 6
 #define NR 16
 
+/* The full tiles' k loops run as asm (UK_STEP_ASM), except under
+ * AddressSanitizer, which cannot see the loads an asm statement makes: there
+ * the same steps run as intrinsics (the same operations in the same order,
+ * so the same bits), and every load of A and B is checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UK_GEMM_ASM 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UK_GEMM_ASM 0
+#endif
+#endif
+#ifndef UK_GEMM_ASM
+#define UK_GEMM_ASM 1
+#endif
+
 /* Lane masks for the first n (0..8) lanes. */
 static inline __m256i first_lanes(size_t n) {
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -47,6 +62,28 @@ static inline void epilogue_row(__m256 *v0, __m256 *v1, uint32_t flags,
   }
 }
 
+/* One k step of a full tile as one asm statement: two vectors of the B row
+ * at |bp| (into ymm13, ymm14), a broadcast of each of the six A values
+ * (AT&T operands A0..A5, into ymm15), twelve FMAs c += a * b, in the
+ * intrinsics' order (so the same bits). In C, GCC 12 hoists the next
+ * step's loads and spills an accumulator in the loop; the asm keeps the
+ * twelve in registers. */
+#define UK_ROW_ASM(A, C0, C1)                   \
+  "vbroadcastss " A ", %%ymm15\n\t"             \
+  "vfmadd231ps %%ymm13, %%ymm15, %[" C0 "]\n\t" \
+  "vfmadd231ps %%ymm14, %%ymm15, %[" C1 "]\n\t"
+#define UK_STEP_ASM(A0, A1, A2, A3, A4, A5, ...)                                          \
+  __asm__("vmovups (%[bp]), %%ymm13\n\t"                                                  \
+          "vmovups 32(%[bp]), %%ymm14\n\t" UK_ROW_ASM(A0, "c00", "c01")                   \
+              UK_ROW_ASM(A1, "c10", "c11") UK_ROW_ASM(A2, "c20", "c21")                   \
+                  UK_ROW_ASM(A3, "c30", "c31") UK_ROW_ASM(A4, "c40", "c41")               \
+                      UK_ROW_ASM(A5, "c50", "c51")                                        \
+          : [c00] "+x"(c00), [c01] "+x"(c01), [c10] "+x"(c10), [c11] "+x"(c11),           \
+            [c20] "+x"(c20), [c21] "+x"(c21), [c30] "+x"(c30), [c31] "+x"(c31),           \
+            [c40] "+x"(c40), [c41] "+x"(c41), [c50] "+x"(c50), [c51] "+x"(c51)            \
+          : __VA_ARGS__                                                                   \
+          : "xmm13", "xmm14", "xmm15")
+
 void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
                                ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep) {
@@ -55,7 +92,10 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
   const bool full = nr == NR;
   const __m256i m0 = full ? _mm256_set1_epi32(-1) : first_lanes(nr < 8 ? nr : 8);
   const __m256i m1 = full ? _mm256_set1_epi32(-1) : first_lanes(nr > 8 ? nr - 8 : 0);
-  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  register __m256 c00 __asm__("ymm0"), c01 __asm__("ymm1"), c10 __asm__("ymm2"),
+      c11 __asm__("ymm3"), c20 __asm__("ymm4"), c21 __asm__("ymm5"), c30 __asm__("ymm6"),
+      c31 __asm__("ymm7"), c40 __asm__("ymm8"), c41 __asm__("ymm9"), c50 __asm__("ymm10"),
+      c51 __asm__("ymm11");
   if (flags & ACCY__UK_ACCUMULATE) {
     float *cr[MR];
     for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
@@ -84,47 +124,16 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
     av = _mm256_broadcast_ss(a5 + (OFF));                                   \
     c50 = _mm256_fmadd_ps(av, B0, c50), c51 = _mm256_fmadd_ps(av, B1, c51); \
   } while (0)
-  if (full && a_rs == 1 && a_cs == MR && mr == MR) {
+  if (UK_GEMM_ASM && full && a_rs == 1 && a_cs == MR && mr == MR) {
     /* Packed A (gemm.c's micro-panels): one pointer, MR floats per k. */
     const float *ap = a;
-#define STEP_P(B0, B1)                                                        \
-  do {                                                                        \
-    __m256 av = _mm256_broadcast_ss(ap + 0);                                  \
-    c00 = _mm256_fmadd_ps(av, B0, c00), c01 = _mm256_fmadd_ps(av, B1, c01);   \
-    av = _mm256_broadcast_ss(ap + 1);                                         \
-    c10 = _mm256_fmadd_ps(av, B0, c10), c11 = _mm256_fmadd_ps(av, B1, c11);   \
-    av = _mm256_broadcast_ss(ap + 2);                                         \
-    c20 = _mm256_fmadd_ps(av, B0, c20), c21 = _mm256_fmadd_ps(av, B1, c21);   \
-    av = _mm256_broadcast_ss(ap + 3);                                         \
-    c30 = _mm256_fmadd_ps(av, B0, c30), c31 = _mm256_fmadd_ps(av, B1, c31);   \
-    av = _mm256_broadcast_ss(ap + 4);                                         \
-    c40 = _mm256_fmadd_ps(av, B0, c40), c41 = _mm256_fmadd_ps(av, B1, c41);   \
-    av = _mm256_broadcast_ss(ap + 5);                                         \
-    c50 = _mm256_fmadd_ps(av, B0, c50), c51 = _mm256_fmadd_ps(av, B1, c51);   \
-    ap += MR;                                                                 \
-  } while (0)
     const float *bk = b;
-    size_t k = 0;
-    for (; k + 4 <= kc; k += 4) {
-      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-      STEP_P(b0, b1);
-      bk += b_rs;
-      b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-      STEP_P(b0, b1);
-      bk += b_rs;
-      b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-      STEP_P(b0, b1);
-      bk += b_rs;
-      b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-      STEP_P(b0, b1);
+    for (size_t k = 0; k < kc; k++) {
+      UK_STEP_ASM("(%[ap])", "4(%[ap])", "8(%[ap])", "12(%[ap])", "16(%[ap])", "20(%[ap])",
+                  [ap] "r"(ap), [bp] "r"(bk));
+      ap += MR;
       bk += b_rs;
     }
-    for (; k < kc; k++) {
-      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-      STEP_P(b0, b1);
-      bk += b_rs;
-    }
-#undef STEP_P
   } else if (full && mr == 1) {
     /* One row (a matrix-vector product): only its two accumulators, in the
      * same order as a row of a full tile, so the bits are those a full tile
@@ -137,7 +146,17 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
       bk += b_rs;
     }
   } else if (full) {
-    if (a_cs == 1) {
+    if (UK_GEMM_ASM && a_cs == 1 && mr == MR) {
+      /* Rows a_rs apart: p walks row 0 and q row 3, r is a_rs in bytes. */
+      const float *p = a0, *q = a3, *bk = b;
+      const ptrdiff_t r = a_rs * (ptrdiff_t)sizeof(float);
+      for (size_t k = 0; k < kc; k++) {
+        UK_STEP_ASM("(%[p])", "(%[p],%[r],1)", "(%[p],%[r],2)", "(%[q])", "(%[q],%[r],1)",
+                    "(%[q],%[r],2)", [p] "r"(p), [q] "r"(q), [r] "r"(r), [bp] "r"(bk));
+        p++, q++;
+        bk += b_rs;
+      }
+    } else if (a_cs == 1) {
       for (size_t k = 0; k < kc; k++) {
         const float *bk = b + (ptrdiff_t)k * b_rs;
         __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
