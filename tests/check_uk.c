@@ -360,6 +360,48 @@ START_TEST(test_elementwise_levels_match_portable) {
 END_TEST
 
 
+/* f32 power gives every level the portable bits (NaNs equal) with the
+ * exponents models write, 2 and 3, alone, mixed within a vector, and mixed
+ * with other exponents (a vector level's fast path and its fallback), on
+ * bases with edge values, and on random exponents. */
+START_TEST(test_power_levels_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  tu_rng r;
+  tu_rng_seed(&r, 41);
+  enum { N = 67 };
+  float x[N], e[N], want[N + 4], got[N + 4];
+  accy__uk_ew_fn pf = port->ew.map(ACCY_OP_POWER, ACCY_DTYPE_F32);
+  ck_assert_ptr_nonnull(pf);
+  for (int l = 0; l < nl; l++) {
+    accy__uk_ew_fn vf = ts[l]->ew.map(ACCY_OP_POWER, ACCY_DTYPE_F32);
+    ck_assert_ptr_nonnull(vf);
+    for (int rep = 0; rep < 20; rep++) {
+      tu_fill_random(&r, ACCY_DTYPE_F32, x, N, true, 0);
+      for (size_t i = 0; i < N; i++) {
+        switch (rep % 5) {
+          case 0: e[i] = 2.0f; break;
+          case 1: e[i] = 3.0f; break;
+          case 2: e[i] = tu_rng_range(&r, 0, 1) ? 2.0f : 3.0f; break;
+          case 3: e[i] = tu_rng_range(&r, 0, 7) ? 3.0f : 0.5f; break;
+          default: tu_fill_random(&r, ACCY_DTYPE_F32, &e[i], 1, true, 4); break;
+        }
+      }
+      memset(want, 0xab, sizeof want);
+      memset(got, 0xab, sizeof got);
+      pf(N, want, x, e, NULL, 1, 1);
+      vf(N, got, x, e, NULL, 1, 1);
+      ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, N) == SIZE_MAX,
+                    "%s: power (exponents %d) differs from portable", accy__isa_name(ts[l]->isa),
+                    rep % 5);
+      ck_assert_msg(memcmp(want + N, got + N, 4 * sizeof(float)) == 0, "%s: power wrote past %d",
+                    accy__isa_name(ts[l]->isa), N);
+    }
+  }
+}
+END_TEST
+
 /* map_x1 (a second operand of one value) gives, at every level, the bits
  * of the level's two-array kernel with that value repeated (NaNs equal, as
  * above), for the six ops and the float dtypes, and nothing else has one. */
@@ -768,6 +810,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_pool_levels_match_portable);
   tcase_add_test(tc, test_reduce_rows_levels_match_portable);
   tcase_add_test(tc, test_elementwise_x1_matches_repeated_operand);
+  tcase_add_test(tc, test_power_levels_match_portable);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_epilogue_levels_match_portable);

@@ -8,6 +8,7 @@
 #include "src/internal.h"
 
 #include <immintrin.h>
+#include <math.h>
 
 #include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
@@ -55,6 +56,42 @@ EW_V1(v_tanh_f32, vm_tanh)
 EW_V1(v_logistic_f32, vm_logistic)
 EW_V1(v_erf_f32, vm_erf)
 
+/* f32 power: where all eight exponents of a vector are 2 or 3 (the squares
+ * and cubes models write), the product in double rounded once to f32, as
+ * ew_body.h's ew_pow_f32 computes it per element (same bits); any other
+ * vector, and the tail, element by element through powf as portable. */
+static inline float pow_one_f32(float a, float b) {
+  if (b == 2.0f) return (float)((double)a * (double)a);
+  if (b == 3.0f) return (float)((double)a * (double)a * (double)a);
+  return powf(a, b);
+}
+
+static void v_power_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                        size_t s0, size_t s2) {
+  (void)x2, (void)s0, (void)s2;
+  float *y = o;
+  const float *a = x0, *b = x1;
+  const __m256 two = _mm256_set1_ps(2.0f), three = _mm256_set1_ps(3.0f);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 va = _mm256_loadu_ps(a + i), vb = _mm256_loadu_ps(b + i);
+    const __m256 is3 = _mm256_cmp_ps(vb, three, _CMP_EQ_OQ);
+    const __m256 ok = _mm256_or_ps(_mm256_cmp_ps(vb, two, _CMP_EQ_OQ), is3);
+    if (_mm256_movemask_ps(ok) != 0xff) {
+      for (size_t j = 0; j < 8; j++) y[i + j] = pow_one_f32(a[i + j], b[i + j]);
+      continue;
+    }
+    const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(va));
+    const __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(va, 1));
+    const __m256d lo2 = _mm256_mul_pd(lo, lo), hi2 = _mm256_mul_pd(hi, hi);
+    const __m256 sq = _mm256_set_m128(_mm256_cvtpd_ps(hi2), _mm256_cvtpd_ps(lo2));
+    const __m256 cu = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_mul_pd(hi2, hi)),
+                                      _mm256_cvtpd_ps(_mm256_mul_pd(lo2, lo)));
+    _mm256_storeu_ps(y + i, _mm256_blendv_ps(sq, cu, is3));
+  }
+  for (; i < n; i++) y[i] = pow_one_f32(a[i], b[i]);
+}
+
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), lo and hi scalars (stride
  * 0) or arrays (stride 1). */
 static void v_clamp_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
@@ -81,6 +118,7 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
     case ACCY_OP_MAXIMUM: return v_maximum_f32;
     case ACCY_OP_MINIMUM: return v_minimum_f32;
     case ACCY_OP_CLAMP: return v_clamp_f32;
+    case ACCY_OP_POWER: return v_power_f32;
     case ACCY_OP_EXP: return v_exp_f32;
     case ACCY_OP_LOG: return v_log_f32;
     case ACCY_OP_TANH: return v_tanh_f32;
