@@ -117,6 +117,10 @@ typedef struct perf_serve_result {
 
 /* Runs |clients| threads calling fn for |seconds| (all start together). */
 void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_serve_result *r);
+/* The same without timing each call (calls and calls/s only; nothing is
+ * stored per call, so the run adds no memory of the harness's own). */
+void perf_serve_count(perf_client_fn fn, void *ctx, int clients, double seconds,
+                      perf_serve_result *r);
 /* A numeric field of /proc/self/status ("Threads", "VmRSS"), or -1. */
 long perf_proc_status(const char *key);
 

@@ -28,6 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "accy/accy.h"
 #include "perf/perf.h"
 
@@ -117,6 +121,7 @@ typedef struct options {
   int clients[16], n_clients;
   double time_s, block_s, serve_s;
   int serve_async;
+  long serve_memory; /* --serve-memory N: invokes of the RSS check, 0: none */
   int quick, no_ort, bounds, verbose, ort_spin;
 } options;
 
@@ -144,6 +149,8 @@ static void usage(FILE *f) {
           "  --serve-time S      seconds per client count (1.0)\n"
           "  --serve-async       also time accy_session_submit + an eventfd wait per call\n"
           "  --serve-mix NAME    also time one NAME client alone and beside the --serve clients\n"
+          "  --serve-memory N    also check RSS: after 10^3 and after N invokes of one client,\n"
+          "                      then after a burst of the largest --clients count and a trim\n"
           "  -v                  more detail\n");
 }
 
@@ -186,6 +193,7 @@ static int parse_options(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--serve-time")) VALUE(), o->serve_s = atof(v);
     else if (!strcmp(a, "--serve-async")) o->serve_async = 1;
     else if (!strcmp(a, "--serve-mix")) VALUE(), o->serve_mix = v;
+    else if (!strcmp(a, "--serve-memory")) VALUE(), o->serve_memory = atol(v);
     else if (!strcmp(a, "--ort-spin")) VALUE(), o->ort_spin = atoi(v) ? 1 : 0;
     else if (!strcmp(a, "--threads")) {
       VALUE();
@@ -989,6 +997,67 @@ static void serve_report(const workload *w, const char *system, int t, perf_serv
   fflush(stdout);
 }
 
+/* VmRSS in MB after the harness's own heap gave back what it could (the
+ * latency arrays of earlier runs), so that what remains is the process's
+ * steady memory: accy's own arena is not touched by this. */
+static double rss_mb(void) {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+  return (double)perf_proc_status("VmRSS") / 1024;
+}
+
+static uint64_t accy_held_mb(accy_session *s) {
+  accy_session_stats st = {.struct_size = sizeof st};
+  if (accy_session_stats_get(s, &st) != ACCY_STATUS_OK) return 0;
+  return st.memory_held_bytes >> 20;
+}
+
+/* --serve-memory N (issue 12's memory targets): one client's RSS after 10^3
+ * invokes (the baseline) and after N; then a burst of |burst| clients, and
+ * RSS after accy_session_trim, against the baseline. */
+static void run_serve_memory(env *e, const workload *w, int t, serve_ctx *c, int burst) {
+  options *o = e->o;
+  char err[300] = "";
+  long done = 0;
+  double t0 = perf_now();
+  for (; done < 1000; done++)
+    if (serve_accy(c, 0, err, sizeof err) != 0) break;
+  const double base = rss_mb();
+  const uint64_t held0 = accy_held_mb(c->s);
+  for (; !err[0] && done < o->serve_memory; done++)
+    if (serve_accy(c, 0, err, sizeof err) != 0) break;
+  const double after_n = rss_mb();
+  const double secs = perf_now() - t0;
+  perf_serve_result r;
+  memset(&r, 0, sizeof r);
+  quiesce(0.3);
+  if (!err[0]) perf_serve_count(serve_accy, c, burst, o->serve_s, &r);
+  const double after_burst = rss_mb();
+  const uint64_t held_burst = accy_held_mb(c->s);
+  uint64_t freed = 0;
+  if (accy_session_trim(c->s, &freed) != ACCY_STATUS_OK) snprintf(err, sizeof err, "trim failed");
+  const double after_trim = rss_mb();
+  if (err[0] || r.failed) e->failures++;
+  printf("  memory t=%-2d RSS after 10^3 invokes %.1f MB, after %ld (%.1f s) %.1f MB (%+.1f%%); "
+         "after %d clients %.1f s %.1f MB (accy holds %llu -> %llu MB), after trim %.1f MB "
+         "(%+.1f%% of the first; %llu KB freed)%s%s\n",
+         t, base, done, secs, after_n, base > 0 ? (after_n / base - 1) * 100 : 0, burst, o->serve_s,
+         after_burst, (unsigned long long)held0, (unsigned long long)held_burst, after_trim,
+         base > 0 ? (after_trim / base - 1) * 100 : 0, (unsigned long long)(freed >> 10),
+         err[0] ? "  FAILED: " : "", err[0] ? err : (r.failed ? r.err : ""));
+  row rw = {.kind = "serve-memory", .workload = w->name, .group = w->group, .system = "accy"};
+  rw.threads = t;
+  rw.clients = burst;
+  rw.calls = done;
+  rw.rss_before = base;
+  rw.rss_after = after_trim;
+  snprintf(rw.note, sizeof rw.note, "RSS after %ld invokes %.1f MB, after the burst %.1f MB", done,
+           after_n, after_burst);
+  csv_row(&rw);
+  fflush(stdout);
+}
+
 /* One large client (e->mix_w, e.g. mlp_b256) alone, then beside K clients of
  * the small workload: how much its latency rises when small callers share
  * the machine, and what the small ones get meanwhile. */
@@ -1123,6 +1192,7 @@ static void run_serve(env *e, const workload *w) {
       }
     }
     if (e->mix_w) run_serve_mix(e, w, t, &c);
+    if (o->serve_memory > 0) run_serve_memory(e, w, t, &c, max_clients - (e->mix_w ? 1 : 0));
     /* The output buffers of every client, ORT's included, are leaked at the
      * end of the mode on purpose: the process exits right after. */
     if (ro.ctx) perf_ort_close(ro.ctx);

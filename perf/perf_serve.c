@@ -41,7 +41,7 @@ typedef struct client {
   double start, until;
   double *lat;
   size_t n, cap;
-  int failed;
+  int failed, count_only;
   char err[200];
   struct gate *go;
 } client;
@@ -77,6 +77,10 @@ static void *client_main(void *p) {
       break;
     }
     double dt = perf_now() - t0;
+    if (c->count_only) {
+      c->n++;
+      continue;
+    }
     if (c->n == c->cap) {
       size_t cap = c->cap ? c->cap * 2 : 4096;
       double *nl = realloc(c->lat, cap * sizeof *nl);
@@ -93,7 +97,8 @@ static void *client_main(void *p) {
   return NULL;
 }
 
-void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_serve_result *r) {
+static void serve(perf_client_fn fn, void *ctx, int clients, double seconds, int count_only,
+                  perf_serve_result *r) {
   memset(r, 0, sizeof *r);
   r->clients = clients;
   r->rss_before_kb = perf_proc_status("VmRSS");
@@ -101,7 +106,7 @@ void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_
   pthread_t *th = calloc((size_t)clients, sizeof *th);
   gate go = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
   for (int i = 0; i < clients; i++) {
-    cs[i] = (client){.fn = fn, .ctx = ctx, .id = i, .go = &go};
+    cs[i] = (client){.fn = fn, .ctx = ctx, .id = i, .go = &go, .count_only = count_only};
   }
   int started = 0;
   for (; started < clients; started++) {
@@ -134,6 +139,13 @@ void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_
       snprintf(r->err, sizeof r->err, "client %d: %s", i, cs[i].err);
     }
   }
+  if (count_only) {
+    r->calls = (long)total;
+    r->calls_per_s = wall > 0 ? (double)total / wall : 0;
+    free(cs);
+    free(th);
+    return;
+  }
   if (started > 0 && cs[0].n) {
     qsort(cs[0].lat, cs[0].n, sizeof(double), cmp_double);
     r->first_calls = (long)cs[0].n;
@@ -159,4 +171,13 @@ void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_
   free(all);
   free(cs);
   free(th);
+}
+
+void perf_serve(perf_client_fn fn, void *ctx, int clients, double seconds, perf_serve_result *r) {
+  serve(fn, ctx, clients, seconds, 0, r);
+}
+
+void perf_serve_count(perf_client_fn fn, void *ctx, int clients, double seconds,
+                      perf_serve_result *r) {
+  serve(fn, ctx, clients, seconds, 1, r);
 }
