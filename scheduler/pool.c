@@ -174,6 +174,13 @@ typedef struct sched_admit {
 static sched_admit g_admit;
 static pthread_once_t g_admit_once = PTHREAD_ONCE_INIT;
 
+/* The idle hook (accy__sched_set_idle_hook) and its period, in ms. */
+#define SCHED_IDLE_MS_DEFAULT 2000u
+#define SCHED_IDLE_MS_MAX 86400000u
+static _Atomic(accy__sched_idle_fn) g_idle_hook;
+static _Atomic uint32_t g_idle_ms;
+static pthread_once_t g_idle_once = PTHREAD_ONCE_INIT;
+
 /* ---- small helpers ------------------------------------------------------------ */
 
 static inline void cpu_relax(void) {
@@ -200,6 +207,11 @@ static void futex_wake(_Atomic uint32_t *word, uint32_t count) {
   int n = count > INT_MAX ? INT_MAX : (int)count;
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
+/* As futex_wait, for at most |ms| milliseconds. */
+static void futex_wait_ms(_Atomic uint32_t *word, uint32_t expected, uint32_t ms) {
+  struct timespec ts = {(time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L};
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
+}
 #else
 /* Portable fallback: one process-wide mutex and condition variable. The
  * value check happens under the mutex and wakers take it after changing the
@@ -217,6 +229,16 @@ static void futex_wake(_Atomic uint32_t *word, uint32_t count) {
   (void)count;
   pthread_mutex_lock(&g_futex_lock);
   pthread_cond_broadcast(&g_futex_cond);
+  pthread_mutex_unlock(&g_futex_lock);
+}
+static void futex_wait_ms(_Atomic uint32_t *word, uint32_t expected, uint32_t ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += (time_t)(ms / 1000u);
+  ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+  pthread_mutex_lock(&g_futex_lock);
+  if (atomic_load(word) == expected) pthread_cond_timedwait(&g_futex_cond, &g_futex_lock, &ts);
   pthread_mutex_unlock(&g_futex_lock);
 }
 #endif
@@ -312,9 +334,46 @@ static void admit_init(void) {
   atomic_store(&g_admit.cores, n);
 }
 
+accy_status accy__sched_idle_env(uint32_t *out) {
+  const char *s = getenv("ACCY_IDLE_TRIM_MS");
+  *out = SCHED_IDLE_MS_DEFAULT;
+  if (!s || !*s) return ACCY_STATUS_OK;
+  const char *z = s;
+  while (*z == ' ' || *z == '\t') z++;
+  uint32_t n;
+  if (z[0] == '0' && (z[1] == '\0' || z[1] == ' ' || z[1] == '\t')) {
+    n = 0;
+  } else if (!parse_count(s, &n) || n > SCHED_IDLE_MS_MAX) {
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "ACCY_IDLE_TRIM_MS='%.32s' is not a count of milliseconds in 0..%u (0: "
+                     "never)",
+                     s, SCHED_IDLE_MS_MAX);
+  }
+  *out = n;
+  return ACCY_STATUS_OK;
+}
+
+/* A bad value was refused at session create; pools use the default. */
+static void idle_init(void) {
+  uint32_t ms;
+  if (accy__sched_idle_env(&ms) != ACCY_STATUS_OK) ms = SCHED_IDLE_MS_DEFAULT;
+  atomic_store(&g_idle_ms, ms);
+}
+
+void accy__sched_set_idle_hook(accy__sched_idle_fn fn) {
+  pthread_once(&g_idle_once, idle_init);
+  atomic_store(&g_idle_hook, fn);
+}
+
+void accy__sched_set_idle_ms(uint32_t ms) {
+  pthread_once(&g_idle_once, idle_init);
+  atomic_store(&g_idle_ms, ms > SCHED_IDLE_MS_MAX ? SCHED_IDLE_MS_MAX : ms);
+}
+
 accy_status accy__sched_check_env(void) {
   uint32_t n;
-  return accy__sched_cores_env(&n);
+  ACCY_TRY(accy__sched_cores_env(&n));
+  return accy__sched_idle_env(&n);
 }
 
 uint32_t accy__sched_cores(void) {
@@ -742,12 +801,18 @@ void accy__pool_post(accy__pool *p, accy__sched_job *job) {
 
 bool accy__pool_orphaned(const accy__pool *p) { return p && p->orphaned; }
 
+/* Worker 0 sleeps at most the idle period while the idle hook has periods
+ * left to run (two per idle stretch: the session layer trims what was idle
+ * through a whole period); past those it sleeps like the others. */
 static void worker_main(accy__pool *p, uint32_t me) {
   uint32_t start = me * 7u;
   uint64_t spin_until = 0;
+  uint32_t idle_periods = 0;
+  if (me == 0) pthread_once(&g_idle_once, idle_init);
   while (!atomic_load(&p->stop)) {
     if (scan_lanes(p, &start, me) || run_job(p)) {
       spin_until = 0;
+      idle_periods = 0;
       continue;
     }
     if (spin_until == 0) spin_until = now_ns() + (uint64_t)p->spin_us * 1000u;
@@ -755,12 +820,28 @@ static void worker_main(accy__pool *p, uint32_t me) {
       for (int k = 0; k < 32; k++) cpu_relax();
       continue;
     }
+    const uint32_t idle_ms = me == 0 ? atomic_load(&g_idle_ms) : 0;
+    const bool timed = idle_ms && idle_periods < 2 && atomic_load(&g_idle_hook);
     uint32_t seq = atomic_load(&p->work_seq);
     atomic_fetch_add(&p->sleepers, 1);
-    if (!atomic_load(&p->stop) && !scan_lanes(p, &start, me) && atomic_load(&p->n_jobs) == 0)
-      futex_wait(&p->work_seq, seq);
+    const uint64_t slept_from = timed ? now_ns() : 0;
+    bool waited = false;
+    if (!atomic_load(&p->stop) && !scan_lanes(p, &start, me) && atomic_load(&p->n_jobs) == 0) {
+      waited = true;
+      if (timed)
+        futex_wait_ms(&p->work_seq, seq, idle_ms);
+      else
+        futex_wait(&p->work_seq, seq);
+    }
     atomic_fetch_sub(&p->sleepers, 1);
     spin_until = 0;
+    if (!waited || atomic_load(&p->work_seq) != seq) {
+      idle_periods = 0; /* work came (or may have): a new idle stretch later */
+    } else if (timed && now_ns() - slept_from >= (uint64_t)idle_ms * 1000000u) {
+      accy__sched_idle_fn fn = atomic_load(&g_idle_hook);
+      if (fn) fn();
+      idle_periods++;
+    }
   }
 }
 

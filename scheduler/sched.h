@@ -69,6 +69,20 @@ uint32_t accy__sched_launches_waiting(void);
 /* For tests: replaces C. Only while no launch runs or waits. */
 void accy__sched_set_cores(uint32_t n);
 
+/* Idle hook. When a pool has had no work for ACCY_IDLE_TRIM_MS
+ * milliseconds (default 2000; 0: never), its first worker calls |fn| (the
+ * session layer's trim of idle programs), and once more after a second
+ * such period; then it sleeps without a timeout until work arrives. The
+ * hook runs on that worker, outside every scheduler lock. NULL removes it. */
+typedef void (*accy__sched_idle_fn)(void);
+void accy__sched_set_idle_hook(accy__sched_idle_fn fn);
+/* What ACCY_IDLE_TRIM_MS asks for, in ms, into *out (the default when
+ * unset): INVALID_BUFFER with a cause when it is set but not a count of
+ * milliseconds (0..86400000). */
+accy_status accy__sched_idle_env(uint32_t *out) __attribute__((warn_unused_result));
+/* For tests: replaces the idle period (0: never). */
+void accy__sched_set_idle_ms(uint32_t ms);
+
 /* Takes a reference to the process-wide pool, starting it with |n_threads|
  * team members on first use (0: the default). Later calls share the running
  * pool whatever they ask for. Returns OK or OUT_OF_MEMORY / LAUNCH_FAILED

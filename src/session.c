@@ -26,6 +26,7 @@
 #include "src/internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ typedef struct entry {
   uint64_t held_bytes;  /* taken from the session's budget for ir + plan */
   accy__memory_budget *budget;
   uint64_t invokes_base; /* the slot's invoke count when this program was published */
+  uint64_t idle_seen;    /* the slot's invoke count at the last idle sweep (idle_sweep) */
   _Atomic uint64_t failures[ACCY_STATUS_COUNT]; /* invokes that failed with a valid handle */
 } entry;
 
@@ -85,6 +87,8 @@ struct accy_session {
    * submit, released by destroy). */
   _Atomic uint32_t outstanding;
   _Atomic(accy__pool *) async_pool;
+  /* The process's list of sessions, for the idle sweep (g_sessions_lock). */
+  struct accy_session *reg_prev, *reg_next;
 };
 
 /* A submission's record: in its scratch block, after the plan's part, so a
@@ -121,6 +125,73 @@ static void entry_free(entry *ent) {
 
 /* ---- create / destroy ------------------------------------------------------ */
 
+/* Every live session, for the idle sweep that the pool's first worker runs
+ * when the pool has had no work for a while (accy__sched_set_idle_hook). A
+ * session is on the list from create until destroy takes it off, before it
+ * frees anything; the lock is held for the whole sweep. */
+static entry *acquire(const accy_session *cs, accy_handle h, slot **out_slot);
+static void drop(slot *sl);
+
+static pthread_mutex_t g_sessions_lock = PTHREAD_MUTEX_INITIALIZER;
+static accy_session *g_sessions;
+static pthread_once_t g_sessions_once = PTHREAD_ONCE_INIT;
+
+/* Idle sweep: a program whose invoke count has not moved since the last
+ * sweep gives back its cached scratch blocks (those not in use), and the
+ * arena is purged. The pool runs a sweep after each of two idle periods
+ * (ACCY_IDLE_TRIM_MS), so what was idle through a whole period is freed:
+ * a server that stops calling gets its burst memory back without
+ * accy_session_trim. */
+static void idle_sweep(void) {
+  uint64_t freed = 0;
+  pthread_mutex_lock(&g_sessions_lock);
+  for (accy_session *s = g_sessions; s; s = s->reg_next) {
+    for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
+      slot *sl = &s->slots[i];
+      uint64_t st = atomic_load(&sl->state);
+      if (!(st & LIVE)) continue;
+      accy_handle h = {i, (uint32_t)(st >> GEN_SHIFT)};
+      slot *held;
+      entry *ent = acquire(s, h, &held);
+      if (!ent) continue;
+      const uint64_t n = atomic_load_explicit(&sl->invokes, memory_order_relaxed);
+      if (ent->idle_seen == n) freed += accy__scratch_cache_trim(&ent->scratch);
+      ent->idle_seen = n; /* only sweeps touch it, under g_sessions_lock */
+      drop(held);
+    }
+  }
+  pthread_mutex_unlock(&g_sessions_lock);
+  if (freed) accy__scratch_purge();
+}
+
+/* A fork while a sweep holds the lock must not leave the child's copy
+ * locked. */
+static void sessions_fork_prepare(void) { pthread_mutex_lock(&g_sessions_lock); }
+static void sessions_fork_release(void) { pthread_mutex_unlock(&g_sessions_lock); }
+
+static void sessions_init(void) {
+  pthread_atfork(sessions_fork_prepare, sessions_fork_release, sessions_fork_release);
+  accy__sched_set_idle_hook(idle_sweep);
+}
+
+static void sessions_add(accy_session *s) {
+  pthread_once(&g_sessions_once, sessions_init);
+  pthread_mutex_lock(&g_sessions_lock);
+  s->reg_prev = NULL;
+  s->reg_next = g_sessions;
+  if (g_sessions) g_sessions->reg_prev = s;
+  g_sessions = s;
+  pthread_mutex_unlock(&g_sessions_lock);
+}
+
+static void sessions_remove(accy_session *s) {
+  pthread_mutex_lock(&g_sessions_lock);
+  if (s->reg_prev) s->reg_prev->reg_next = s->reg_next;
+  else g_sessions = s->reg_next;
+  if (s->reg_next) s->reg_next->reg_prev = s->reg_prev;
+  pthread_mutex_unlock(&g_sessions_lock);
+}
+
 accy_status accy_session_create(const accy_session_options *options, accy_session **out) {
   if (!out) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_create: out is NULL");
   *out = NULL;
@@ -144,6 +215,8 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
   if (threads == 0) ACCY_TRY(accy__sched_default_threads(&threads));
   ACCY_TRY(accy__cpu_check_env());
   ACCY_TRY(accy__sched_check_env());
+  /* The idle hook is in place before the pool's first worker first sleeps. */
+  pthread_once(&g_sessions_once, sessions_init);
   accy_session *s = accy__aligned_alloc(sizeof *s, 64);
   if (!s) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory creating a session");
   s->max_workers = threads;
@@ -158,6 +231,7 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
       return st;
     }
   }
+  sessions_add(s);
   *out = s;
   return ACCY_STATUS_OK;
 }
@@ -172,6 +246,7 @@ void accy_session_destroy(accy_session *s) {
     struct timespec ts = {0, 50000};
     nanosleep(&ts, NULL);
   }
+  sessions_remove(s); /* waits for a sweep that is looking at it */
   for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
     uint64_t st = atomic_load(&s->slots[i].state);
     if (st & LIVE) entry_free(s->slots[i].ent);
@@ -319,6 +394,7 @@ static accy_status compile_into(accy_session *s, const void *bytes, size_t size,
   }
   /* No invoke can run on the slot now (not live, no references). */
   ent->invokes_base = atomic_load(&sl->invokes);
+  ent->idle_seen = UINT64_MAX;
   sl->ent = ent;
   /* Publish: clear busy, set live; the generation is unchanged. The CAS is
    * seq_cst, so the entry written above is visible to whoever sees LIVE. */

@@ -281,6 +281,21 @@ START_TEST(test_thread_counts_out_of_range_are_refused) {
   ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
   accy_session_destroy(s);
   unsetenv("ACCY_CORES");
+  /* And a bad ACCY_IDLE_TRIM_MS (the idle trim's period, docs/threading.md). */
+  static const char *bad_ms[] = {"-1", "soon", "86400001", "5ms"};
+  for (size_t i = 0; i < sizeof bad_ms / sizeof bad_ms[0]; i++) {
+    setenv("ACCY_IDLE_TRIM_MS", bad_ms[i], 1);
+    ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_INVALID_BUFFER);
+    ck_assert_msg(strstr(accy_session_last_cause(NULL), "ACCY_IDLE_TRIM_MS="), "cause: %s",
+                  accy_session_last_cause(NULL));
+  }
+  setenv("ACCY_IDLE_TRIM_MS", "0", 1);
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  setenv("ACCY_IDLE_TRIM_MS", "250", 1);
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  unsetenv("ACCY_IDLE_TRIM_MS");
 }
 END_TEST
 
@@ -1193,6 +1208,10 @@ static void *stress_main(void *arg) {
 START_TEST(test_stress_compile_invoke_release) {
   static stress_world w; /* big; zeroed */
   memset(&w, 0, sizeof w);
+  /* Idle sweeps (src/session.c) in every pause of the pool of 1 ms or more,
+   * racing compiles, invokes, releases and trims (when this process has not
+   * read the variable yet: each test runs in its own child). */
+  setenv("ACCY_IDLE_TRIM_MS", "1", 1);
   w.s[0] = session(2);
   w.s[1] = session(1);
   w.bytes[0] = add_mul_program(&w.size[0]);
@@ -1266,6 +1285,7 @@ START_TEST(test_stress_compile_invoke_release) {
   free(w.b);
   free(w.ref_r);
   free(w.ref_t);
+  unsetenv("ACCY_IDLE_TRIM_MS");
 }
 END_TEST
 

@@ -15,6 +15,8 @@
 
 #include "src/internal.h"
 
+#include "scheduler/sched.h"
+
 #include "src/base/alloc.h"
 #include "src/compile/compile.h"
 #include "src/compile/reuse.h"
@@ -666,6 +668,100 @@ START_TEST(test_steady_concurrent_invokes_make_no_allocations) {
 }
 END_TEST
 
+/* Idle trim: once the pool has been idle for two periods, a program that was
+ * not called through a whole period holds no cached scratch block (and the
+ * session's budget has them back), while a program called all along keeps
+ * its block; both still run afterwards. */
+typedef struct busy_arg {
+  accy_session *s;
+  accy_handle h;
+  _Atomic int *stop;
+  int bad;
+} busy_arg;
+
+static void *busy_caller(void *varg) {
+  busy_arg *a = varg;
+  float x[4] = {1, 2, 3, 4}, y[4];
+  accy_input ins[1] = {{x, sizeof x}};
+  accy_output outs[1] = {{y, sizeof y}};
+  while (!atomic_load(a->stop)) {
+    if (accy_session_invoke(a->s, a->h, ins, 1, outs, 1) != ACCY_STATUS_OK) a->bad++;
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+static accy_handle compile_unary(accy_session *s, uint64_t n, uint16_t op) {
+  accy__program p;
+  accy__program_init(&p);
+  accy__type t = vec(ACCY_DTYPE_F32, n);
+  uint32_t x = add(&p, ACCY_OP_PARAMETER, t, NULL, 0, NULL, 0, "x");
+  uint32_t a = add(&p, op, t, &x, 1, NULL, 0, NULL);
+  uint32_t b = add(&p, ACCY_OP_NEGATE, t, &a, 1, NULL, 0, NULL);
+  uint32_t c = add(&p, ACCY_OP_TANH, t, &b, 1, NULL, 0, NULL);
+  out(&p, c, "y");
+  void *bytes;
+  size_t size;
+  ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
+  accy__program_free(&p);
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
+  accy__free(bytes);
+  return h;
+}
+
+static uint64_t blocks_of(accy_session *s, accy_handle h) {
+  accy_program_stats ps;
+  memset(&ps, 0, sizeof ps);
+  ps.struct_size = sizeof ps;
+  ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+  return ps.scratch_blocks;
+}
+
+START_TEST(test_idle_programs_give_back_scratch) {
+  accy__sched_set_idle_ms(100);
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = 2};
+  accy_session *s;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  /* idle: a pooled program (many tiles); busy: a 4-element one, inline. */
+  accy_handle idle = compile_unary(s, 1 << 18, ACCY_OP_EXP);
+  accy_handle busy = compile_unary(s, 4, ACCY_OP_ABS);
+  float *in = calloc(1 << 18, 4), *res = calloc(1 << 18, 4);
+  accy_input ins[1] = {{in, (size_t)4 << 18}};
+  accy_output outs[1] = {{res, (size_t)4 << 18}};
+  _Atomic int stop = 0;
+  busy_arg ba = {s, busy, &stop, 0};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, busy_caller, &ba), 0);
+  while (blocks_of(s, busy) == 0) sched_yield();
+  ck_assert_int_eq(accy_session_invoke(s, idle, ins, 1, outs, 1), ACCY_STATUS_OK);
+  ck_assert_uint_eq(blocks_of(s, idle), 1);
+  accy_session_stats ss = {.struct_size = sizeof ss};
+  ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+  const uint64_t held = ss.memory_held_bytes;
+  /* Two periods of 100 ms, then the sweeps; wait up to 5 s on a loaded machine. */
+  for (int i = 0; i < 500 && blocks_of(s, idle) != 0; i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  ck_assert_uint_eq(blocks_of(s, idle), 0);
+  ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+  ck_assert_uint_lt(ss.memory_held_bytes, held);
+  atomic_store(&stop, 1);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(ba.bad, 0);
+  ck_assert_uint_eq(blocks_of(s, busy), 1); /* called through every period */
+  ck_assert_int_eq(accy_session_invoke(s, idle, ins, 1, outs, 1), ACCY_STATUS_OK);
+  ck_assert_uint_eq(blocks_of(s, idle), 1);
+  for (size_t i = 0; i < 4; i++) ck_assert_float_eq(res[i], tanhf(-1.0f));
+  free(in);
+  free(res);
+  accy_session_destroy(s);
+  accy__sched_set_idle_ms(2000);
+}
+END_TEST
+
 static Suite *compile_suite(void) {
   Suite *s = suite_create("compile");
   TCase *tc = tcase_create("locations");
@@ -686,6 +782,7 @@ static Suite *compile_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_steady_invokes_make_no_allocations, 0, 2);
   tcase_add_loop_test(tc, test_steady_concurrent_invokes_make_no_allocations, 0, 2);
+  tcase_add_test(tc, test_idle_programs_give_back_scratch);
   suite_add_tcase(s, tc);
   return s;
 }
