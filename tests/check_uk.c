@@ -488,6 +488,17 @@ START_TEST(test_pool_levels_match_portable) {
                           accy__isa_name(ts[l]->isa), kind, sx, n);
             ck_assert_msg(memcmp(want + n, got + n, (N + 8 - n) * sizeof(float)) == 0,
                           "%s: pool wrote past its %zu elements", accy__isa_name(ts[l]->isa), n);
+            /* The row's taps exactly, in a block of their own: a vector that
+             * reads past the last tap is an overrun AddressSanitizer reports. */
+            if (n > 0 && rep == 0) {
+              const size_t taps = (n - 1) * (size_t)sx + 1;
+              float *exact = malloc(taps * sizeof(float));
+              ck_assert_ptr_nonnull(exact);
+              memcpy(exact, x, taps * sizeof(float));
+              memcpy(got, want, sizeof got);
+              ts[l]->f32_pool_acc(n, exact, sx, got, kind);
+              free(exact);
+            }
           }
   }
 }

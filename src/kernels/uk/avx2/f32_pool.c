@@ -45,12 +45,26 @@ static inline __m256 combine(__m256 acc, __m256 x, int kind) {
   }
 }
 
+/* acc[t..t+8) folded with xs in the lanes from |from| on, the others kept:
+ * the last, overlapping vector of a row folds only what is left. */
+static inline void fold_tail(float *acc, __m256 xs, size_t from, int kind) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 take =
+      _mm256_castsi256_ps(_mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((int)from - 1)));
+  const __m256 a = _mm256_loadu_ps(acc);
+  _mm256_storeu_ps(acc, _mm256_blendv_ps(a, combine(a, xs, kind), take));
+}
+
 void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind) {
   if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
   size_t i = 0;
   if (sx == 1) {
     for (; i + 8 <= n; i += 8)
       _mm256_storeu_ps(acc + i, combine(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(x + i), kind));
+    if (i < n && n >= 8) { /* the last eight, folding lanes i.. only */
+      fold_tail(acc + n - 8, _mm256_loadu_ps(x + n - 8), i - (n - 8), kind);
+      i = n;
+    }
   } else if (sx == 2) {
     /* Lanes i..i+7 read x[2i .. 2i+15]: the last float is one past the last
      * tap used, so vectors stop while i + 8 < n (x[2(i+8)] is a real tap). */
@@ -60,6 +74,17 @@ void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc
       const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
       const __m256 xs = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8));
       _mm256_storeu_ps(acc + i, combine(_mm256_loadu_ps(acc + i), xs, kind));
+    }
+    if (i < n && n >= 8) {
+      /* Outputs n-8 .. n-1: their taps x[2n-16], .., x[2n-2] are the even
+       * floats of x[2n-16 .. 2n-9] and the odd ones of x[2n-9 .. 2n-2], so
+       * nothing past the last tap is read. */
+      const float *b = x + 2 * (n - 8);
+      const __m256 lo = _mm256_loadu_ps(b), hi = _mm256_loadu_ps(b + 7);
+      const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 2, 0));
+      const __m256 xs = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8));
+      fold_tail(acc + n - 8, xs, i - (n - 8), kind);
+      i = n;
     }
   }
   for (; i < n; i++) acc[i] = accy__fold_kind_f32(acc[i], x[(ptrdiff_t)i * sx], kind);
