@@ -99,6 +99,9 @@ typedef struct sched_launch {
   _Atomic uint32_t done;
   _Atomic uint32_t event;           /* futex word the waiting caller sleeps on */
   _Atomic uint32_t caller_sleeping; /* caller is (about to be) asleep on event */
+  /* Worker turns the launch's admission reserved for it and no worker has
+   * taken (a wide launch, accy__sched_run), read and taken by joiners. */
+  _Atomic uint32_t reserve;
   /* Admission, guarded by pool->qlock while the launch is queued. */
   _Alignas(SCHED_LINE) struct sched_launch *qnext;
   uint32_t lane;
@@ -159,8 +162,10 @@ static bool g_fork_child; /* set in a forked child of a process that had a team 
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 
 /* Admission (process-wide, pool or not). With C = cores (0: off), at most
- * C + 1 launches run at once and the rest wait asleep in ticket order; pool
- * workers join a launch only while running launches + working workers < C.
+ * C + 1 turns are held at once and the rest wait asleep in ticket order; a
+ * launch takes one turn, a wide one its threads' and the slack (C + 1 when
+ * it can use C threads). Pool workers join a launch while running callers +
+ * working workers < C, or through a turn a wide launch reserved for them.
  * A launch with ticket t may run once t - left < C + 1 (signed), so
  * tickets are admitted first come, first served. */
 typedef struct sched_admit {
@@ -168,6 +173,11 @@ typedef struct sched_admit {
   _Alignas(SCHED_LINE) _Atomic uint32_t left;    /* launches that finished */
   _Atomic uint32_t sleepers;                     /* waiters (about to be) asleep */
   _Alignas(SCHED_LINE) _Atomic uint32_t workers; /* pool members in or at a lane */
+  /* Wide launches take one turn per thread they can use: the turns beyond
+   * their caller's, of admitted launches (reserved) and of published ones
+   * that no worker has taken (spare). */
+  _Atomic uint32_t reserved;
+  _Atomic uint32_t spare;
   _Alignas(SCHED_LINE) _Atomic uint32_t cores;
   _Atomic uint32_t turn[ADMIT_RING];             /* futex words, by ticket */
 } sched_admit;
@@ -405,42 +415,59 @@ uint32_t accy__sched_launches_waiting(void) {
   return d <= (int32_t)limit ? 0 : (uint32_t)d - limit;
 }
 
-/* Cores that neither a running launch's caller nor a pool worker holds;
+/* Callers of running launches: the turns held, less those wide launches
+ * hold beyond their caller's. */
+static uint32_t admit_callers(uint32_t limit) {
+  uint32_t turns = admit_running(limit), reserved = atomic_load(&g_admit.reserved);
+  return turns > reserved ? turns - reserved : 0;
+}
+
+/* Cores that neither a running launch's caller nor a pool worker holds, plus
+ * the turns wide launches reserved for workers and no worker took;
  * UINT32_MAX without admission. */
 static uint32_t admit_free_cores(void) {
   uint32_t cores = atomic_load(&g_admit.cores);
   if (cores == 0) return UINT32_MAX;
-  uint32_t used = admit_running(admit_limit(cores)) + atomic_load(&g_admit.workers);
-  return used >= cores ? 0 : cores - used;
+  uint32_t used = admit_callers(admit_limit(cores)) + atomic_load(&g_admit.workers);
+  return (used >= cores ? 0 : cores - used) + atomic_load(&g_admit.spare);
 }
 
-/* Waits for this launch's turn; returns the limit it was admitted under (0:
- * no admission), which admit_leave needs. */
-static uint32_t admit_enter(void) {
+/* Waits for this launch's turns: |*w| consecutive tickets (1, or a wide
+ * launch's threads and the slack turn, at most the limit), admitted when the
+ * last one is;
+ * returns the limit it was admitted under (0: no admission, and *w is 1),
+ * which admit_leave needs with *w. */
+static uint32_t admit_enter(uint32_t *w) {
   uint32_t limit = admit_limit(atomic_load(&g_admit.cores));
+  if (limit == 0 || *w < 1) *w = 1;
   if (limit == 0) return 0;
-  uint32_t t = atomic_fetch_add(&g_admit.tickets, 1);
+  if (*w > limit) *w = limit;
+  uint32_t t = atomic_fetch_add(&g_admit.tickets, *w) + *w - 1;
   while ((int32_t)(t - atomic_load(&g_admit.left)) >= (int32_t)limit) {
     /* Eventcount on our ring word: read it, announce the sleep, re-check,
      * sleep. A leaver bumps `left`, then reads `sleepers` and bumps the word
      * of the ticket it admits (both sides seq_cst, so one sees the other). */
-    _Atomic uint32_t *w = &g_admit.turn[t & (ADMIT_RING - 1)];
-    uint32_t seen = atomic_load(w);
+    _Atomic uint32_t *word = &g_admit.turn[t & (ADMIT_RING - 1)];
+    uint32_t seen = atomic_load(word);
     atomic_fetch_add(&g_admit.sleepers, 1);
-    if ((int32_t)(t - atomic_load(&g_admit.left)) >= (int32_t)limit) futex_wait(w, seen);
+    if ((int32_t)(t - atomic_load(&g_admit.left)) >= (int32_t)limit) futex_wait(word, seen);
     atomic_fetch_sub(&g_admit.sleepers, 1);
   }
+  if (*w > 1) atomic_fetch_add(&g_admit.reserved, *w - 1);
   return limit;
 }
 
-static void admit_leave(uint32_t limit) {
+static void admit_leave(uint32_t limit, uint32_t w) {
   if (limit == 0) return;
-  uint32_t left = atomic_fetch_add(&g_admit.left, 1) + 1;
+  if (w > 1) atomic_fetch_sub(&g_admit.reserved, w - 1);
+  uint32_t left = atomic_fetch_add(&g_admit.left, w) + w;
   if (atomic_load(&g_admit.sleepers) == 0) return;
-  /* Exactly one ticket became admissible: left + limit - 1. */
-  _Atomic uint32_t *w = &g_admit.turn[(left + limit - 1) & (ADMIT_RING - 1)];
-  atomic_fetch_add(w, 1);
-  futex_wake(w, UINT32_MAX); /* everyone sharing the word re-checks */
+  /* The tickets left + limit - w .. left + limit - 1 became admissible. */
+  for (uint32_t k = 0; k < w && k < ADMIT_RING; k++) {
+    _Atomic uint32_t *word = &g_admit.turn[(left + limit - 1 - k) & (ADMIT_RING - 1)];
+    atomic_fetch_add(word, 1);
+    futex_wake(word, UINT32_MAX); /* everyone sharing the word re-checks */
+  }
 }
 
 /* A pool worker takes a core before it looks for work and gives it back
@@ -450,9 +477,25 @@ static int worker_take_core(void) {
   uint32_t cores = atomic_load(&g_admit.cores);
   if (cores == 0) return 0;
   uint32_t w = atomic_fetch_add(&g_admit.workers, 1);
-  if (w + admit_running(admit_limit(cores)) < cores) return 1;
+  if (w + admit_callers(admit_limit(cores)) < cores) return 1;
   atomic_fetch_sub(&g_admit.workers, 1);
   return -1;
+}
+
+/* A worker without a core may still join a launch through one of the turns
+ * it reserved: true when it took one (give it back with give_reserve). */
+static bool take_reserve(sched_launch *L) {
+  uint32_t r = atomic_load(&L->reserve);
+  while (r > 0)
+    if (atomic_compare_exchange_weak(&L->reserve, &r, r - 1)) {
+      atomic_fetch_sub(&g_admit.spare, 1);
+      return true;
+    }
+  return false;
+}
+static void give_reserve(sched_launch *L) {
+  atomic_fetch_add(&L->reserve, 1);
+  atomic_fetch_add(&g_admit.spare, 1);
 }
 static void worker_give_core(int took) {
   if (took > 0) atomic_fetch_sub(&g_admit.workers, 1);
@@ -735,7 +778,8 @@ static void leave_lane(sched_lane *s) {
  * us and has claimable tiles. Returns true if it ran anything. */
 static bool scan_lanes(accy__pool *p, uint32_t *start, uint32_t me) {
   int core = worker_take_core();
-  if (core < 0) return false;
+  /* No core: only a launch's reserved turn lets this worker in. */
+  if (core < 0 && atomic_load(&g_admit.spare) == 0) return false;
   bool ran_any = false;
   for (uint32_t k = 0; k < SCHED_LANES && !ran_any; k++) {
     uint32_t i = (*start + k) & (SCHED_LANES - 1);
@@ -747,7 +791,12 @@ static bool scan_lanes(accy__pool *p, uint32_t *start, uint32_t me) {
      * are within the cap of the launch now in it and it cannot go away. */
     if (!atomic_compare_exchange_strong(&s->ctl, &c, c + 1)) continue;
     sched_launch *L = s->launch;
+    if (core < 0 && !take_reserve(L)) {
+      leave_lane(s);
+      continue;
+    }
     uint32_t ran = drain(L, SCHED_WORKER_BUDGET, me + 1);
+    if (core < 0) give_reserve(L);
     /* Leaving with budget spent while work may remain: make sure a sleeping
      * caller takes over if no worker comes back (e.g. during shutdown). */
     if (ran == SCHED_WORKER_BUDGET) wake_caller(L);
@@ -886,6 +935,8 @@ static void fork_child(void) {
   atomic_store(&g_admit.left, 0);
   atomic_store(&g_admit.sleepers, 0);
   atomic_store(&g_admit.workers, 0);
+  atomic_store(&g_admit.reserved, 0);
+  atomic_store(&g_admit.spare, 0);
   if (g_team_ever) g_fork_child = true;
   if (g_pool) g_pool->orphaned = true;
   pthread_mutex_unlock(&g_lock);
@@ -1041,7 +1092,7 @@ static bool graph_is_tiny(const accy__sched_graph *g) {
 }
 
 static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
-                       void *state, uint32_t max_workers);
+                       void *state, uint32_t max_workers, uint32_t reserve);
 
 void accy__sched_run(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
                      void *state, uint32_t max_workers) {
@@ -1053,19 +1104,34 @@ void accy__sched_run(accy__pool *pool, const accy__sched_graph *g, void *launch_
     return;
   }
   pthread_once(&g_admit_once, admit_init);
-  uint32_t admitted = admit_enter();
-  if (!pool || max_workers <= 1 || pool->inline_only || pool->orphaned || !state ||
-      ((uintptr_t)state & (SCHED_LINE - 1)) != 0) {
+  const bool pooled = pool && max_workers > 1 && !pool->inline_only && !pool->orphaned && state &&
+                      ((uintptr_t)state & (SCHED_LINE - 1)) == 0;
+  /* A wide launch (ACCY_SCHED_WIDE_WORK) takes a turn for each thread it
+   * can use and the slack turn: with C cores it runs alone, its workers
+   * joining through the turns it reserved, and the narrow launches that
+   * arrive meanwhile wait for it (first come, first served, so a narrow
+   * launch waits for at most the wide launches ahead of it). Beside narrow
+   * callers holding the slack turn, a wide launch would get a third of two
+   * cores less: 1.8-2.2x its time alone instead of 1.1-1.5x (mlp_b256
+   * beside 8 mlp_b1 clients on 2 cores, perf/README.md). */
+  uint32_t w = 1;
+  if (pooled && g->work >= ACCY_SCHED_WIDE_WORK) {
+    w = max_workers;
+    if (w > pool->n_threads + 1) w = pool->n_threads + 1;
+    w++;
+  }
+  uint32_t admitted = admit_enter(&w);
+  if (!pooled) {
     run_inline(g, launch_data);
-    admit_leave(admitted);
+    admit_leave(admitted, w);
     return;
   }
-  run_pooled(pool, g, launch_data, state, max_workers);
-  admit_leave(admitted);
+  run_pooled(pool, g, launch_data, state, max_workers, w - 1);
+  admit_leave(admitted, w);
 }
 
 static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launch_data,
-                       void *state, uint32_t max_workers) {
+                       void *state, uint32_t max_workers, uint32_t reserve) {
   uint32_t cap = max_workers - 1;
   if (cap > pool->n_threads) cap = pool->n_threads;
   if (cap > CTL_CAP_MASK) cap = CTL_CAP_MASK;
@@ -1087,6 +1153,8 @@ static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launc
   atomic_init(&L->done, 0);
   atomic_init(&L->event, 0);
   atomic_init(&L->caller_sleeping, 0);
+  if (reserve > cap) reserve = cap;
+  atomic_init(&L->reserve, reserve);
   uint32_t threads = cap + 1;
   for (uint32_t t = 0; t < g->n_tasks; t++) {
     sched_task_state *ts = &L->ts[t];
@@ -1111,7 +1179,9 @@ static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launc
   }
   if (atomic_load(&L->done)) return; /* only zero-tile tasks */
 
-  /* The caller takes one chunk itself; wake workers for the rest. */
+  /* The caller takes one chunk itself; wake workers for the rest. Its
+   * reserved turns are spare until workers take them. */
+  if (reserve) atomic_fetch_add(&g_admit.spare, reserve);
   bool was_queued = publish(pool, L, chunks > 1 ? chunks - 1 : 0);
   uint64_t spin_until = 0;
   for (;;) {
@@ -1132,6 +1202,8 @@ static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launc
     spin_until = 0;
   }
   retract(pool, L, was_queued);
+  /* No worker is inside now: every reserved turn is back. */
+  if (reserve) atomic_fetch_sub(&g_admit.spare, reserve);
 }
 
 /* ---- graph check ---------------------------------------------------------------------------- */

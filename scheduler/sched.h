@@ -41,7 +41,16 @@ typedef struct accy__sched_graph {
   uint32_t n_tasks;
   const accy__sched_task *tasks;
   const uint32_t *succ;
+  /* The graph's work, in the kernels' cost units (multiply-adds, elements;
+   * saturating). A graph of at least ACCY_SCHED_WIDE_WORK is wide: its
+   * launch takes an admission turn for each thread it can use and the slack
+   * turn, so that it runs without narrow launches beside it. 0: narrow. */
+  uint64_t work;
 } accy__sched_graph;
+
+/* About a millisecond of multiply-adds on one core: the launches worth more
+ * than one thread's turn. */
+#define ACCY_SCHED_WIDE_WORK (UINT64_C(1) << 26)
 
 typedef struct accy__pool accy__pool;
 
@@ -51,11 +60,13 @@ typedef struct accy__pool accy__pool;
  * else the CPUs in the process's affinity mask (capped); at least 1. */
 accy_status accy__sched_default_threads(uint32_t *out) __attribute__((warn_unused_result));
 
-/* Admission. With C = accy__sched_cores(), at most C + 1 launches of more
- * than one tile run at once in the process (pool or not); later ones wait
- * asleep, first come first served, for a turn. Pool workers join a launch
- * only while running launches + working workers are fewer than C, so
- * callers and workers together do not oversubscribe the cores. C is
+/* Admission. With C = accy__sched_cores(), at most C + 1 turns are held at
+ * once in the process (pool or not) by launches of more than one tile: one
+ * each, a wide launch (graph.work) its threads' and the slack; later ones
+ * wait asleep, first come first served. Pool workers join a launch only
+ * while running callers + working workers are fewer than C, or through a
+ * turn a wide launch reserved, so that callers and workers together do not
+ * oversubscribe the cores. C is
  * ACCY_CORES when set (0: no admission, and workers always join), else the
  * CPUs of the process's affinity mask. */
 uint32_t accy__sched_cores(void);
@@ -64,7 +75,8 @@ uint32_t accy__sched_cores(void);
  * 0..ACCY_MAX_THREADS (launches then use the CPU count). */
 accy_status accy__sched_cores_env(uint32_t *out) __attribute__((warn_unused_result));
 accy_status accy__sched_check_env(void) __attribute__((warn_unused_result));
-/* Launches waiting for a turn now (a snapshot). */
+/* Admission turns waited for now (a snapshot; a waiting wide launch counts
+ * each of its turns). */
 uint32_t accy__sched_launches_waiting(void);
 /* For tests: replaces C. Only while no launch runs or waits. */
 void accy__sched_set_cores(uint32_t n);

@@ -524,7 +524,7 @@ START_TEST(test_caller_and_workers_share_a_launch) {
   if (saved == 1) accy__sched_set_cores(2);
   accy__pool *pool = pool_get(POOL_N);
   accy__sched_task task = {probe_fn, NULL, 64, 0, 0, 0};
-  accy__sched_graph g = {1, &task, NULL};
+  accy__sched_graph g = {1, &task, NULL, 0};
   void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
   for (int k = 0; k < 3; k++) {
     caller_probe p = {.caller = pthread_self()};
@@ -665,7 +665,7 @@ static void count_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker
 static void *crowd_main(void *vpool) {
   accy__sched_task tasks[2] = {{gate_fn, NULL, 1, 0, 0, 1}, {count_fn, NULL, 40, 1, 0, 0}};
   const uint32_t succ[] = {1};
-  accy__sched_graph g = {2, tasks, succ};
+  accy__sched_graph g = {2, tasks, succ, 0};
   void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
   uintptr_t bad = 0;
   for (int round = 0; round < 3; round++) {
@@ -737,7 +737,7 @@ enum { ADMIT_HOSTS = 12, ADMIT_LAUNCHES = 12 };
 
 static void *admit_host(void *vpool) {
   accy__sched_task task = {admit_fn, NULL, 6, 0, 0, 0};
-  accy__sched_graph g = {1, &task, NULL};
+  accy__sched_graph g = {1, &task, NULL, 0};
   void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
   uintptr_t bad = 0;
   for (int l = 0; l < ADMIT_LAUNCHES; l++) {
@@ -809,7 +809,7 @@ static void fifo_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker)
 
 static void *fifo_host(void *vid) {
   accy__sched_task task = {fifo_fn, NULL, 2, 0, 0, 0};
-  accy__sched_graph g = {1, &task, NULL};
+  accy__sched_graph g = {1, &task, NULL, 0};
   void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
   accy__sched_run(NULL, &g, vid, state, 1);
   free(state);
@@ -837,6 +837,114 @@ START_TEST(test_admission_is_first_come_first_served) {
   for (uint32_t k = 2; k < FIFO_N; k++) ck_assert_uint_eq(atomic_load(&g_fifo_order[k]), k);
   atomic_store(&g_fifo_release[0], 1);
   pthread_join(th[0], NULL);
+  ck_assert_uint_eq(accy__sched_launches_waiting(), 0);
+  accy__sched_set_cores(saved);
+}
+END_TEST
+
+/* Wide launches take every turn their threads and the slack need: with two
+ * cores (three turns) and a narrow launch H holding one turn, a narrow
+ * launch runs beside it at once, while a wide one (ACCY_SCHED_WIDE_WORK)
+ * waits for H, then runs with a pool worker; a narrow launch arriving while
+ * the wide one runs waits for it to finish. */
+static _Atomic uint32_t g_wide_hold;
+static _Atomic uint32_t g_wide_held;
+static _Atomic uint32_t g_wide_tiles;
+static _Atomic uint32_t g_wide_by_worker;
+static _Atomic uint32_t g_narrow_saw; /* wide tiles run when the late narrow launch started */
+
+static void hold_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
+  (void)ctx, (void)data, (void)worker;
+  if (tile == 0) {
+    atomic_store(&g_wide_held, 1);
+    for (int k = 0; k < 20000 && atomic_load(&g_wide_hold); k++) sleep_ms(1);
+  }
+}
+
+static void run_narrow(void) {
+  accy__sched_task task = {hold_fn, NULL, 2, 0, 0, 0};
+  accy__sched_graph g = {1, &task, NULL, 0};
+  void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
+  accy__sched_run(NULL, &g, NULL, state, 1); /* inline, one turn */
+  free(state);
+}
+
+static void *hold_host(void *unused) {
+  (void)unused;
+  run_narrow();
+  return NULL;
+}
+
+static void late_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
+  (void)ctx, (void)data, (void)worker;
+  if (tile == 0) atomic_store(&g_narrow_saw, atomic_load(&g_wide_tiles));
+}
+
+static void *late_host(void *unused) {
+  (void)unused;
+  accy__sched_task task = {late_fn, NULL, 2, 0, 0, 0};
+  accy__sched_graph g = {1, &task, NULL, 0};
+  void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
+  accy__sched_run(NULL, &g, NULL, state, 1);
+  free(state);
+  return NULL;
+}
+
+static void wide_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
+  (void)ctx, (void)data, (void)tile;
+  atomic_fetch_add(&g_wide_tiles, 1);
+  if (worker != 0) atomic_fetch_add(&g_wide_by_worker, 1);
+  sleep_ms(1);
+}
+
+typedef struct wide_arg {
+  accy__pool *pool;
+  uint64_t work;
+} wide_arg;
+
+static void *wide_host(void *varg) {
+  wide_arg *a = varg;
+  accy__sched_task task = {wide_fn, NULL, 64, 0, 0, 0};
+  accy__sched_graph g = {1, &task, NULL, a->work};
+  void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
+  accy__sched_run(a->pool, &g, NULL, state, 2);
+  free(state);
+  return NULL;
+}
+
+START_TEST(test_wide_launch_runs_alone) {
+  uint32_t saved = accy__sched_cores();
+  accy__sched_set_cores(2);
+  accy__pool *pool;
+  ck_assert_int_eq(accy__pool_acquire(2, &pool), ACCY_STATUS_OK);
+  pthread_t h, w, late;
+  /* Narrow beside H: runs at once. */
+  atomic_store(&g_wide_hold, 1);
+  ck_assert_int_eq(pthread_create(&h, NULL, hold_host, NULL), 0);
+  for (int k = 0; k < 20000 && !atomic_load(&g_wide_held); k++) sleep_ms(1);
+  wide_arg narrow = {pool, 0};
+  wide_host(&narrow);
+  ck_assert_uint_eq(atomic_load(&g_wide_tiles), 64);
+  ck_assert_uint_eq(atomic_load(&g_wide_hold), 1); /* H still holds its turn */
+  /* Wide beside H: waits for it. */
+  atomic_store(&g_wide_tiles, 0);
+  atomic_store(&g_wide_by_worker, 0);
+  wide_arg wide = {pool, ACCY_SCHED_WIDE_WORK};
+  ck_assert_int_eq(pthread_create(&w, NULL, wide_host, &wide), 0);
+  for (int k = 0; k < 20000 && accy__sched_launches_waiting() == 0; k++) sleep_ms(1);
+  sleep_ms(20);
+  ck_assert_uint_eq(atomic_load(&g_wide_tiles), 0);
+  atomic_store(&g_wide_hold, 0);
+  pthread_join(h, NULL);
+  /* While it runs, a narrow launch waits for it. */
+  for (int k = 0; k < 20000 && atomic_load(&g_wide_tiles) == 0; k++) sleep_ms(1);
+  ck_assert_int_eq(pthread_create(&late, NULL, late_host, NULL), 0);
+  pthread_join(w, NULL);
+  pthread_join(late, NULL);
+  ck_assert_uint_eq(atomic_load(&g_wide_tiles), 64);
+  ck_assert_uint_gt(atomic_load(&g_wide_by_worker), 0);
+  ck_assert_uint_eq(atomic_load(&g_narrow_saw), 64); /* it started after every wide tile */
+  accy__pool_release(pool);
   ck_assert_uint_eq(accy__sched_launches_waiting(), 0);
   accy__sched_set_cores(saved);
 }
@@ -910,7 +1018,7 @@ static void worker_fn(const void *ctx, void *data, uint32_t tile, uint32_t worke
 static void *worker_launch(void *vpool) {
   accy__pool *pool = vpool;
   accy__sched_task tasks[1] = {{worker_fn, NULL, 4000, 0, 0, 0}};
-  accy__sched_graph g = {1, tasks, NULL};
+  accy__sched_graph g = {1, tasks, NULL, 0};
   void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
   worker_rec *r = calloc(1, sizeof *r);
   r->count = accy__sched_worker_count(pool);
@@ -1170,13 +1278,13 @@ START_TEST(test_graph_check) {
 END_TEST
 
 START_TEST(test_launch_bytes) {
-  accy__sched_graph g0 = {0, NULL, NULL};
+  accy__sched_graph g0 = {0, NULL, NULL, 0};
   size_t b0 = accy__sched_launch_bytes(&g0);
   ck_assert_uint_eq(b0 % 64, 0);
   ck_assert_uint_eq(accy__sched_launch_bytes(NULL), b0);
   accy__sched_task tasks[100];
   memset(tasks, 0, sizeof tasks);
-  accy__sched_graph g = {100, tasks, NULL};
+  accy__sched_graph g = {100, tasks, NULL, 0};
   size_t b = accy__sched_launch_bytes(&g);
   ck_assert_uint_eq(b % 64, 0);
   /* A cache line per task at least (counters never share lines). */
@@ -1216,6 +1324,7 @@ static Suite *scheduler_suite(void) {
   tcase_add_test(tc, test_worker_indices_are_unique_per_launch);
   tcase_add_loop_test(tc, test_admission_bounds_running_launches, 0, 2);
   tcase_add_test(tc, test_admission_is_first_come_first_served);
+  tcase_add_test(tc, test_wide_launch_runs_alone);
   tcase_add_test(tc, test_cores_env);
   suite_add_tcase(s, tc);
 

@@ -201,7 +201,8 @@ typedef struct accy_session_stats {
   uint32_t session_threads;      /* most threads on one invoke (num_threads) */
   uint32_t pool_threads;         /* the process's worker pool (0: this session has none) */
   uint32_t cores;                /* ACCY_CORES: the admission limit (0: off; docs/threading.md) */
-  uint32_t launches_waiting;     /* launches of the process waiting for a turn now */
+  uint32_t launches_waiting;     /* admission turns of the process waited for now (a launch
+                                    takes one, a wide one several; docs/threading.md) */
 } accy_session_stats;
 
 typedef struct accy_program_stats {

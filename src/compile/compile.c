@@ -498,6 +498,18 @@ static accy_status build_graph(compiler *cs) {
   plan->graph.n_tasks = plan->n_tasks;
   plan->graph.tasks = plan->stasks;
   plan->graph.succ = plan->succ;
+  /* The scheduler's admission weighs a launch by its work (sched.h). */
+  uint64_t work = 0;
+  for (uint32_t t = 0; t < plan->n_tasks; t++) {
+    const accy__kernel *k = &plan->ctasks[t].kernel;
+    uint64_t w;
+    if (!accy__mul_u64(k->item_cost ? k->item_cost : 1, k->n_items, &w) || work + w < work) {
+      work = UINT64_MAX;
+      break;
+    }
+    work += w;
+  }
+  plan->graph.work = work;
   return ACCY_STATUS_OK;
 }
 
