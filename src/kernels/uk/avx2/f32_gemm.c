@@ -78,11 +78,26 @@ static inline void epilogue_row(__m256 *v0, __m256 *v1, uint32_t flags,
               UK_ROW_ASM(A1, "c10", "c11") UK_ROW_ASM(A2, "c20", "c21")                   \
                   UK_ROW_ASM(A3, "c30", "c31") UK_ROW_ASM(A4, "c40", "c41")               \
                       UK_ROW_ASM(A5, "c50", "c51")                                        \
-          : [c00] "+x"(c00), [c01] "+x"(c01), [c10] "+x"(c10), [c11] "+x"(c11),           \
-            [c20] "+x"(c20), [c21] "+x"(c21), [c30] "+x"(c30), [c31] "+x"(c31),           \
-            [c40] "+x"(c40), [c41] "+x"(c41), [c50] "+x"(c50), [c51] "+x"(c51)            \
+          : [c00] "+x"(r00), [c01] "+x"(r01), [c10] "+x"(r10), [c11] "+x"(r11),           \
+            [c20] "+x"(r20), [c21] "+x"(r21), [c30] "+x"(r30), [c31] "+x"(r31),           \
+            [c40] "+x"(r40), [c41] "+x"(r41), [c50] "+x"(r50), [c51] "+x"(r51)            \
           : __VA_ARGS__                                                                   \
           : "xmm13", "xmm14", "xmm15")
+/* The accumulators of an asm loop, pinned to ymm0-11 for its duration only
+ * (a local register variable keeps its register only as an asm operand and
+ * not across calls, so the rest of the kernel uses plain variables). */
+#define UK_PIN_ACCUMULATORS()                                                             \
+  register __m256 r00 __asm__("ymm0") = c00, r01 __asm__("ymm1") = c01;                   \
+  register __m256 r10 __asm__("ymm2") = c10, r11 __asm__("ymm3") = c11;                   \
+  register __m256 r20 __asm__("ymm4") = c20, r21 __asm__("ymm5") = c21;                   \
+  register __m256 r30 __asm__("ymm6") = c30, r31 __asm__("ymm7") = c31;                   \
+  register __m256 r40 __asm__("ymm8") = c40, r41 __asm__("ymm9") = c41;                   \
+  register __m256 r50 __asm__("ymm10") = c50, r51 __asm__("ymm11") = c51
+#define UK_UNPIN_ACCUMULATORS()                                                           \
+  do {                                                                                    \
+    c00 = r00, c01 = r01, c10 = r10, c11 = r11, c20 = r20, c21 = r21;                     \
+    c30 = r30, c31 = r31, c40 = r40, c41 = r41, c50 = r50, c51 = r51;                     \
+  } while (0)
 
 void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
@@ -92,10 +107,7 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
   const bool full = nr == NR;
   const __m256i m0 = full ? _mm256_set1_epi32(-1) : first_lanes(nr < 8 ? nr : 8);
   const __m256i m1 = full ? _mm256_set1_epi32(-1) : first_lanes(nr > 8 ? nr - 8 : 0);
-  register __m256 c00 __asm__("ymm0"), c01 __asm__("ymm1"), c10 __asm__("ymm2"),
-      c11 __asm__("ymm3"), c20 __asm__("ymm4"), c21 __asm__("ymm5"), c30 __asm__("ymm6"),
-      c31 __asm__("ymm7"), c40 __asm__("ymm8"), c41 __asm__("ymm9"), c50 __asm__("ymm10"),
-      c51 __asm__("ymm11");
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
   if (flags & ACCY__UK_ACCUMULATE) {
     float *cr[MR];
     for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
@@ -128,12 +140,14 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
     /* Packed A (gemm.c's micro-panels): one pointer, MR floats per k. */
     const float *ap = a;
     const float *bk = b;
+    UK_PIN_ACCUMULATORS();
     for (size_t k = 0; k < kc; k++) {
       UK_STEP_ASM("(%[ap])", "4(%[ap])", "8(%[ap])", "12(%[ap])", "16(%[ap])", "20(%[ap])",
                   [ap] "r"(ap), [bp] "r"(bk));
       ap += MR;
       bk += b_rs;
     }
+    UK_UNPIN_ACCUMULATORS();
   } else if (full && mr == 1) {
     /* One row (a matrix-vector product): only its two accumulators, in the
      * same order as a row of a full tile, so the bits are those a full tile
@@ -150,12 +164,14 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
       /* Rows a_rs apart: p walks row 0 and q row 3, r is a_rs in bytes. */
       const float *p = a0, *q = a3, *bk = b;
       const ptrdiff_t r = a_rs * (ptrdiff_t)sizeof(float);
+      UK_PIN_ACCUMULATORS();
       for (size_t k = 0; k < kc; k++) {
         UK_STEP_ASM("(%[p])", "(%[p],%[r],1)", "(%[p],%[r],2)", "(%[q])", "(%[q],%[r],1)",
                     "(%[q],%[r],2)", [p] "r"(p), [q] "r"(q), [r] "r"(r), [bp] "r"(bk));
         p++, q++;
         bk += b_rs;
       }
+      UK_UNPIN_ACCUMULATORS();
     } else if (a_cs == 1) {
       for (size_t k = 0; k < kc; k++) {
         const float *bk = b + (ptrdiff_t)k * b_rs;
