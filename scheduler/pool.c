@@ -319,21 +319,28 @@ static uint32_t spin_us_from_env(void) {
 
 /* ---- admission ---------------------------------------------------------------- */
 
-accy_status accy__sched_cores_env(uint32_t *out) {
-  const char *s = getenv("ACCY_CORES");
-  *out = cpu_count();
-  if (!s || !*s) return ACCY_STATUS_OK;
+/* A count variable that may also be 0: *out = its value in 0..max, or
+ * |dflt| when unset; false (*out = dflt) when it is set to anything else. */
+static bool env_count0(const char *name, uint32_t dflt, uint32_t max, uint32_t *out) {
+  const char *s = getenv(name);
+  *out = dflt;
+  if (!s || !*s) return true;
   const char *z = s;
   while (*z == ' ' || *z == '\t') z++;
   uint32_t n;
-  if (z[0] == '0' && (z[1] == '\0' || z[1] == ' ' || z[1] == '\t')) {
+  if (z[0] == '0' && (z[1] == '\0' || z[1] == ' ' || z[1] == '\t'))
     n = 0;
-  } else if (!parse_count(s, &n) || n > ACCY_MAX_THREADS) {
-    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
-                     "ACCY_CORES='%.32s' is not a count in 0..%u (0: no admission)", s,
-                     ACCY_MAX_THREADS);
-  }
+  else if (!parse_count(s, &n) || n > max)
+    return false;
   *out = n;
+  return true;
+}
+
+accy_status accy__sched_cores_env(uint32_t *out) {
+  if (!env_count0("ACCY_CORES", cpu_count(), ACCY_MAX_THREADS, out))
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "ACCY_CORES='%.32s' is not a count in 0..%u (0: no admission)",
+                     getenv("ACCY_CORES"), ACCY_MAX_THREADS);
   return ACCY_STATUS_OK;
 }
 
@@ -345,21 +352,11 @@ static void admit_init(void) {
 }
 
 accy_status accy__sched_idle_env(uint32_t *out) {
-  const char *s = getenv("ACCY_IDLE_TRIM_MS");
-  *out = SCHED_IDLE_MS_DEFAULT;
-  if (!s || !*s) return ACCY_STATUS_OK;
-  const char *z = s;
-  while (*z == ' ' || *z == '\t') z++;
-  uint32_t n;
-  if (z[0] == '0' && (z[1] == '\0' || z[1] == ' ' || z[1] == '\t')) {
-    n = 0;
-  } else if (!parse_count(s, &n) || n > SCHED_IDLE_MS_MAX) {
+  if (!env_count0("ACCY_IDLE_TRIM_MS", SCHED_IDLE_MS_DEFAULT, SCHED_IDLE_MS_MAX, out))
     return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
                      "ACCY_IDLE_TRIM_MS='%.32s' is not a count of milliseconds in 0..%u (0: "
                      "never)",
-                     s, SCHED_IDLE_MS_MAX);
-  }
-  *out = n;
+                     getenv("ACCY_IDLE_TRIM_MS"), SCHED_IDLE_MS_MAX);
   return ACCY_STATUS_OK;
 }
 
