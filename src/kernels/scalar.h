@@ -79,6 +79,19 @@ static inline float accy__fold_kind_f32(float acc, float x, int kind) {
  * fall). A float sum or product that is NaN is therefore stored as the
  * default quiet NaN (docs/ops.md), so every path and every split gives the
  * same bits. */
+/* f32 power: C powf, except for the exponents 2 and 3 (the squares and
+ * cubes models write, the tanh form of GELU among them), which are the
+ * product in double rounded once to f32: x * x is exact there, x * x * x
+ * rounds once to double first, so both are within powf's own error bound
+ * (docs/ops.md) and cost a multiply instead of a libm call. The
+ * elementwise kernels of every level use it (a vector level computes the
+ * same products). */
+static inline float accy__pow_f32(float a, float b) {
+  if (b == 2.0f) return (float)((double)a * (double)a);
+  if (b == 3.0f) return (float)((double)a * (double)a * (double)a);
+  return powf(a, b);
+}
+
 static inline float accy__canon_nan_f32(float x) { return x != x ? __builtin_nanf("") : x; }
 static inline double accy__canon_nan_f64(double x) { return x != x ? __builtin_nan("") : x; }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "src/base/half.h"
+#include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
 
 /* ---- loops ------------------------------------------------------------------
@@ -109,17 +110,7 @@ static inline double EW_BITS_OR_f64(double a, double b) {
   return a;
 }
 
-/* f32 power: C powf, except for the exponents 2 and 3 (the squares and
- * cubes models write, the tanh form of GELU among them), which are the
- * product in double rounded once to f32: x * x is exact there, x * x * x
- * rounds once to double first, so both are within powf's own error bound
- * (docs/ops.md) and cost a multiply instead of a libm call. */
-static inline float ew_pow_f32(float a, float b) {
-  if (b == 2.0f) return (float)((double)a * (double)a);
-  if (b == 3.0f) return (float)((double)a * (double)a * (double)a);
-  return powf(a, b);
-}
-#define EW_POW_f32(a, b) ew_pow_f32(a, b)
+#define EW_POW_f32(a, b) accy__pow_f32(a, b) /* src/kernels/scalar.h */
 #define EW_POW_f64(a, b) pow(a, b)
 
 /* M is the libm suffix: f for float, empty for double. */

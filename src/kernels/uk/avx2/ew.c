@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "src/kernels/scalar.h"
 #include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
@@ -58,14 +59,8 @@ EW_V1(v_erf_f32, vm_erf)
 
 /* f32 power: where all eight exponents of a vector are 2 or 3 (the squares
  * and cubes models write), the product in double rounded once to f32, as
- * ew_body.h's ew_pow_f32 computes it per element (same bits); any other
+ * accy__pow_f32 (scalar.h) computes it per element (same bits); any other
  * vector, and the tail, element by element through powf as portable. */
-static inline float pow_one_f32(float a, float b) {
-  if (b == 2.0f) return (float)((double)a * (double)a);
-  if (b == 3.0f) return (float)((double)a * (double)a * (double)a);
-  return powf(a, b);
-}
-
 static void v_power_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
                         size_t s0, size_t s2) {
   (void)x2, (void)s0, (void)s2;
@@ -78,7 +73,7 @@ static void v_power_f32(size_t n, void *o, const void *x0, const void *x1, const
     const __m256 is3 = _mm256_cmp_ps(vb, three, _CMP_EQ_OQ);
     const __m256 ok = _mm256_or_ps(_mm256_cmp_ps(vb, two, _CMP_EQ_OQ), is3);
     if (_mm256_movemask_ps(ok) != 0xff) {
-      for (size_t j = 0; j < 8; j++) y[i + j] = pow_one_f32(a[i + j], b[i + j]);
+      for (size_t j = 0; j < 8; j++) y[i + j] = accy__pow_f32(a[i + j], b[i + j]);
       continue;
     }
     const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(va));
@@ -89,7 +84,7 @@ static void v_power_f32(size_t n, void *o, const void *x0, const void *x1, const
                                       _mm256_cvtpd_ps(_mm256_mul_pd(lo2, lo)));
     _mm256_storeu_ps(y + i, _mm256_blendv_ps(sq, cu, is3));
   }
-  for (; i < n; i++) y[i] = pow_one_f32(a[i], b[i]);
+  for (; i < n; i++) y[i] = accy__pow_f32(a[i], b[i]);
 }
 
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), lo and hi scalars (stride
