@@ -327,59 +327,58 @@ static const reduce_case kReduceCases[] = {
     {3, {2, 9, 300}, 1, {2}},                            /* rows across an outer axis */
 };
 
-static void ref_reduce(const reduce_case *c, int kind, int32_t dt, const void *in, void *out) {
-  bool red[ACCY_MAX_RANK] = {false};
-  for (uint32_t i = 0; i < c->n_axes; i++) red[c->axes[i]] = true;
-  uint64_t n_in = 1, n_out = 1;
+/* Which input axes |c| reduces, and the element counts of input and result. */
+typedef struct red_geom {
+  bool red[ACCY_MAX_RANK];
+  uint64_t n_in, n_out;
+} red_geom;
+
+static red_geom reduce_geom(const reduce_case *c) {
+  red_geom g = {{false}, 1, 1};
+  for (uint32_t i = 0; i < c->n_axes; i++) g.red[c->axes[i]] = true;
   for (uint32_t a = 0; a < c->rank; a++) {
-    n_in *= (uint64_t)c->dims[a];
-    if (!red[a]) n_out *= (uint64_t)c->dims[a];
+    g.n_in *= (uint64_t)c->dims[a];
+    if (!g.red[a]) g.n_out *= (uint64_t)c->dims[a];
   }
+  return g;
+}
+
+/* The result element that input element |i| (row-major) is reduced into. */
+static uint64_t reduce_out_index(const reduce_case *c, const red_geom *g, uint64_t i) {
+  uint64_t rest = i, o = 0, scale = 1;
+  for (uint32_t a = c->rank; a-- > 0;) {
+    uint64_t coord = rest % (uint64_t)c->dims[a];
+    rest /= (uint64_t)c->dims[a];
+    if (!g->red[a]) {
+      o += coord * scale;
+      scale *= (uint64_t)c->dims[a];
+    }
+  }
+  return o;
+}
+
+static void ref_reduce(const reduce_case *c, int kind, int32_t dt, const void *in, void *out) {
+  const red_geom g = reduce_geom(c);
   racc r;
-  racc_init(&r, dt, kind, n_out);
+  racc_init(&r, dt, kind, g.n_out);
   /* Row-major order over the whole input visits each output's elements in
    * row-major order of its reduced index: exactly the order docs/ops.md fixes. */
-  for (uint64_t i = 0; i < n_in; i++) {
-    uint64_t rest = i, o = 0, scale = 1;
-    for (uint32_t a = c->rank; a-- > 0;) {
-      uint64_t coord = rest % (uint64_t)c->dims[a];
-      rest /= (uint64_t)c->dims[a];
-      if (!red[a]) {
-        o += coord * scale;
-        scale *= (uint64_t)c->dims[a];
-      }
-    }
-    racc_add(&r, o, in, i);
-  }
-  racc_finish(&r, out, n_out);
+  for (uint64_t i = 0; i < g.n_in; i++) racc_add(&r, reduce_out_index(c, &g, i), in, i);
+  racc_finish(&r, out, g.n_out);
 }
 
 /* The sum_bound of an f32 sum over |c| (the output index as ref_reduce
  * finds it). The caller frees the four arrays. */
 static void ref_sum_bound(const reduce_case *c, const float *in, sum_bound *sb) {
-  bool red[ACCY_MAX_RANK] = {false};
-  for (uint32_t i = 0; i < c->n_axes; i++) red[c->axes[i]] = true;
-  uint64_t n_in = 1, n_out = 1;
-  for (uint32_t a = 0; a < c->rank; a++) {
-    n_in *= (uint64_t)c->dims[a];
-    if (!red[a]) n_out *= (uint64_t)c->dims[a];
-  }
-  const size_t m = (size_t)n_out + 1;
+  const red_geom g = reduce_geom(c);
+  const size_t m = (size_t)g.n_out + 1;
   sb->exact = calloc(m, sizeof(double));
   sb->abssum = calloc(m, sizeof(double));
   sb->n = calloc(m, sizeof(uint64_t));
   sb->nonfinite = calloc(m, sizeof(bool));
   ck_assert(sb->exact && sb->abssum && sb->n && sb->nonfinite);
-  for (uint64_t i = 0; i < n_in; i++) {
-    uint64_t rest = i, o = 0, scale = 1;
-    for (uint32_t a = c->rank; a-- > 0;) {
-      uint64_t coord = rest % (uint64_t)c->dims[a];
-      rest /= (uint64_t)c->dims[a];
-      if (!red[a]) {
-        o += coord * scale;
-        scale *= (uint64_t)c->dims[a];
-      }
-    }
+  for (uint64_t i = 0; i < g.n_in; i++) {
+    const uint64_t o = reduce_out_index(c, &g, i);
     sb->n[o]++;
     if (!isfinite(in[i])) {
       sb->nonfinite[o] = true;
@@ -398,11 +397,10 @@ static void free_sum_bound(sum_bound *sb) {
 }
 
 static accy__type reduce_result(const reduce_case *c, int32_t dt) {
-  bool red[ACCY_MAX_RANK] = {false};
-  for (uint32_t i = 0; i < c->n_axes; i++) red[c->axes[i]] = true;
+  const red_geom g = reduce_geom(c);
   accy__type t = tu_type(dt, 0, NULL);
   for (uint32_t a = 0; a < c->rank; a++)
-    if (!red[a]) t.dims[t.rank++] = c->dims[a];
+    if (!g.red[a]) t.dims[t.rank++] = c->dims[a];
   return t;
 }
 
