@@ -17,6 +17,8 @@
 #define GEMM_ITEM_MAX (UINT64_C(1) << 25)
 #define GEMM_ITEM_MIN (UINT64_C(1) << 20)
 #define GEMM_ITEMS_WANTED 16u
+/* A K block of B at most this big (one L1) is walked rows outer (accy__gemm_run). */
+#define GEMM_ROWS_OUTER_BYTES (UINT64_C(32) << 10)
 
 static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 static uint64_t div_up(uint64_t x, uint64_t m) { return (x + m - 1) / m; }
@@ -173,12 +175,85 @@ void accy__gemm_pack_a(const accy__gemm *g, const float *a, uint64_t a_batches, 
     }
 }
 
+/* One K block's tiles of rows [t_lo, t_hi) (a sub-block, or one tile row
+ * of it) over every panel of the item's columns. */
+typedef struct tile_args {
+  const float *ab, *bb;
+  float *cb;
+  const float *r, *pa, *pbp;
+  uint64_t bi, k0, kcur, n0, cols, t_lo, t_hi, ms;
+  uint32_t flags;
+  bool packing, packing_b;
+} tile_args;
+
+static void run_tiles(const accy__gemm *g, const tile_args *t) {
+  const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
+  const uint64_t n0 = t->n0, cols = t->cols, k0 = t->k0, kcur = t->kcur, bi = t->bi;
+  const uint64_t ab_i = g->a_batch_mod ? bi % g->a_batch_mod : bi;
+  for (uint64_t j0 = n0; j0 < n0 + cols;) {
+    const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
+    const float *bp;
+    ptrdiff_t brs, bps; /* row stride within a panel; panel stride */
+    if (g->b_packed) {
+      bp = t->bb + ((j0 / nr) * K + k0) * nr;
+      brs = (ptrdiff_t)nr;
+      bps = (ptrdiff_t)(K * nr);
+    } else if (t->packing_b) {
+      /* ws is required for a provider (workspace_bytes says so). */
+      bp = t->pbp + ((j0 - n0) / nr) * kcur * nr;
+      brs = (ptrdiff_t)nr;
+      bps = (ptrdiff_t)(kcur * nr);
+    } else {
+      bp = t->bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;
+      brs = g->b_rs;
+      bps = (ptrdiff_t)nr;
+    }
+    /* A one-row sub-block takes up to four full panels per call of the
+     * GEMV kernel (the same bits as one call per panel). */
+    uint64_t np = 1;
+    if (g->uk.gemv && t->t_hi - t->t_lo == 1 && ncur == nr) {
+      const uint64_t full = (n0 + cols - j0) / nr;
+      np = full < 4 ? full : 4;
+    }
+    for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
+      const uint64_t mcur = t->t_hi - i0 < mr ? t->t_hi - i0 : mr;
+      accy__uk_epilogue ep = g->ep;
+      if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
+      if (ep.bias_col) ep.bias_col += j0;
+      if (g->has_residual) {
+        ep.residual = t->r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
+        ep.res_rs = g->c_rs;
+      }
+      const float *ap;
+      ptrdiff_t ars, acs;
+      if (g->a_packed) {
+        ap = g->a_packed + ((ab_i * div_up(g->M, mr) + i0 / mr) * K + k0) * mr;
+        ars = 1;
+        acs = (ptrdiff_t)mr;
+      } else if (t->packing) {
+        ap = t->pa + ((i0 - t->ms) / mr) * kcur * mr;
+        ars = 1;
+        acs = (ptrdiff_t)mr;
+      } else {
+        ap = t->ab + (ptrdiff_t)i0 * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
+        ars = g->a_rs;
+        acs = g->a_cs;
+      }
+      float *cp = t->cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
+      if (np > 1)
+        g->uk.gemv((size_t)np, (size_t)kcur, ap, acs, bp, brs, bps, cp, t->flags, &ep);
+      else
+        g->uk.fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs, cp, g->c_rs,
+                 t->flags, &ep);
+    }
+    j0 += np * nr;
+  }
+}
+
 void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, const float *r,
                     uint64_t begin, uint64_t end, void *ws) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
   const uint64_t panels = (g->N + nr - 1) / nr;
-  const accy__uk_f32_gemm_fn fn = g->uk.fn;
-  const accy__uk_f32_gemv_fn gemv = g->uk.gemv;
   const bool packing = g->pack_a && ws;
   const bool packing_b = g->pack_b && ws;
   float *pa = ws, *pbp = ws ? (float *)ws + ws_a_floats(g) : NULL;
@@ -205,67 +280,22 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
       for (uint64_t ms = m0; ms < m0 + rows; ms += g->mb_sub) {
         const uint64_t srows = m0 + rows - ms < g->mb_sub ? m0 + rows - ms : g->mb_sub;
         if (packing && kcur) pack_a(g, ab, ms, srows, k0, kcur, pa);
-        for (uint64_t j0 = n0; j0 < n0 + cols;) {
-          const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
-          const float *bp;
-          ptrdiff_t brs, bps; /* row stride within a panel; panel stride */
-          if (g->b_packed) {
-            bp = bb + ((j0 / nr) * K + k0) * nr;
-            brs = (ptrdiff_t)nr;
-            bps = (ptrdiff_t)(K * nr);
-          } else if (packing_b) {
-            /* ws is required for a provider (workspace_bytes says so). */
-            bp = pbp + ((j0 - n0) / nr) * kcur * nr;
-            brs = (ptrdiff_t)nr;
-            bps = (ptrdiff_t)(kcur * nr);
-          } else {
-            bp = bb + (ptrdiff_t)k0 * g->b_rs + (ptrdiff_t)j0;
-            brs = g->b_rs;
-            bps = (ptrdiff_t)nr;
-          }
-          /* A one-row sub-block takes up to four full panels per call of
-           * the GEMV kernel (the same bits as one call per panel). */
-          uint64_t np = 1;
-          if (gemv && srows == 1 && ncur == nr) {
-            const uint64_t full = (n0 + cols - j0) / nr;
-            np = full < 4 ? full : 4;
-          }
-          for (uint64_t i0 = ms; i0 < ms + srows; i0 += mr) {
-            const uint64_t mcur = ms + srows - i0 < mr ? ms + srows - i0 : mr;
-            accy__uk_epilogue ep = g->ep;
-            if (ep.bias_row)
-              ep.bias_row +=
-                  (ptrdiff_t)i0 +
-                  (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->bias_row_bs;
-            if (ep.bias_col) ep.bias_col += j0;
-            if (g->has_residual) {
-              ep.residual = r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
-              ep.res_rs = g->c_rs;
-            }
-            const float *ap;
-            ptrdiff_t ars, acs;
-            if (g->a_packed) {
-              const uint64_t ab_i = g->a_batch_mod ? bi % g->a_batch_mod : bi;
-              ap = g->a_packed + ((ab_i * div_up(g->M, mr) + i0 / mr) * K + k0) * mr;
-              ars = 1;
-              acs = (ptrdiff_t)mr;
-            } else if (packing) {
-              ap = pa + ((i0 - ms) / mr) * kcur * mr;
-              ars = 1;
-              acs = (ptrdiff_t)mr;
-            } else {
-              ap = ab + (ptrdiff_t)i0 * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
-              ars = g->a_rs;
-              acs = g->a_cs;
-            }
-            float *cp = cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
-            if (np > 1)
-              gemv((size_t)np, (size_t)kcur, ap, acs, bp, brs, bps, cp, flags, &ep);
-            else
-              fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs, cp, g->c_rs,
-                 flags, &ep);
-          }
-          j0 += np * nr;
+        /* Tile order: panels outer (each B panel stays in L1 across the
+         * row tiles) unless the whole B block of this K block fits in L1;
+         * then rows outer, so that each row tile's stores run along C's
+         * rows instead of striding across mb rows per panel (a short-K
+         * GEMM such as a 1x1 convolution is bound by those stores). Each
+         * tile is the same call either way, so the order never changes
+         * bits. */
+        const bool rows_outer =
+            srows > mr && kcur * round_up(cols, nr) * sizeof(float) <= GEMM_ROWS_OUTER_BYTES;
+        const uint64_t outer_n = rows_outer ? div_up(srows, mr) : 1;
+        for (uint64_t oi = 0; oi < outer_n; oi++) {
+          const uint64_t t_lo = rows_outer ? ms + oi * mr : ms;
+          const uint64_t t_hi = rows_outer ? (t_lo + mr < ms + srows ? t_lo + mr : ms + srows)
+                                           : ms + srows;
+          run_tiles(g, &(tile_args){ab, bb, cb, r, pa, pbp, bi, k0, kcur, n0, cols, t_lo, t_hi, ms,
+                                    flags, packing, packing_b});
         }
       }
       if (K == 0) break;
