@@ -261,7 +261,10 @@ START_TEST(test_conv_epilogues) {
   const int64_t P = (H - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad, PW = (W - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad;
   int64_t od[4] = {2, cfg[c].o, (P - cfg[c].k) / cfg[c].s + 1, (PW - cfg[c].k) / cfg[c].s + 1};
   accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od);
-  for (int residual = 0; residual < 2; residual++) {
+  /* ACCY_CONV_FORM: both layouts of the GEMM form (the others ignore it). */
+  for (int run_i = 0; run_i < 4; run_i++) {
+    const int residual = run_i % 2;
+    setenv("ACCY_CONV_FORM", run_i / 2 ? "1" : "0", 1);
     prog g = {.rng = &rng};
     accy__program_init(&g.p);
     uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
@@ -278,16 +281,19 @@ START_TEST(test_conv_epilogues) {
     out(&g, y);
     compare(&g, 1);
   }
+  unsetenv("ACCY_CONV_FORM");
 }
 END_TEST
 
 /* A sum that is -0 (every product a negative underflow: FMA rounds each
  * partial sum to -0) under a ReLU: maximum(-0, +0) is +0, and the fused
  * clamp must say so too; the same for a residual of -0 added to a -0. Loop
- * over a GEMM (dot), a depthwise and a GEMM-form convolution. */
+ * over a GEMM (dot), a depthwise and a GEMM-form convolution (in both of its
+ * layouts: ACCY_CONV_FORM=1 on the last). */
 START_TEST(test_fused_relu_of_negative_zero) {
   tu_rng rng;
   tu_rng_seed(&rng, 4300);
+  if (_i == 3) setenv("ACCY_CONV_FORM", "1", 1);
   prog g = {.rng = &rng};
   accy__program_init(&g.p);
   accy__type ot;
@@ -344,6 +350,7 @@ START_TEST(test_fused_relu_of_negative_zero) {
   free(xv);
   free(rv);
   accy__program_free(&g.p);
+  unsetenv("ACCY_CONV_FORM");
 }
 END_TEST
 
@@ -621,7 +628,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
-  tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 3);
+  tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 4);
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 5);

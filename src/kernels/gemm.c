@@ -7,7 +7,7 @@
 
 /* K block: a kc x 16 panel of B is 16 KiB, half of a 32 KiB L1; an item's
  * packed B block (kc x nb) is 256 KiB, in L2 with the A rows it meets. */
-#define GEMM_KC 256u
+#define GEMM_KC ACCY__GEMM_KC
 /* Most rows and columns of one item. */
 #define GEMM_MB_TILES 16u /* mb <= 16 * mr */
 #define GEMM_NB_MAX ACCY__GEMM_NB_MAX
@@ -31,7 +31,14 @@ void accy__gemm_plan(accy__gemm *g) {
   g->mb_sub = M <= mb_max ? M : mb_max;
   uint64_t ncap = round_up(N, nr);
   uint64_t nb = ncap < GEMM_NB_MAX ? ncap : GEMM_NB_MAX;
-  if (g->b_block) {
+  if (g->a_block) {
+    /* A built by a provider and C given to a consumer (a convolution read
+     * transposed): an item is one sub-block of rows, whose C block stays in
+     * the workspace, and spans the columns while it is not too big, so that
+     * it builds its A block once per K block for all of them. */
+    while (nb > nr && g->mb_sub * nb * K > GEMM_ITEM_MAX) nb = round_up(nb / 2, nr);
+    g->mb = g->mb_sub;
+  } else if (g->b_block) {
     /* B built by a provider (im2col) costs more per element than the
      * multiply-adds it feeds, and an item builds its B block once per K
      * block: items span all of M (in sub-blocks of mb_sub rows) and split
@@ -71,7 +78,7 @@ void accy__gemm_plan(accy__gemm *g) {
    * the microkernel's six row streams are as fast as a packed panel, and the
    * scalar repacking cost more than it saved (gemm 1024: 33 -> 65 GFLOP/s
    * without it, with B packed per block). */
-  g->pack_a = g->mb_sub > mr && g->a_cs != 1 && !g->a_packed;
+  g->pack_a = g->a_block || (g->mb_sub > mr && g->a_cs != 1 && !g->a_packed);
   g->pack_b = !g->b_packed && (g->mb > mr || g->b_block);
 }
 
@@ -85,8 +92,13 @@ static uint64_t ws_b_floats(const accy__gemm *g) {
   return g->pack_b ? g->kc * round_up(g->nb, g->uk.nr) : 0;
 }
 
+/* The C block of one item for a consumer: mb rows of ws_c_ld(g) floats. */
+static uint64_t ws_c_ld(const accy__gemm *g) { return round_up(g->nb, g->uk.nr); }
+
+static uint64_t ws_c_floats(const accy__gemm *g) { return g->c_store ? g->mb * ws_c_ld(g) : 0; }
+
 uint64_t accy__gemm_workspace_bytes(const accy__gemm *g) {
-  return (ws_a_floats(g) + ws_b_floats(g)) * sizeof(float);
+  return (ws_a_floats(g) + ws_b_floats(g) + ws_c_floats(g)) * sizeof(float);
 }
 
 /* Copies rows [k0, k0 + kcur) x columns [n0, n0 + cols) of a direct B into
@@ -181,7 +193,8 @@ typedef struct tile_args {
   const float *ab, *bb;
   float *cb;
   const float *r, *pa, *pbp;
-  uint64_t bi, k0, kcur, n0, cols, t_lo, t_hi, ms;
+  uint64_t bi, k0, kcur, n0, cols, t_lo, t_hi, ms, m0;
+  float *cw; /* the item's C block, for a consumer (else NULL) */
   uint32_t flags;
   bool packing, packing_b;
 } tile_args;
@@ -239,11 +252,18 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
         ars = g->a_rs;
         acs = g->a_cs;
       }
-      float *cp = t->cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
+      ptrdiff_t crs = g->c_rs;
+      float *cp;
+      if (t->cw) {
+        crs = (ptrdiff_t)ws_c_ld(g);
+        cp = t->cw + (ptrdiff_t)(i0 - t->m0) * crs + (ptrdiff_t)(j0 - n0);
+      } else {
+        cp = t->cb + (ptrdiff_t)i0 * crs + (ptrdiff_t)j0;
+      }
       if (np > 1)
         g->uk.gemv((size_t)np, (size_t)kcur, ap, acs, bp, brs, bps, cp, t->flags, &ep);
       else
-        g->uk.fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs, cp, g->c_rs,
+        g->uk.fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs, cp, crs,
                  t->flags, &ep);
     }
     j0 += np * nr;
@@ -257,6 +277,10 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
   const bool packing = g->pack_a && ws;
   const bool packing_b = g->pack_b && ws;
   float *pa = ws, *pbp = ws ? (float *)ws + ws_a_floats(g) : NULL;
+  /* The item's C block for a consumer (workspace_bytes counts it). */
+  float *cw = g->c_store && ws ? (float *)ws + ws_a_floats(g) + ws_b_floats(g) : NULL;
+  if (g->c_store && !cw) return;
+  const uint32_t ep_flags = g->c_store ? 0u : g->ep_flags;
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t ni = it % g->n_items, rest = it / g->n_items;
     const uint64_t mi = rest % g->m_items, bi = rest / g->m_items;
@@ -265,12 +289,13 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
     const float *ab = a + (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->a_bs;
     float *cb = c + (ptrdiff_t)bi * g->c_bs;
     const float *bb =
-        g->b_packed ? g->b_packed + bi * panels * K * nr : b + (ptrdiff_t)bi * g->b_bs;
+        g->b_packed ? g->b_packed + (g->b_batch_mod ? bi % g->b_batch_mod : bi) * panels * K * nr
+                    : b + (ptrdiff_t)bi * g->b_bs;
     /* K == 0 still writes C (zeros, plus the epilogue): one empty block. */
     for (uint64_t k0 = 0; k0 < K || (K == 0 && k0 == 0); k0 += g->kc) {
       const uint64_t kcur = K - k0 < g->kc ? K - k0 : g->kc;
       const bool last = k0 + kcur >= K;
-      const uint32_t flags = (k0 ? ACCY__UK_ACCUMULATE : 0u) | (last ? g->ep_flags : 0u);
+      const uint32_t flags = (k0 ? ACCY__UK_ACCUMULATE : 0u) | (last ? ep_flags : 0u);
       if (packing_b && kcur) {
         if (g->b_block)
           g->b_block(g->b_block_ctx, bb, bi, k0, kcur, n0, cols, pbp);
@@ -279,7 +304,12 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
       }
       for (uint64_t ms = m0; ms < m0 + rows; ms += g->mb_sub) {
         const uint64_t srows = m0 + rows - ms < g->mb_sub ? m0 + rows - ms : g->mb_sub;
-        if (packing && kcur) pack_a(g, ab, ms, srows, k0, kcur, pa);
+        if (packing && kcur) {
+          if (g->a_block)
+            g->a_block(g->a_block_ctx, a, bi, ms, srows, k0, kcur, pa);
+          else
+            pack_a(g, ab, ms, srows, k0, kcur, pa);
+        }
         /* Tile order: panels outer (each B panel stays in L1 across the
          * row tiles) unless the whole B block of this K block fits in L1;
          * then rows outer, so that each row tile's stores run along C's
@@ -295,10 +325,11 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
           const uint64_t t_hi = rows_outer ? (t_lo + mr < ms + srows ? t_lo + mr : ms + srows)
                                            : ms + srows;
           run_tiles(g, &(tile_args){ab, bb, cb, r, pa, pbp, bi, k0, kcur, n0, cols, t_lo, t_hi, ms,
-                                    flags, packing, packing_b});
+                                    m0, cw, flags, packing, packing_b});
         }
       }
       if (K == 0) break;
     }
+    if (cw) g->c_store(g->c_store_ctx, bi, m0, rows, n0, cols, cw, (size_t)ws_c_ld(g), c, r);
   }
 }

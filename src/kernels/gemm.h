@@ -26,9 +26,29 @@
 /* The most columns of one item (a provider may keep a row of them on its
  * stack). */
 #define ACCY__GEMM_NB_MAX 256u
+/* The K block (a provider is asked for at most this many rows of k). */
+#define ACCY__GEMM_KC 256u
 
 typedef void (*accy__gemm_block_fn)(const void *ctx, const float *b, uint64_t bi, uint64_t k0,
                                     uint64_t kcur, uint64_t n0, uint64_t cols, float *dst);
+
+/* Fills rows m0 .. m0 + rows and columns k0 .. k0 + kcur of A (batch index
+ * bi) at |dst| as micro-panels of mr rows: element (m0 + t * mr + i, k0 + k)
+ * at dst[t * kcur * mr + k * mr + i], rows past |rows| up to the last
+ * panel's end any finite value (they are computed, never stored). The A
+ * side's counterpart of accy__gemm_block_fn: a convolution read as im2col
+ * with output positions as the rows. */
+typedef void (*accy__gemm_a_block_fn)(const void *ctx, const float *a, uint64_t bi, uint64_t m0,
+                                      uint64_t rows, uint64_t k0, uint64_t kcur, float *dst);
+
+/* Takes one finished item of C: rows m0 .. m0 + rows and columns n0 .. n0
+ * + cols of batch index bi, element (m0 + i, n0 + j) at tile[i * ld + j],
+ * the plain sums (no epilogue applied). |c| and |r| are those given to
+ * accy__gemm_run. Lets C have a layout the microkernel cannot store (a
+ * convolution's output read transposed) and applies the epilogue itself. */
+typedef void (*accy__gemm_c_store_fn)(const void *ctx, uint64_t bi, uint64_t m0, uint64_t rows,
+                                      uint64_t n0, uint64_t cols, const float *tile, size_t ld,
+                                      float *c, const float *r);
 
 typedef struct accy__gemm {
   accy__uk_f32_gemm uk;
@@ -42,6 +62,10 @@ typedef struct accy__gemm {
    * index, ceil(M / mr) micro-panels of K x mr floats, k outermost), read in
    * place of a; a constant convolution filter is packed at compile time. */
   const float *a_packed;
+  /* A from a block provider (then a, a_bs, a_rs, a_cs and a_packed are
+   * unused): */
+  accy__gemm_a_block_fn a_block;
+  const void *a_block_ctx;
   /* B from a block provider (then b_bs, b_rs are unused): */
   accy__gemm_block_fn b_block;
   const void *b_block_ctx;
@@ -50,6 +74,14 @@ typedef struct accy__gemm {
    * b[b * b_bs + k * b_rs + j]. */
   const float *b_packed;
   ptrdiff_t b_bs, b_rs;
+  /* Packed B's batch index is b % b_batch_mod (0: no modulus), so that
+   * constant filters repeat over images. */
+  uint64_t b_batch_mod;
+  /* C to a consumer (then c_bs, c_rs and the epilogue fields are unused, and
+   * the consumer applies any epilogue): an item's block of C lives in the
+   * worker workspace until its last K block. */
+  accy__gemm_c_store_fn c_store;
+  const void *c_store_ctx;
   /* C(b, i, j) = c[b * c_bs + i * c_rs + j] */
   ptrdiff_t c_bs, c_rs;
   /* The epilogue: bias_row indexed by i (plus bias_row_bs per A batch

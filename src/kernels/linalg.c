@@ -36,6 +36,7 @@
 
 #include "src/internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "src/kernels/gemm.h"
@@ -781,55 +782,71 @@ typedef struct conv_gemm {
   int64_t sh, sw, ph, pw, dh, dw;
   int64_t OH, OW;
   int64_t img_stride;          /* elements of one input image */
+  /* The transposed form (rows are output positions, columns the group's
+   * output channels; C goes through conv_store_t) keeps its epilogue here. */
+  epi e;
 } conv_gemm;
 
-/* The block provider (accy__gemm_block_fn): per row k of im2col (one input
- * channel and filter tap), the columns are output positions; each output
+/* Row (c, ky, kx) of im2col (one input channel and filter tap) over the
+ * output positions p0 .. p0 + count, into row[0 .. count). Each output
  * row's run reads one input row at a fixed stride, so the run is a zero
- * head, a copy (memcpy at unit stride) and a zero tail. The row is gathered
- * whole, then cut into panels. */
+ * head, a copy and a zero tail. */
+static void im2col_row(const conv_gemm *cg, const float *xb, int64_t c, int64_t ky, int64_t kx,
+                       uint64_t p0, uint64_t count, float *row) {
+  const float *xc = xb + c * cg->H * cg->W;
+  const int64_t sw = cg->sw;
+  const int64_t yoff = ky * cg->dh - cg->ph, xoff = kx * cg->dw - cg->pw;
+  int64_t oy = (int64_t)p0 / cg->OW, ox = (int64_t)p0 % cg->OW;
+  for (uint64_t j = 0; j < count;) {
+    uint64_t run = (uint64_t)(cg->OW - ox);
+    if (run > count - j) run = count - j;
+    float *t = row + j;
+    const int64_t iy = oy * cg->sh + yoff;
+    if (iy < 0 || iy >= cg->H) {
+      for (uint64_t u = 0; u < run; u++) t[u] = 0.0f;
+    } else {
+      /* Input column of run position u: base + u * sw, valid in [0, W). */
+      const int64_t base = ox * sw + xoff;
+      int64_t lo = base >= 0 ? 0 : (-base + sw - 1) / sw;
+      int64_t hi = base <= cg->W - 1 ? (cg->W - 1 - base) / sw + 1 : 0;
+      if (lo > (int64_t)run) lo = (int64_t)run;
+      if (hi > (int64_t)run) hi = (int64_t)run;
+      if (hi < lo) hi = lo;
+      /* Runs are short (an output row, or part of one): loops the compiler
+       * can unroll, not library calls. */
+      const float *src = xc + iy * cg->W + base;
+      for (int64_t u = 0; u < lo; u++) t[u] = 0.0f;
+      if (sw == 1)
+        for (int64_t u = lo; u < hi; u++) t[u] = src[u];
+      else
+        for (int64_t u = lo; u < hi; u++) t[u] = src[u * sw];
+      for (int64_t u = hi; u < (int64_t)run; u++) t[u] = 0.0f;
+    }
+    j += run;
+    ox += (int64_t)run;
+    if (ox == cg->OW) ox = 0, oy++;
+  }
+}
+
+/* The input image and group of GEMM batch index bi. */
+static const float *conv_image(const conv_gemm *cg, const float *x, uint64_t bi) {
+  const uint64_t n = bi / cg->groups, grp = bi % cg->groups;
+  return x + (int64_t)n * cg->img_stride + (int64_t)grp * cg->C * cg->H * cg->W;
+}
+
+/* The B block provider (accy__gemm_block_fn): im2col rows k0 .. k0 + kcur
+ * over output positions n0 .. n0 + cols, each gathered whole, then cut into
+ * panels of nr. */
 static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uint64_t k0,
                               uint64_t kcur, uint64_t n0, uint64_t cols, float *dst) {
   const conv_gemm *cg = vctx;
   const uint64_t nr = cg->g.uk.nr, full = cols / nr, rest = cols % nr;
-  const uint64_t n = bi / cg->groups, grp = bi % cg->groups;
-  const float *xb = x + (int64_t)n * cg->img_stride + (int64_t)grp * cg->C * cg->H * cg->W;
-  const int64_t khw = cg->KH * cg->KW, sw = cg->sw;
+  const float *xb = conv_image(cg, x, bi);
+  const int64_t khw = cg->KH * cg->KW;
   int64_t c = (int64_t)k0 / khw, ky = (int64_t)k0 % khw / cg->KW, kx = (int64_t)k0 % cg->KW;
   float row[ACCY__GEMM_NB_MAX];
   for (uint64_t k = 0; k < kcur; k++) {
-    const float *xc = xb + c * cg->H * cg->W;
-    const int64_t yoff = ky * cg->dh - cg->ph, xoff = kx * cg->dw - cg->pw;
-    int64_t oy = (int64_t)n0 / cg->OW, ox = (int64_t)n0 % cg->OW;
-    for (uint64_t j = 0; j < cols;) {
-      uint64_t run = (uint64_t)(cg->OW - ox);
-      if (run > cols - j) run = cols - j;
-      float *t = row + j;
-      const int64_t iy = oy * cg->sh + yoff;
-      if (iy < 0 || iy >= cg->H) {
-        for (uint64_t u = 0; u < run; u++) t[u] = 0.0f;
-      } else {
-        /* Input column of run position u: base + u * sw, valid in [0, W). */
-        const int64_t base = ox * sw + xoff;
-        int64_t lo = base >= 0 ? 0 : (-base + sw - 1) / sw;
-        int64_t hi = base <= cg->W - 1 ? (cg->W - 1 - base) / sw + 1 : 0;
-        if (lo > (int64_t)run) lo = (int64_t)run;
-        if (hi > (int64_t)run) hi = (int64_t)run;
-        if (hi < lo) hi = lo;
-        /* Runs are short (an output row, or part of one): loops the compiler
-         * can unroll, not library calls. */
-        const float *src = xc + iy * cg->W + base;
-        for (int64_t u = 0; u < lo; u++) t[u] = 0.0f;
-        if (sw == 1)
-          for (int64_t u = lo; u < hi; u++) t[u] = src[u];
-        else
-          for (int64_t u = lo; u < hi; u++) t[u] = src[u * sw];
-        for (int64_t u = hi; u < (int64_t)run; u++) t[u] = 0.0f;
-      }
-      j += run;
-      ox += (int64_t)run;
-      if (ox == cg->OW) ox = 0, oy++;
-    }
+    im2col_row(cg, xb, c, ky, kx, n0, cols, row);
     float *d = dst + k * nr;
     for (uint64_t p = 0; p < full; p++)
       for (uint64_t u = 0; u < nr; u++) d[p * kcur * nr + u] = row[p * nr + u];
@@ -844,8 +861,87 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
   }
 }
 
+/* im2col rows k0 .. k0 + kcur over output positions p0 .. p0 + count as
+ * panels of |w| positions (position p0 + t + i of row k0 + k at
+ * dst[t * kcur + k * w + i] for t a multiple of w), written in place: each
+ * position's input row and column per tap, from its origin, and zero where
+ * that falls in the padding or past |count|. Panel by panel, so that the
+ * writes run on in one stream (row by row, the panels' stores land kcur * w
+ * floats apart, 4 KiB multiples that alias in the store buffer: a 7 x 7
+ * convolution ran 20% slower so). For small images, where runs are a few columns;
+ * conv_im2col_block's copied runs are faster on large ones. */
+static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint64_t p0,
+                          uint64_t count, uint64_t k0, uint64_t kcur, uint64_t w, float *dst) {
+  const uint64_t n = (count + w - 1) / w * w;
+  const float *xb = conv_image(cg, x, bi);
+  /* Each position's origin: input row iy0 and column ix0 of tap (0, 0);
+   * positions past |count| get an origin no tap reaches. */
+  int64_t iy0[ACCY__GEMM_NB_MAX], ix0[ACCY__GEMM_NB_MAX];
+  for (uint64_t u = 0; u < n; u++) {
+    const int64_t pos = (int64_t)(p0 + u);
+    iy0[u] = u < count ? pos / cg->OW * cg->sh - cg->ph : -(INT64_C(1) << 40);
+    ix0[u] = u < count ? pos % cg->OW * cg->sw - cg->pw : 0;
+  }
+  /* Each tap's row and column offset and its channel's plane. */
+  const int64_t khw = cg->KH * cg->KW, H = cg->H, W = cg->W;
+  int64_t c = (int64_t)k0 / khw, ky = (int64_t)k0 % khw / cg->KW, kx = (int64_t)k0 % cg->KW;
+  int64_t ty[ACCY__GEMM_KC], tx[ACCY__GEMM_KC];
+  const float *tp[ACCY__GEMM_KC];
+  for (uint64_t k = 0; k < kcur; k++) {
+    ty[k] = ky * cg->dh, tx[k] = kx * cg->dw, tp[k] = xb + c * H * W;
+    if (++kx == cg->KW) {
+      kx = 0;
+      if (++ky == cg->KH) ky = 0, c++;
+    }
+  }
+  for (uint64_t t = 0; t < n; t += w) {
+    float *d = dst + t * kcur;
+    for (uint64_t k = 0; k < kcur; k++, d += w)
+      for (uint64_t i = 0; i < w; i++) {
+        const int64_t iy = iy0[t + i] + ty[k], ix = ix0[t + i] + tx[k];
+        d[i] = (uint64_t)iy < (uint64_t)H && (uint64_t)ix < (uint64_t)W ? tp[k][iy * W + ix]
+                                                                        : 0.0f;
+      }
+  }
+}
+
+/* The transposed form's A block provider (accy__gemm_a_block_fn): the
+ * positions are the rows, in micro-panels of mr. */
+static void conv_im2col_a(const void *vctx, const float *x, uint64_t bi, uint64_t m0,
+                          uint64_t rows, uint64_t k0, uint64_t kcur, float *dst) {
+  const conv_gemm *cg = vctx;
+  im2col_panels(cg, x, bi, m0, rows, k0, kcur, cg->g.uk.mr, dst);
+}
+
+/* The transposed form's C consumer (accy__gemm_c_store_fn): tile element
+ * (position m0 + i, channel n0 + j) goes to output channel n0 + j's row,
+ * which then gets the epilogue (the unfused ops' bits, as everywhere). */
+static void conv_store_t(const void *vctx, uint64_t bi, uint64_t m0, uint64_t rows, uint64_t n0,
+                         uint64_t cols, const float *tile, size_t ld, float *c, const float *r) {
+  const conv_gemm *cg = vctx;
+  const int64_t OHW = cg->OH * cg->OW;
+  const uint64_t grp = bi % cg->groups;
+  const bool ep = cg->e.bias || cg->e.residual || cg->e.clamp;
+  for (uint64_t j = 0; j < cols; j++) {
+    const ptrdiff_t off = ((ptrdiff_t)bi * (ptrdiff_t)cg->g.N + (ptrdiff_t)(n0 + j)) * OHW +
+                          (ptrdiff_t)m0;
+    float *dst = c + off;
+    for (uint64_t i = 0; i < rows; i++) dst[i] = tile[i * ld + j];
+    if (ep)
+      epi_run(&cg->e, dst, cg->e.residual ? r + off : NULL, (size_t)rows,
+              cg->e.bias ? cg->e.bias + grp * cg->g.N + n0 + j : NULL, 0);
+  }
+}
+
 static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const conv_gemm *cg = k->params;
+  /* The transposed form reads the input (bufs[1]) as A, the filters are
+   * its packed B; it takes the residual itself (its epilogue, e). */
+  if (cg->g.c_store) {
+    accy__gemm_run(&cg->g, bufs[1], NULL, bufs[0], cg->e.residual ? bufs[3] : NULL, begin, end,
+                   ws_of(k, bufs, cg->e.residual));
+    return;
+  }
   accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], cg->g.has_residual ? bufs[3] : NULL, begin,
                  end, ws_of(k, bufs, cg->g.has_residual));
 }
@@ -933,6 +1029,27 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   return ACCY_STATUS_OK;
 }
 
+/* Whether a convolution with |ohw| output positions and |og| channels per
+ * group runs transposed (positions as rows): when that pads the tiles
+ * much less, as for the small late-network images (7 x 7: 49 positions in 4
+ * panels of 16, 23% of the work wasted, against 9 tiles of 6 rows and 10%).
+ * ACCY_CONV_FORM forces a form (0 the direct one, 1 transposed), so that the
+ * tests run every convolution both ways. */
+static bool conv_transposed(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, bool pointwise) {
+  const char *f = getenv("ACCY_CONV_FORM");
+  if (f && (f[0] == '0' || f[0] == '1') && !f[1]) return f[0] == '1';
+  /* A pointwise convolution reads its input in place as the direct form's
+   * B; the transposed form would gather it (2-3% slower at 7 x 7). */
+  if (pointwise) return false;
+  const uint64_t direct = (ohw + nr - 1) / nr * nr * ((og + mr - 1) / mr * mr);
+  const uint64_t trans = (ohw + mr - 1) / mr * mr * ((og + nr - 1) / nr * nr);
+  /* At least 12% less: the transposed form builds its im2col block once per
+   * item of at most 256 channels and scatters it into 6-row panels, so a
+   * small saving does not pay (14 x 14 positions and 256 channels, 5.5% less
+   * padding, ran 45% slower). */
+  return trans * 100 < direct * 88;
+}
+
 /* Fills *k with the GEMM form of the convolution when it applies (sets
  * *used). Otherwise leaves the direct path to the caller. */
 static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, const epi *e,
@@ -981,35 +1098,60 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   accy__gemm *g = &cg->g;
   g->uk = accy__uk_get()->f32_gemm;
   g->batch = (uint64_t)(N * G);
-  g->M = (uint64_t)Og;
-  g->N = (uint64_t)OHW;
   g->K = (uint64_t)Kg;
-  g->a_rs = Kg;
-  g->a_cs = 1;
-  g->a_bs = Og * Kg;
-  g->a_batch_mod = (uint64_t)G;
-  g->c_rs = OHW;
-  g->c_bs = Og * OHW;
   const bool pointwise = cg->KH == 1 && cg->KW == 1 && cg->sh == 1 && cg->sw == 1 && cg->ph == 0 &&
                          cg->pw == 0 && cg->OH == cg->H && cg->OW == cg->W;
-  if (pointwise) {
-    g->b_bs = cg->C * cg->H * cg->W; /* image n, group g: (n * G + g) * C/G * HW */
-    g->b_rs = cg->H * cg->W;
+  if (conv_transposed(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, pointwise)) {
+    /* Transposed: C^T = im2col^T x W^T, the rows output positions (built
+     * per block by conv_im2col_a), the columns the group's channels (the
+     * filters packed once as B panels), the output stored through
+     * conv_store_t with the epilogue. Each output is still one chain over
+     * the same k order from +0, so the bits are the other form's. */
+    g->M = (uint64_t)OHW;
+    g->N = (uint64_t)Og;
+    g->a_block = conv_im2col_a;
+    g->a_block_ctx = cg;
+    g->c_store = conv_store_t;
+    g->c_store_ctx = cg;
+    g->b_batch_mod = (uint64_t)G;
+    cg->e = *e;
+    accy__gemm gp = *g;
+    gp.batch = (uint64_t)G;
+    const uint64_t nb = accy__gemm_packed_floats(&gp);
+    float *pb = nb ? accy__arena_alloc(arena, nb * sizeof(float), 64) : NULL;
+    if (nb && !pb) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed filters (%llu bytes)",
+                                    (unsigned long long)(nb * sizeof(float)));
+    static const float kNoFilters[1];
+    if (pb) accy__gemm_pack_b(&gp, w, Og * Kg, 1, Kg, pb);
+    g->b_packed = pb ? pb : kNoFilters;
   } else {
-    g->b_block = conv_im2col_block;
-    g->b_block_ctx = cg;
-  }
-  gemm_set_epilogue(g, e, true);
-  g->bias_row_bs = Og; /* group g's channels start at g * O/G */
-  /* The filters are a constant: pack them once into the microkernel's
-   * row panels (the same sums, read from one stream). */
-  const uint64_t na = accy__gemm_packed_a_floats(g, (uint64_t)G);
-  if (na) {
-    float *pa = accy__arena_alloc(arena, na * sizeof(float), 64);
-    if (!pa) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed filters (%llu bytes)",
-                              (unsigned long long)(na * sizeof(float)));
-    accy__gemm_pack_a(g, w, (uint64_t)G, pa);
-    g->a_packed = pa;
+    g->M = (uint64_t)Og;
+    g->N = (uint64_t)OHW;
+    g->a_rs = Kg;
+    g->a_cs = 1;
+    g->a_bs = Og * Kg;
+    g->a_batch_mod = (uint64_t)G;
+    g->c_rs = OHW;
+    g->c_bs = Og * OHW;
+    if (pointwise) {
+      g->b_bs = cg->C * cg->H * cg->W; /* image n, group g: (n * G + g) * C/G * HW */
+      g->b_rs = cg->H * cg->W;
+    } else {
+      g->b_block = conv_im2col_block;
+      g->b_block_ctx = cg;
+    }
+    gemm_set_epilogue(g, e, true);
+    g->bias_row_bs = Og; /* group g's channels start at g * O/G */
+    /* The filters are a constant: pack them once into the microkernel's
+     * row panels (the same sums, read from one stream). */
+    const uint64_t na = accy__gemm_packed_a_floats(g, (uint64_t)G);
+    if (na) {
+      float *pa = accy__arena_alloc(arena, na * sizeof(float), 64);
+      if (!pa) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed filters (%llu bytes)",
+                                (unsigned long long)(na * sizeof(float)));
+      accy__gemm_pack_a(g, w, (uint64_t)G, pa);
+      g->a_packed = pa;
+    }
   }
   accy__gemm_plan(g);
   k->run = conv_gemm_f32;
