@@ -189,6 +189,7 @@ static pthread_once_t g_admit_once = PTHREAD_ONCE_INIT;
 #define SCHED_IDLE_MS_MAX 86400000u
 static _Atomic(accy__sched_idle_fn) g_idle_hook;
 static _Atomic uint32_t g_idle_ms;
+static atomic_bool g_idle_armed; /* accy__sched_idle_arm since worker 0 last looked */
 static pthread_once_t g_idle_once = PTHREAD_ONCE_INIT;
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -370,6 +371,20 @@ static void idle_init(void) {
 void accy__sched_set_idle_hook(accy__sched_idle_fn fn) {
   pthread_once(&g_idle_once, idle_init);
   atomic_store(&g_idle_hook, fn);
+}
+
+void accy__sched_idle_arm(void) {
+  if (atomic_load_explicit(&g_idle_armed, memory_order_relaxed) ||
+      atomic_exchange(&g_idle_armed, true))
+    return;
+  /* Worker 0 may sleep untimed on work_seq: wake the sleepers to look. */
+  pthread_mutex_lock(&g_lock);
+  accy__pool *p = g_pool;
+  if (p && atomic_load(&p->sleepers)) {
+    atomic_fetch_add(&p->work_seq, 1);
+    futex_wake(&p->work_seq, UINT32_MAX);
+  }
+  pthread_mutex_unlock(&g_lock);
 }
 
 void accy__sched_set_idle_ms(uint32_t ms) {
@@ -847,18 +862,38 @@ void accy__pool_post(accy__pool *p, accy__sched_job *job) {
 
 bool accy__pool_orphaned(const accy__pool *p) { return p && p->orphaned; }
 
-/* Worker 0 sleeps at most the idle period while the idle hook has periods
- * left to run (two per idle stretch: the session layer trims what was idle
- * through a whole period); past those it sleeps like the others. */
+/* Worker 0's idle sweeps: |*next| is the deadline of the next (0: none).
+ * Pool work (|work|) and accy__sched_idle_arm arm a sweep one period ahead;
+ * a due sweep runs the hook, which re-arms the next while it may have more
+ * to do. */
+static void idle_tick(uint64_t *next, bool work) {
+  const uint32_t ms = atomic_load(&g_idle_ms);
+  accy__sched_idle_fn fn = atomic_load(&g_idle_hook);
+  if (!ms || !fn) {
+    *next = 0;
+    return;
+  }
+  const uint64_t now = now_ns(), period = (uint64_t)ms * 1000000u;
+  const bool armed = atomic_load_explicit(&g_idle_armed, memory_order_relaxed) &&
+                     atomic_exchange(&g_idle_armed, false);
+  if (*next == 0 && (work || armed)) *next = now + period;
+  if (*next && now >= *next) *next = fn() ? now_ns() + period : 0;
+}
+
+/* Worker 0 sleeps at most until its next idle sweep (idle_tick) while one
+ * is armed, and checks for a due one every 64 jobs while busy, so that a
+ * program left idle beside others that keep the pool busy still gives its
+ * memory back; unarmed it sleeps like the others. */
 static void worker_main(accy__pool *p, uint32_t me) {
   uint32_t start = me * 7u;
   uint64_t spin_until = 0;
-  uint32_t idle_periods = 0;
+  uint64_t next_sweep = 0;
+  uint32_t jobs = 0;
   if (me == 0) pthread_once(&g_idle_once, idle_init);
   while (!atomic_load(&p->stop)) {
     if (scan_lanes(p, &start, me) || run_job(p)) {
       spin_until = 0;
-      idle_periods = 0;
+      if (me == 0 && (next_sweep == 0 || (++jobs & 63u) == 0)) idle_tick(&next_sweep, true);
       continue;
     }
     if (spin_until == 0) spin_until = now_ns() + (uint64_t)p->spin_us * 1000u;
@@ -866,28 +901,20 @@ static void worker_main(accy__pool *p, uint32_t me) {
       for (int k = 0; k < 32; k++) cpu_relax();
       continue;
     }
-    const uint32_t idle_ms = me == 0 ? atomic_load(&g_idle_ms) : 0;
-    const bool timed = idle_ms && idle_periods < 2 && atomic_load(&g_idle_hook);
+    if (me == 0) idle_tick(&next_sweep, false);
     uint32_t seq = atomic_load(&p->work_seq);
     atomic_fetch_add(&p->sleepers, 1);
-    const uint64_t slept_from = timed ? now_ns() : 0;
-    bool waited = false;
     if (!atomic_load(&p->stop) && !scan_lanes(p, &start, me) && atomic_load(&p->n_jobs) == 0) {
-      waited = true;
-      if (timed)
-        futex_wait_ms(&p->work_seq, seq, idle_ms);
-      else
+      if (me == 0 && next_sweep) {
+        const uint64_t now = now_ns();
+        const uint64_t left = next_sweep > now ? (next_sweep - now + 999999u) / 1000000u : 0;
+        futex_wait_ms(&p->work_seq, seq, left ? (uint32_t)left : 1u);
+      } else if (me != 0 || !atomic_load(&g_idle_armed)) {
         futex_wait(&p->work_seq, seq);
+      }
     }
     atomic_fetch_sub(&p->sleepers, 1);
     spin_until = 0;
-    if (!waited || atomic_load(&p->work_seq) != seq) {
-      idle_periods = 0; /* work came (or may have): a new idle stretch later */
-    } else if (timed && now_ns() - slept_from >= (uint64_t)idle_ms * 1000000u) {
-      accy__sched_idle_fn fn = atomic_load(&g_idle_hook);
-      if (fn) fn();
-      idle_periods++;
-    }
   }
 }
 

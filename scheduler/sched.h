@@ -81,13 +81,19 @@ uint32_t accy__sched_launches_waiting(void);
 /* For tests: replaces C. Only while no launch runs or waits. */
 void accy__sched_set_cores(uint32_t n);
 
-/* Idle hook. When a pool has had no work for ACCY_IDLE_TRIM_MS
- * milliseconds (default 2000; 0: never), its first worker calls |fn| (the
- * session layer's trim of idle programs), and once more after a second
- * such period; then it sleeps without a timeout until work arrives. The
- * hook runs on that worker, outside every scheduler lock. NULL removes it. */
-typedef void (*accy__sched_idle_fn)(void);
+/* Idle hook: the session layer's trim of idle programs. While the hook
+ * says it may have more to do, the pool's first worker calls |fn| once every
+ * ACCY_IDLE_TRIM_MS milliseconds (default 2000; 0: never), whether the pool
+ * is busy (between jobs) or asleep (a timed wait); when |fn| returns false
+ * (nothing left that a later call could free), the worker sleeps without a
+ * timeout until pool work or accy__sched_idle_arm arms it again. The hook
+ * runs on that worker, outside every scheduler lock. NULL removes it. */
+typedef bool (*accy__sched_idle_fn)(void);
 void accy__sched_set_idle_hook(accy__sched_idle_fn fn);
+/* Says that the hook has something to do again (a scratch block was
+ * allocated), waking the first worker when it sleeps without a timeout.
+ * Cheap when already armed; meant for slow paths. */
+void accy__sched_idle_arm(void);
 /* What ACCY_IDLE_TRIM_MS asks for, in ms, into *out (the default when
  * unset): INVALID_BUFFER with a cause when it is set but not a count of
  * milliseconds (0..86400000). */

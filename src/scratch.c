@@ -27,6 +27,7 @@
 #include "src/base/alloc.h"
 #include "src/jemalloc/shim.h"
 #include "src/scratch.h"
+#include "scheduler/sched.h"
 
 #pragma weak dlopen
 #pragma weak dlsym
@@ -281,6 +282,8 @@ accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
   if (cache->n_blocks - cache->n_free > cache->window_peak)
     cache->window_peak = cache->n_blocks - cache->n_free;
   cache_unlock(cache);
+  /* A block to give back later, once idle: the pool's sweeps look again. */
+  accy__sched_idle_arm();
   *out = b;
   return ACCY_STATUS_OK;
 }

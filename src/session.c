@@ -126,9 +126,9 @@ static void entry_free(entry *ent) {
 /* ---- create / destroy ------------------------------------------------------ */
 
 /* Every live session, for the idle sweep that the pool's first worker runs
- * when the pool has had no work for a while (accy__sched_set_idle_hook). A
- * session is on the list from create until destroy takes it off, before it
- * frees anything; the lock is held for the whole sweep. */
+ * once a period (accy__sched_set_idle_hook). A session is on the list from
+ * create until destroy takes it off, before it frees anything; the lock is
+ * held for the whole sweep. */
 static entry *acquire(const accy_session *cs, accy_handle h, slot **out_slot);
 static void drop(slot *sl);
 
@@ -138,12 +138,16 @@ static pthread_once_t g_sessions_once = PTHREAD_ONCE_INIT;
 
 /* Idle sweep: a program whose invoke count has not moved since the last
  * sweep gives back its cached scratch blocks (those not in use), and the
- * arena is purged. The pool runs a sweep after each of two idle periods
- * (ACCY_IDLE_TRIM_MS), so what was idle through a whole period is freed:
- * a server that stops calling gets its burst memory back without
- * accy_session_trim. */
-static void idle_sweep(void) {
+ * arena is purged. The pool runs a sweep once every ACCY_IDLE_TRIM_MS while
+ * this returns true, busy or not, so what was idle through a whole period
+ * is freed: a server that stops calling a program gets its burst memory
+ * back without accy_session_trim, also while other programs keep the pool
+ * busy. Returns whether a later sweep could free more (some program still
+ * holds blocks); when none does, the sweeps stop until a block is
+ * allocated again (accy__scratch_acquire arms them). */
+static bool idle_sweep(void) {
   uint64_t freed = 0;
+  bool pending = false;
   pthread_mutex_lock(&g_sessions_lock);
   for (accy_session *s = g_sessions; s; s = s->reg_next) {
     for (uint32_t i = 0; i < ACCY_MAX_PROGRAMS; i++) {
@@ -157,11 +161,15 @@ static void idle_sweep(void) {
       const uint64_t n = atomic_load_explicit(&sl->invokes, memory_order_relaxed);
       if (ent->idle_seen == n) freed += accy__scratch_cache_trim(&ent->scratch);
       ent->idle_seen = n; /* only sweeps touch it, under g_sessions_lock */
+      uint64_t blocks, in_use, peak;
+      accy__scratch_cache_counts(&ent->scratch, &blocks, &in_use, &peak);
+      pending |= blocks > 0;
       drop(held);
     }
   }
   pthread_mutex_unlock(&g_sessions_lock);
   if (freed) accy__scratch_purge();
+  return pending;
 }
 
 /* A fork while a sweep holds the lock must not leave the child's copy

@@ -677,18 +677,24 @@ typedef struct busy_arg {
   accy_handle h;
   _Atomic int *stop;
   int bad;
+  uint64_t n; /* elements of the program's input and output (0: 4) */
 } busy_arg;
 
+/* Invokes a->h until *a->stop, pausing 0.2 ms between calls. */
 static void *busy_caller(void *varg) {
   busy_arg *a = varg;
-  float x[4] = {1, 2, 3, 4}, y[4];
-  accy_input ins[1] = {{x, sizeof x}};
-  accy_output outs[1] = {{y, sizeof y}};
-  while (!atomic_load(a->stop)) {
+  const uint64_t n = a->n ? a->n : 4;
+  float *x = calloc(n, 4), *y = calloc(n, 4);
+  if (!x || !y) a->bad++;
+  accy_input ins[1] = {{x, (size_t)n * 4}};
+  accy_output outs[1] = {{y, (size_t)n * 4}};
+  while (x && y && !atomic_load(a->stop)) {
     if (accy_session_invoke(a->s, a->h, ins, 1, outs, 1) != ACCY_STATUS_OK) a->bad++;
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
   }
+  free(x);
+  free(y);
   return NULL;
 }
 
@@ -762,6 +768,61 @@ START_TEST(test_idle_programs_give_back_scratch) {
 }
 END_TEST
 
+/* Waits up to 5 s (a loaded machine) for program h to hold no scratch
+ * block; returns whether it got there. */
+static bool wait_no_blocks(accy_session *s, accy_handle h) {
+  for (int i = 0; i < 500 && blocks_of(s, h) != 0; i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  return blocks_of(s, h) == 0;
+}
+
+/* The idle sweeps also run while other work keeps the pool busy, and start
+ * again when a block is allocated after they had stopped. */
+START_TEST(test_idle_program_trimmed_beside_a_busy_pool) {
+  accy__sched_set_idle_ms(100);
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = 2};
+  accy_session *s;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  const uint64_t n = 1 << 18;
+  accy_handle idle = compile_unary(s, n, ACCY_OP_EXP);
+  accy_handle busy = compile_unary(s, n, ACCY_OP_ABS); /* pooled too: the pool stays busy */
+  accy_handle tiny = compile_unary(s, 4, ACCY_OP_ABS);  /* inline: never wakes the pool */
+  float *in = calloc(n, 4), *res = calloc(n, 4);
+  accy_input ins[1] = {{in, (size_t)n * 4}};
+  accy_output outs[1] = {{res, (size_t)n * 4}};
+  _Atomic int stop = 0;
+  busy_arg ba = {s, busy, &stop, 0, n};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, busy_caller, &ba), 0);
+  while (blocks_of(s, busy) == 0) sched_yield();
+  ck_assert_int_eq(accy_session_invoke(s, idle, ins, 1, outs, 1), ACCY_STATUS_OK);
+  ck_assert_uint_eq(blocks_of(s, idle), 1);
+  ck_assert(wait_no_blocks(s, idle));
+  atomic_store(&stop, 1);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(ba.bad, 0);
+  /* Everything idle: the sweeps free the busy program's block too, then
+   * stop. An inline program's first block (no pool work at all) arms them
+   * again. */
+  ck_assert(wait_no_blocks(s, busy));
+  struct timespec ts = {0, 300000000}; /* three periods: the sweeps have stopped */
+  nanosleep(&ts, NULL);
+  float x[4] = {1, -2, 3, -4}, y[4];
+  accy_input tin[1] = {{x, sizeof x}};
+  accy_output tout[1] = {{y, sizeof y}};
+  ck_assert_int_eq(accy_session_invoke(s, tiny, tin, 1, tout, 1), ACCY_STATUS_OK);
+  ck_assert_uint_eq(blocks_of(s, tiny), 1);
+  ck_assert(wait_no_blocks(s, tiny));
+  for (size_t i = 0; i < 4; i++) ck_assert_float_eq(y[i], tanhf(-fabsf(x[i])));
+  free(in);
+  free(res);
+  accy_session_destroy(s);
+  accy__sched_set_idle_ms(2000);
+}
+END_TEST
+
 static Suite *compile_suite(void) {
   Suite *s = suite_create("compile");
   TCase *tc = tcase_create("locations");
@@ -783,6 +844,7 @@ static Suite *compile_suite(void) {
   tcase_add_loop_test(tc, test_steady_invokes_make_no_allocations, 0, 2);
   tcase_add_loop_test(tc, test_steady_concurrent_invokes_make_no_allocations, 0, 2);
   tcase_add_test(tc, test_idle_programs_give_back_scratch);
+  tcase_add_test(tc, test_idle_program_trimmed_beside_a_busy_pool);
   suite_add_tcase(s, tc);
   return s;
 }
