@@ -18,10 +18,10 @@ from .builder import COMPARE, OPS, REDUCE, Builder
 from .dtypes import bf16_to_f32, f32_to_bf16
 from .errors import (CompileFailed, Error, InvalidBuffer, InvalidHandle, InvalidProgram,
                      LaunchFailed, OutOfMemory, TooManyPrograms, UnsupportedVersion)
-from .session import Program, Session, TensorInfo
+from .session import Pending, Program, Session, TensorInfo
 from . import errors as _errors
 
-__all__ = ["Session", "Program", "TensorInfo", "Builder", "assemble", "disassemble",
+__all__ = ["Session", "Program", "Pending", "TensorInfo", "Builder", "assemble", "disassemble",
            "version", "info", "library_path", "Error", "InvalidProgram", "UnsupportedVersion",
            "InvalidHandle", "InvalidBuffer", "TooManyPrograms", "OutOfMemory", "CompileFailed",
            "LaunchFailed", "OPS", "COMPARE", "REDUCE", "bf16_to_f32", "f32_to_bf16"]

@@ -35,6 +35,11 @@ class Output(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("size", ctypes.c_size_t)]
 
 
+class Completion(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("event_fd", ctypes.c_int32),
+                ("callback", ctypes.c_void_p), ("user_data", ctypes.c_void_p)]
+
+
 class Handle(ctypes.Structure):
     _fields_ = [("index", ctypes.c_uint32), ("generation", ctypes.c_uint32)]
 
@@ -166,6 +171,8 @@ _fn("accy_session_inputs", _st, _c.c_void_p, Handle, _P(_P(Descriptor)), _P(_c.c
 _fn("accy_session_outputs", _st, _c.c_void_p, Handle, _P(_P(Descriptor)), _P(_c.c_size_t))
 _fn("accy_session_invoke", _st, _c.c_void_p, Handle, _P(Input), _c.c_size_t,
     _P(Output), _c.c_size_t)
+_fn("accy_session_submit", _st, _c.c_void_p, Handle, _P(Input), _c.c_size_t,
+    _P(Output), _c.c_size_t, _P(Completion))
 _fn("accy_session_release", _st, _c.c_void_p, Handle)
 _fn("accy_session_describe_plan", _st, _c.c_void_p, Handle, _P(_c.c_void_p))
 _fn("accy_session_last_cause", _c.c_char_p, _c.c_void_p)

@@ -12,6 +12,7 @@ are never copied.
 import ctypes
 import operator
 import os
+import select
 
 import numpy as np
 
@@ -108,6 +109,10 @@ class Session:
         errors.check(_L.accy_session_create(ctypes.byref(opts), ctypes.byref(ptr)),
                      "accy_session_create")
         self._ptr = ptr
+        # Submissions not yet seen complete: their arrays stay referenced
+        # here until then (the library borrows the buffers), and close()
+        # waits for them (accy_session_destroy does).
+        self._pending = set()
 
     def _require(self):
         if self._ptr is None:
@@ -160,10 +165,13 @@ class Session:
         return freed.value
 
     def close(self):
-        """Releases every program and frees the session. Idempotent."""
+        """Releases every program and frees the session, after waiting for
+        its outstanding submissions. Idempotent."""
         if self._ptr is not None:
             _L.accy_session_destroy(self._ptr)
             self._ptr = None
+            for p in list(getattr(self, "_pending", ())):
+                p._finish()
 
     def __enter__(self):
         return self
@@ -199,6 +207,56 @@ def _describe(sess, handle, fn, call):
 
 def _address(a):
     return a.__array_interface__["data"][0]
+
+
+class Pending:
+    """A submitted run (Program.submit). The run cannot fail once submitted;
+    wait() or result() tells when it is over. Dropping a Pending does not
+    cancel the run: the session keeps its arrays until it completes."""
+
+    def __init__(self, session, fd, keep, outputs):
+        self._session = session
+        self._fd = fd
+        self._keep = keep
+        self._outputs = outputs
+        self._done = False
+
+    def fileno(self):
+        """The eventfd that becomes readable when the run is over (-1 once
+        the completion has been seen and the descriptor closed)."""
+        return -1 if self._done else self._fd
+
+    def _finish(self):
+        if not self._done:
+            self._done = True
+            os.close(self._fd)
+            self._keep = None
+            self._session._pending.discard(self)
+
+    def wait(self, timeout=None):
+        """Waits up to |timeout| seconds (None: for ever) for the run to be
+        over; returns whether it is."""
+        if self._done:
+            return True
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        ms = None if timeout is None else max(0, int(timeout * 1000))
+        if not poller.poll(ms):
+            return False
+        os.eventfd_read(self._fd)
+        self._finish()
+        return True
+
+    def done(self):
+        """Whether the run is over (without waiting)."""
+        return self.wait(0)
+
+    def result(self, timeout=None):
+        """Waits for the run and returns its outputs; raises TimeoutError
+        when |timeout| passes first."""
+        if not self.wait(timeout):
+            raise TimeoutError("the submitted run is not over after %s s" % timeout)
+        return self._outputs
 
 
 class Program:
@@ -251,6 +309,41 @@ class Program:
     def invoke(self, inputs, outputs, copy=False):
         """Runs the program reading |inputs| and writing |outputs| in place
         (sequences of numpy arrays in descriptor order). Returns |outputs|."""
+        ins, c_in, c_out = self._args(inputs, outputs, copy)
+        sess = self._session._require()
+        st = _L.accy_session_invoke(sess, self._handle, c_in, len(ins), c_out, len(self.outputs))
+        errors.check(st, "accy_session_invoke", sess)
+        return outputs
+
+    def submit(self, inputs, outputs, copy=False):
+        """Starts the program on |inputs| and |outputs| as invoke() does, but
+        returns at once with a Pending; every check happens here and raises
+        as invoke() would. The arrays are borrowed until the run is over:
+        do not touch them before Pending.wait() (or done()) says so. The
+        Pending's fileno() is an eventfd that becomes readable on completion,
+        for select/poll or an event loop's add_reader."""
+        ins, c_in, c_out = self._args(inputs, outputs, copy)
+        sess = self._session._require()
+        fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        done = _lib.Completion(ctypes.sizeof(_lib.Completion), fd, None, None)
+        try:
+            st = _L.accy_session_submit(sess, self._handle, c_in, len(ins), c_out,
+                                        len(self.outputs), ctypes.byref(done))
+            errors.check(st, "accy_session_submit", sess)
+        except BaseException:
+            os.close(fd)
+            raise
+        p = Pending(self._session, fd, (ins, list(outputs), c_in, c_out), outputs)
+        pending = self._session._pending
+        if len(pending) >= 64:  # Pendings dropped unwaited: let finished ones go
+            for q in list(pending):
+                q.done()
+        pending.add(p)
+        return p
+
+    def _args(self, inputs, outputs, copy):
+        """Checks |inputs| and |outputs| against the descriptors; returns the
+        arrays to pass (inputs possibly converted) and the C argument arrays."""
         inputs = list(inputs)
         outputs = list(outputs)
         if len(inputs) != len(self.inputs):
@@ -271,10 +364,7 @@ class Program:
         for i, a in enumerate(outs):
             c_out[i].data = _address(a) if a.nbytes else None
             c_out[i].size = a.nbytes
-        sess = self._session._require()
-        st = _L.accy_session_invoke(sess, self._handle, c_in, len(ins), c_out, len(outs))
-        errors.check(st, "accy_session_invoke", sess)
-        return outputs
+        return ins, c_in, c_out
 
     def new_outputs(self):
         """Fresh, suitably aligned output arrays for invoke()."""
