@@ -737,7 +737,7 @@ START_TEST(test_idle_programs_give_back_scratch) {
   accy_input ins[1] = {{in, (size_t)4 << 18}};
   accy_output outs[1] = {{res, (size_t)4 << 18}};
   _Atomic int stop = 0;
-  busy_arg ba = {s, busy, &stop, 0};
+  busy_arg ba = {s, busy, &stop, 0, 0};
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, busy_caller, &ba), 0);
   while (blocks_of(s, busy) == 0) sched_yield();
