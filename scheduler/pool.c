@@ -870,6 +870,8 @@ static void idle_tick(uint64_t *next, bool work) {
   const uint32_t ms = atomic_load(&g_idle_ms);
   accy__sched_idle_fn fn = atomic_load(&g_idle_hook);
   if (!ms || !fn) {
+    /* Off: an arming must not keep worker 0 from sleeping. */
+    atomic_store(&g_idle_armed, false);
     *next = 0;
     return;
   }

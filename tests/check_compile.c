@@ -823,6 +823,41 @@ START_TEST(test_idle_program_trimmed_beside_a_busy_pool) {
 }
 END_TEST
 
+static double process_cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* With the idle trim off, a block allocation (which arms the sweeps) must
+ * not keep the pool's first worker awake: an idle pool burns no CPU. */
+START_TEST(test_idle_pool_sleeps_with_trim_off) {
+  accy__sched_set_idle_ms(0);
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = 2};
+  accy_session *s;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  const uint64_t n = 1 << 18;
+  accy_handle h = compile_unary(s, n, ACCY_OP_EXP);
+  float *in = calloc(n, 4), *res = calloc(n, 4);
+  accy_input ins[1] = {{in, (size_t)n * 4}};
+  accy_output outs[1] = {{res, (size_t)n * 4}};
+  ck_assert_int_eq(accy_session_invoke(s, h, ins, 1, outs, 1), ACCY_STATUS_OK);
+  ck_assert_uint_eq(blocks_of(s, h), 1);
+  struct timespec ts = {0, 50000000}; /* past the spin window */
+  nanosleep(&ts, NULL);
+  const double cpu0 = process_cpu_seconds();
+  ts.tv_nsec = 200000000;
+  nanosleep(&ts, NULL);
+  const double burned = process_cpu_seconds() - cpu0;
+  ck_assert_msg(burned < 0.02, "idle pool burned %.1f ms of CPU in 200 ms", burned * 1e3);
+  ck_assert_uint_eq(blocks_of(s, h), 1); /* and nothing trimmed it */
+  free(in);
+  free(res);
+  accy_session_destroy(s);
+  accy__sched_set_idle_ms(2000);
+}
+END_TEST
+
 static Suite *compile_suite(void) {
   Suite *s = suite_create("compile");
   TCase *tc = tcase_create("locations");
@@ -845,6 +880,7 @@ static Suite *compile_suite(void) {
   tcase_add_loop_test(tc, test_steady_concurrent_invokes_make_no_allocations, 0, 2);
   tcase_add_test(tc, test_idle_programs_give_back_scratch);
   tcase_add_test(tc, test_idle_program_trimmed_beside_a_busy_pool);
+  tcase_add_test(tc, test_idle_pool_sleeps_with_trim_off);
   suite_add_tcase(s, tc);
   return s;
 }
