@@ -866,10 +866,10 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
  * dst[t * kcur + k * w + i] for t a multiple of w), written in place: each
  * position's input row and column per tap, from its origin, and zero where
  * that falls in the padding or past |count|. Panel by panel, so that the
- * writes run on in one stream (row by row, the panels' stores land kcur * w
- * floats apart, 4 KiB multiples that alias in the store buffer: a 7 x 7
- * convolution ran 20% slower so). For small images, where runs are a few columns;
- * conv_im2col_block's copied runs are faster on large ones. */
+ * writes run on in one stream (row by row, each k stores into every panel,
+ * kcur * w floats apart: a 7 x 7 convolution ran 20% slower so). For small
+ * images, where runs are a few columns; conv_im2col_block's copied runs are
+ * faster on large ones. */
 static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint64_t p0,
                           uint64_t count, uint64_t k0, uint64_t kcur, uint64_t w, float *dst) {
   const uint64_t n = (count + w - 1) / w * w;
