@@ -870,8 +870,10 @@ static void idle_tick(uint64_t *next, bool work) {
   const uint32_t ms = atomic_load(&g_idle_ms);
   accy__sched_idle_fn fn = atomic_load(&g_idle_hook);
   if (!ms || !fn) {
-    /* Off: an arming must not keep worker 0 from sleeping. */
-    atomic_store(&g_idle_armed, false);
+    /* Off: an arming must not keep worker 0 from sleeping (cleared only
+     * when set: this runs after every job then). */
+    if (atomic_load_explicit(&g_idle_armed, memory_order_relaxed))
+      atomic_store(&g_idle_armed, false);
     *next = 0;
     return;
   }

@@ -725,6 +725,16 @@ static uint64_t blocks_of(accy_session *s, accy_handle h) {
   return ps.scratch_blocks;
 }
 
+/* Waits up to 5 s (a loaded machine) for program h to hold no scratch
+ * block; returns whether it got there. */
+static bool wait_no_blocks(accy_session *s, accy_handle h) {
+  for (int i = 0; i < 500 && blocks_of(s, h) != 0; i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  return blocks_of(s, h) == 0;
+}
+
 START_TEST(test_idle_programs_give_back_scratch) {
   accy__sched_set_idle_ms(100);
   accy_session_options o = {.struct_size = sizeof o, .num_threads = 2};
@@ -746,12 +756,8 @@ START_TEST(test_idle_programs_give_back_scratch) {
   accy_session_stats ss = {.struct_size = sizeof ss};
   ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
   const uint64_t held = ss.memory_held_bytes;
-  /* Two periods of 100 ms, then the sweeps; wait up to 5 s on a loaded machine. */
-  for (int i = 0; i < 500 && blocks_of(s, idle) != 0; i++) {
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
-  ck_assert_uint_eq(blocks_of(s, idle), 0);
+  /* Two periods of 100 ms, then the sweeps. */
+  ck_assert(wait_no_blocks(s, idle));
   ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
   ck_assert_uint_lt(ss.memory_held_bytes, held);
   atomic_store(&stop, 1);
@@ -767,16 +773,6 @@ START_TEST(test_idle_programs_give_back_scratch) {
   accy__sched_set_idle_ms(2000);
 }
 END_TEST
-
-/* Waits up to 5 s (a loaded machine) for program h to hold no scratch
- * block; returns whether it got there. */
-static bool wait_no_blocks(accy_session *s, accy_handle h) {
-  for (int i = 0; i < 500 && blocks_of(s, h) != 0; i++) {
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
-  return blocks_of(s, h) == 0;
-}
 
 /* The idle sweeps also run while other work keeps the pool busy, and start
  * again when a block is allocated after they had stopped. */

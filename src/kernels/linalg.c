@@ -828,6 +828,24 @@ static void im2col_row(const conv_gemm *cg, const float *xb, int64_t c, int64_t 
   }
 }
 
+/* The filter tap of im2col row k: input channel c, kernel row ky, column
+ * kx (row-major over (c, ky, kx)); tap_next steps to row k + 1. */
+typedef struct conv_tap {
+  int64_t c, ky, kx;
+} conv_tap;
+
+static conv_tap tap_at(const conv_gemm *cg, uint64_t k) {
+  const int64_t khw = cg->KH * cg->KW;
+  return (conv_tap){(int64_t)k / khw, (int64_t)k % khw / cg->KW, (int64_t)k % cg->KW};
+}
+
+static void tap_next(const conv_gemm *cg, conv_tap *t) {
+  if (++t->kx == cg->KW) {
+    t->kx = 0;
+    if (++t->ky == cg->KH) t->ky = 0, t->c++;
+  }
+}
+
 /* The input image and group of GEMM batch index bi. */
 static const float *conv_image(const conv_gemm *cg, const float *x, uint64_t bi) {
   const uint64_t n = bi / cg->groups, grp = bi % cg->groups;
@@ -842,21 +860,16 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
   const conv_gemm *cg = vctx;
   const uint64_t nr = cg->g.uk.nr, full = cols / nr, rest = cols % nr;
   const float *xb = conv_image(cg, x, bi);
-  const int64_t khw = cg->KH * cg->KW;
-  int64_t c = (int64_t)k0 / khw, ky = (int64_t)k0 % khw / cg->KW, kx = (int64_t)k0 % cg->KW;
+  conv_tap tap = tap_at(cg, k0);
   float row[ACCY__GEMM_NB_MAX];
-  for (uint64_t k = 0; k < kcur; k++) {
-    im2col_row(cg, xb, c, ky, kx, n0, cols, row);
+  for (uint64_t k = 0; k < kcur; k++, tap_next(cg, &tap)) {
+    im2col_row(cg, xb, tap.c, tap.ky, tap.kx, n0, cols, row);
     float *d = dst + k * nr;
     for (uint64_t p = 0; p < full; p++)
       for (uint64_t u = 0; u < nr; u++) d[p * kcur * nr + u] = row[p * nr + u];
     if (rest) {
       float *dp = d + full * kcur * nr;
       for (uint64_t u = 0; u < nr; u++) dp[u] = u < rest ? row[full * nr + u] : 0.0f;
-    }
-    if (++kx == cg->KW) {
-      kx = 0;
-      if (++ky == cg->KH) ky = 0, c++;
     }
   }
 }
@@ -883,17 +896,12 @@ static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint
     ix0[u] = u < count ? pos % cg->OW * cg->sw - cg->pw : 0;
   }
   /* Each tap's row and column offset and its channel's plane. */
-  const int64_t khw = cg->KH * cg->KW, H = cg->H, W = cg->W;
-  int64_t c = (int64_t)k0 / khw, ky = (int64_t)k0 % khw / cg->KW, kx = (int64_t)k0 % cg->KW;
+  const int64_t H = cg->H, W = cg->W;
   int64_t ty[ACCY__GEMM_KC], tx[ACCY__GEMM_KC];
   const float *tp[ACCY__GEMM_KC];
-  for (uint64_t k = 0; k < kcur; k++) {
-    ty[k] = ky * cg->dh, tx[k] = kx * cg->dw, tp[k] = xb + c * H * W;
-    if (++kx == cg->KW) {
-      kx = 0;
-      if (++ky == cg->KH) ky = 0, c++;
-    }
-  }
+  conv_tap tap = tap_at(cg, k0);
+  for (uint64_t k = 0; k < kcur; k++, tap_next(cg, &tap))
+    ty[k] = tap.ky * cg->dh, tx[k] = tap.kx * cg->dw, tp[k] = xb + tap.c * H * W;
   for (uint64_t t = 0; t < n; t += w) {
     float *d = dst + t * kcur;
     for (uint64_t k = 0; k < kcur; k++, d += w)
