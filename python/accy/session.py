@@ -217,8 +217,8 @@ class Pending:
     def __init__(self, session, fd, keep, outputs):
         self._session = session
         self._fd = fd
-        self._keep = keep
-        self._outputs = outputs
+        self._keep = keep  # the inputs as passed and the C argument arrays
+        self._outputs = outputs  # the output arrays (a list), borrowed too
         self._done = False
 
     def fileno(self):
@@ -252,7 +252,7 @@ class Pending:
         return self.wait(0)
 
     def result(self, timeout=None):
-        """Waits for the run and returns its outputs; raises TimeoutError
+        """Waits for the run and returns its outputs (a list); raises TimeoutError
         when |timeout| passes first."""
         if not self.wait(timeout):
             raise TimeoutError("the submitted run is not over after %s s" % timeout)
@@ -309,7 +309,7 @@ class Program:
     def invoke(self, inputs, outputs, copy=False):
         """Runs the program reading |inputs| and writing |outputs| in place
         (sequences of numpy arrays in descriptor order). Returns |outputs|."""
-        ins, c_in, c_out = self._args(inputs, outputs, copy)
+        ins, _, c_in, c_out = self._args(inputs, outputs, copy)
         sess = self._session._require()
         st = _L.accy_session_invoke(sess, self._handle, c_in, len(ins), c_out, len(self.outputs))
         errors.check(st, "accy_session_invoke", sess)
@@ -322,7 +322,7 @@ class Program:
         do not touch them before Pending.wait() (or done()) says so. The
         Pending's fileno() is an eventfd that becomes readable on completion,
         for select/poll or an event loop's add_reader."""
-        ins, c_in, c_out = self._args(inputs, outputs, copy)
+        ins, outs, c_in, c_out = self._args(inputs, outputs, copy)
         sess = self._session._require()
         fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
         done = _lib.Completion(ctypes.sizeof(_lib.Completion), fd, None, None)
@@ -333,7 +333,7 @@ class Program:
         except BaseException:
             os.close(fd)
             raise
-        p = Pending(self._session, fd, (ins, list(outputs), c_in, c_out), outputs)
+        p = Pending(self._session, fd, (ins, c_in, c_out), outs)
         pending = self._session._pending
         if len(pending) >= 64:  # Pendings dropped unwaited: let finished ones go
             for q in list(pending):
@@ -343,7 +343,8 @@ class Program:
 
     def _args(self, inputs, outputs, copy):
         """Checks |inputs| and |outputs| against the descriptors; returns the
-        arrays to pass (inputs possibly converted) and the C argument arrays."""
+        arrays to pass (inputs possibly converted), as lists, and the C
+        argument arrays."""
         inputs = list(inputs)
         outputs = list(outputs)
         if len(inputs) != len(self.inputs):
@@ -364,7 +365,7 @@ class Program:
         for i, a in enumerate(outs):
             c_out[i].data = _address(a) if a.nbytes else None
             c_out[i].size = a.nbytes
-        return ins, c_in, c_out
+        return ins, outs, c_in, c_out
 
     def new_outputs(self):
         """Fresh, suitably aligned output arrays for invoke()."""

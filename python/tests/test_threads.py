@@ -135,6 +135,17 @@ class TestSubmit(unittest.TestCase):
         s.close()
         self.assertEqual(len(s._pending), 0)
 
+    def test_outputs_from_a_generator_stay_alive(self):
+        # The arrays are borrowed even when only a one-shot iterable named
+        # them: the Pending holds the checked list.
+        with accy.Session(threads=2) as s:
+            p = s.compile(mlp_wire())
+            x = np.ones((2, 3), np.float32)
+            q = p.submit([x], (o for o in p.new_outputs()))
+            gc.collect()
+            (y,) = q.result(timeout=30)
+            np.testing.assert_array_equal(y, p(x)[0])
+
     def test_release_while_submitted(self):
         with accy.Session(threads=2) as s:
             p = s.compile(mlp_wire())
