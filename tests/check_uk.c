@@ -767,7 +767,7 @@ START_TEST(test_dwconv_rows_match_portable_and_split) {
   enum { RS = 160, ROWS = 8 };
   static float x[RS * ROWS + 64];
   float w[25], want[80], got[80], one[1];
-  static const size_t kOw[] = {1, 7, 8, 31, 32, 33, 45, 70};
+  static const size_t kOw[] = {1, 3, 7, 8, 12, 20, 31, 32, 33, 45, 70};
   for (int l = 0; l < nl; l++)
     for (size_t sw = 1; sw <= 3; sw++)
       for (size_t k = 1; k <= 5; k += 2)
