@@ -505,6 +505,62 @@ START_TEST(test_pool_levels_match_portable) {
 END_TEST
 
 
+/* pool_row: at every level, each output has the bits of starting from the
+ * identity and calling f32_pool_acc once per tap in window order (special
+ * values included), nothing past the row is written, and nothing past the
+ * last tap is read (each case runs again on an exactly sized copy, for
+ * AddressSanitizer). */
+START_TEST(test_pool_row_is_pool_acc_per_tap) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 59);
+  enum { RS = 160, ROWS = 4 };
+  static const size_t kLens[] = {1, 5, 7, 8, 9, 15, 16, 17, 27, 54, 55};
+  static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
+  static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
+  static float x[RS * ROWS + 16];
+  float want[64], got[64];
+  for (int l = 0; l < nl; l++) {
+    ck_assert_ptr_nonnull(ts[l]->f32_pool_row);
+    for (int kind = ACCY_REDUCE_SUM; kind <= ACCY_REDUCE_MIN; kind++)
+      for (ptrdiff_t sx = 1; sx <= 3; sx++)
+        for (size_t k = 1; k <= 3; k++)
+          for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
+            for (int rep = 0; rep < 2; rep++) {
+              const size_t n = kLens[li];
+              const ptrdiff_t dx = k == 2 ? 2 : 1;
+              tu_fill_random(&r, ACCY_DTYPE_F32, x, RS * ROWS + 16, false, 0);
+              if (rep)
+                for (size_t i = 0; i < RS * ROWS; i += 3) x[i] = sp[(i / 3) % 8];
+              for (size_t i = 0; i < n; i++) want[i] = kIdent[kind];
+              for (size_t ky = 0; ky < k; ky++)
+                for (size_t kx = 0; kx < k; kx++)
+                  ts[l]->f32_pool_acc(n, x + ky * RS + kx * (size_t)dx, sx, want, kind);
+              for (size_t i = 0; i < 64; i++) got[i] = 12345.0f;
+              ts[l]->f32_pool_row(n, x, RS, k, k, dx, sx, kIdent[kind], kind, got);
+              ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, n) == SIZE_MAX,
+                            "%s: pool_row kind %d stride %td window %zu n %zu differs from "
+                            "pool_acc per tap",
+                            accy__isa_name(ts[l]->isa), kind, sx, k, n);
+              for (size_t i = n; i < 64; i++)
+                ck_assert_msg(got[i] == 12345.0f, "%s: pool_row wrote past its %zu outputs",
+                              accy__isa_name(ts[l]->isa), n);
+              if (rep == 0) {
+                const size_t len = (k - 1) * RS + (k - 1) * (size_t)dx + (n - 1) * (size_t)sx + 1;
+                float *exact = malloc(len * sizeof(float));
+                ck_assert_ptr_nonnull(exact);
+                memcpy(exact, x, len * sizeof(float));
+                ts[l]->f32_pool_row(n, exact, RS, k, k, dx, sx, kIdent[kind], kind, got);
+                free(exact);
+                ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, n) == SIZE_MAX,
+                              "%s: pool_row on an exact copy differs", accy__isa_name(ts[l]->isa));
+              }
+            }
+  }
+}
+END_TEST
+
 /* reduce_rows: product, max and min give every level the portable bits
  * (NaN payloads and the sign of zero included); a sum is within the reduce
  * bound, len * 2^-24 * sum |x|, of the exact sum, and equal to portable's
@@ -827,6 +883,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_epilogue_levels_match_portable);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
+  tcase_add_test(tc, test_pool_row_is_pool_acc_per_tap);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -849,10 +849,11 @@ static void window_axis(int64_t d, int64_t win, int64_t s, int64_t pl, int64_t b
  * its taps in row-major window order, ky outer and kx inner, so every
  * element sees exactly the sequence the generic tile gives it and the bits
  * agree. For the outputs whose window lies wholly inside the row (the
- * interior [x_lo, x_hi)) each tap is one strided microkernel call over the
- * whole interior; the few edge outputs fold their real taps one by one. */
+ * interior [x_lo, x_hi)) one microkernel call (f32_pool_row) folds every
+ * tap of every window in registers; the few edge outputs fold their real
+ * taps one by one. */
 typedef struct pool_params {
-  accy__uk_f32_pool_fn acc;
+  accy__uk_f32_pool_row_fn row;
   int kind;
   float ident;
   int64_t oh, ow;          /* output extent of the last two axes */
@@ -874,24 +875,25 @@ static void pool_rows_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
     const uint64_t plane = it / (uint64_t)pp->oh;
     const int64_t oy = (int64_t)(it % (uint64_t)pp->oh);
     float *row = out + it * (uint64_t)ow;
-    for (int64_t ox = 0; ox < ow; ox++) row[ox] = pp->ident;
     const win_entry ey = pp->ty[oy];
-    const float *src = in + plane * (uint64_t)(pp->ih * iw);
-    for (int64_t ky = 0; ky < ey.count; ky++) {
-      const float *r = src + (ey.first + ky * pp->dy) * iw;
-      if (x_hi > x_lo)
-        for (int64_t kx = 0; kx < wx; kx++)
-          pp->acc((size_t)(x_hi - x_lo), r + x_lo * sx + kx * dx - pp->plx, (ptrdiff_t)sx,
-                  row + x_lo, pp->kind);
-      for (int64_t ox = 0; ox < ow; ox++) {
-        if (ox == x_lo && x_hi > x_lo) ox = x_hi;
-        if (ox >= ow) break;
-        const win_entry ex = pp->tx[ox];
-        float a = row[ox];
+    const float *src = in + plane * (uint64_t)(pp->ih * iw) + ey.first * iw;
+    /* The interior: every tap of each window in one call, in registers. */
+    if (x_hi > x_lo)
+      pp->row((size_t)(x_hi - x_lo), src + x_lo * sx - pp->plx, (ptrdiff_t)(pp->dy * iw),
+              (size_t)ey.count, (size_t)wx, (ptrdiff_t)dx, (ptrdiff_t)sx, pp->ident, pp->kind,
+              row + x_lo);
+    /* The edges: their real taps one by one, in the same order. */
+    for (int64_t ox = 0; ox < ow; ox++) {
+      if (ox == x_lo && x_hi > x_lo) ox = x_hi;
+      if (ox >= ow) break;
+      const win_entry ex = pp->tx[ox];
+      float a = pp->ident;
+      for (int64_t ky = 0; ky < ey.count; ky++) {
+        const float *r = src + ky * pp->dy * iw;
         for (int64_t kx = 0; kx < ex.count; kx++)
           a = accy__fold_kind_f32(a, r[ex.first + kx * dx], pp->kind);
-        row[ox] = a;
       }
+      row[ox] = a;
     }
     if (pp->kind <= ACCY_REDUCE_PRODUCT)
       for (int64_t ox = 0; ox < ow; ox++) row[ox] = accy__canon_nan_f32(row[ox]);
@@ -915,7 +917,7 @@ static accy_status try_pool_rows(const accy__type *xt, int64_t kind, const int64
   pool_params *pp = alloc_params(arena, sizeof *pp);
   if (!pp) return no_memory();
   static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
-  pp->acc = accy__uk_get()->f32_pool_acc;
+  pp->row = accy__uk_get()->f32_pool_row;
   pp->kind = (int)kind;
   pp->ident = kIdent[kind];
   pp->oh = wp->out_dims[y];

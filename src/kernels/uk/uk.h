@@ -104,6 +104,16 @@ typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t 
  * no contraction, the same rule per lane. */
 typedef void (*accy__uk_f32_pool_fn)(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 
+/* out[i] = the fold of |kind| (as f32_pool_acc) from |ident| over the
+ * window's taps, ky < kh outer and kx < kw inner, of x[ky * x_rs + kx * dx
+ * + i * sx], for i < n: one row of a pooling window whose taps are all real
+ * data, kept in registers across the taps. Every output gets the bits of
+ * setting it to |ident| and calling f32_pool_acc once per tap in that order.
+ * Reads nothing past the last tap an output uses. */
+typedef void (*accy__uk_f32_pool_row_fn)(size_t n, const float *x, ptrdiff_t x_rs, size_t kh,
+                                         size_t kw, ptrdiff_t dx, ptrdiff_t sx, float ident,
+                                         int kind, float *out);
+
 /* out[j] = the fold of |kind| over row j (len floats at x + j * rs) from
  * the kind's identity, for j < rows (a NaN sum or product stored as the
  * default quiet NaN, src/kernels/scalar.h). A row's result depends on its
@@ -146,6 +156,7 @@ typedef struct accy__uk {
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
   accy__uk_f32_epilogue_fn f32_epilogue;
   accy__uk_f32_pool_fn f32_pool_acc;
+  accy__uk_f32_pool_row_fn f32_pool_row;
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
   accy__uk_ew ew;
 } accy__uk;
@@ -179,6 +190,10 @@ void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_
                                   const float *res, bool clamp, float lo, float hi);
 void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
                               const float *res, bool clamp, float lo, float hi);
+void accy__f32_pool_row__portable(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
+                                  ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
+void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
+                              ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
 void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                     ptrdiff_t dw, size_t sw, const float *w, float *out,
                                     const accy__uk_row_epilogue *ep);

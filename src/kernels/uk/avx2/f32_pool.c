@@ -1,7 +1,9 @@
-/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_acc__avx2 and
- * accy__f32_reduce_rows__avx2 (uk.h), built with -mavx2 -mfma.
+/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_acc__avx2,
+ * accy__f32_pool_row__avx2 and accy__f32_reduce_rows__avx2 (uk.h), built
+ * with -mavx2 -mfma.
  *
- * Pooling: eight accumulators per step; the max/min fold is the
+ * Pooling: eight accumulators per step (a whole window's taps per step in
+ * pool_row); the max/min fold is the
  * scalar rule of src/kernels/scalar.h written with compares and a blend, so
  * every lane gets the bits the portable kernel gives. Unit stride loads
  * directly; stride 2 (the common pooling stride) loads 16 floats and keeps
@@ -88,6 +90,78 @@ void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc
     }
   }
   for (; i < n; i++) acc[i] = accy__fold_kind_f32(acc[i], x[(ptrdiff_t)i * sx], kind);
+}
+
+/* The taps x[0], x[sx], .., x[7 sx] of eight outputs (sx 1 or 2; stride 2
+ * reads x[0 .. 15], one float past the last tap). */
+static inline __m256 taps8(const float *x, ptrdiff_t sx) {
+  if (sx == 1) return _mm256_loadu_ps(x);
+  const __m256 lo = _mm256_loadu_ps(x), hi = _mm256_loadu_ps(x + 8);
+  const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8));
+}
+
+/* The same taps of stride 2 read from x[0 .. 14] only (the row's last
+ * vector): the even floats of x[0 .. 7] and the odd ones of x[7 .. 14]. */
+static inline __m256 taps8_last(const float *x) {
+  const __m256 lo = _mm256_loadu_ps(x), hi = _mm256_loadu_ps(x + 7);
+  const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8));
+}
+
+/* Eight outputs from x (output 0's first tap): every tap folded in
+ * registers in the window's order. */
+static inline __attribute__((always_inline)) __m256 pool8(const float *x, ptrdiff_t x_rs,
+                                                          size_t kh, size_t kw, ptrdiff_t dx,
+                                                          ptrdiff_t sx, bool last, __m256 acc,
+                                                          int kind) {
+  for (size_t ky = 0; ky < kh; ky++)
+    for (size_t kx = 0; kx < kw; kx++) {
+      const float *t = x + (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dx;
+      acc = combine(acc, last ? taps8_last(t) : taps8(t, sx), kind);
+    }
+  return acc;
+}
+
+void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
+                              ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out) {
+  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  size_t i = 0;
+  const __m256 id = _mm256_set1_ps(ident);
+#define POOL_ROW(KIND)                                                                        \
+  do {                                                                                        \
+    if (sx == 1 && n >= 8) {                                                                  \
+      for (; i + 8 <= n; i += 8)                                                              \
+        _mm256_storeu_ps(out + i, pool8(x + i, x_rs, kh, kw, dx, 1, false, id, KIND));        \
+      /* The last eight outputs again, overlapping: the same values. */                      \
+      if (i < n)                                                                              \
+        _mm256_storeu_ps(out + n - 8, pool8(x + n - 8, x_rs, kh, kw, dx, 1, false, id, KIND)); \
+      i = n;                                                                                  \
+    } else if (sx == 2 && n >= 8) {                                                           \
+      /* Vectors while output i + 8 exists (its taps lie past the float      \
+       * the load reads beyond a vector's last tap), then the last eight. */                  \
+      for (; i + 8 < n; i += 8)                                                               \
+        _mm256_storeu_ps(out + i, pool8(x + 2 * i, x_rs, kh, kw, dx, 2, false, id, KIND));    \
+      _mm256_storeu_ps(out + n - 8,                                                           \
+                       pool8(x + 2 * (n - 8), x_rs, kh, kw, dx, 2, true, id, KIND));          \
+      i = n;                                                                                  \
+    }                                                                                         \
+  } while (0)
+  switch (kind) {
+    case ACCY_REDUCE_SUM: POOL_ROW(ACCY_REDUCE_SUM); break;
+    case ACCY_REDUCE_PRODUCT: POOL_ROW(ACCY_REDUCE_PRODUCT); break;
+    case ACCY_REDUCE_MAX: POOL_ROW(ACCY_REDUCE_MAX); break;
+    default: POOL_ROW(ACCY_REDUCE_MIN); break;
+  }
+#undef POOL_ROW
+  for (; i < n; i++) {
+    const float *xi = x + (ptrdiff_t)i * sx;
+    float a = ident;
+    for (size_t ky = 0; ky < kh; ky++)
+      for (size_t kx = 0; kx < kw; kx++)
+        a = accy__fold_kind_f32(a, xi[(ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dx], kind);
+    out[i] = a;
+  }
 }
 
 /* Columns k of eight rows r[0..7] (8 floats each): c[k][j] = r[j][k]. */

@@ -1,6 +1,7 @@
-/* src/kernels/uk/portable/f32_pool.c: accy__f32_pool_acc__portable and
- * accy__f32_reduce_rows__portable (uk.h), the reference folds of one pooling
- * tap into a row of accumulators and of whole rows, in order. */
+/* src/kernels/uk/portable/f32_pool.c: accy__f32_pool_acc__portable,
+ * accy__f32_pool_row__portable and accy__f32_reduce_rows__portable (uk.h),
+ * the reference folds of one pooling tap into a row of accumulators, of a
+ * row's whole windows and of whole rows, in order. */
 #include "src/internal.h"
 
 #include "src/kernels/scalar.h"
@@ -21,6 +22,19 @@ void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float 
       for (size_t i = 0; i < n; i++) acc[i] = accy__fold_min_f32(acc[i], x[(ptrdiff_t)i * sx]);
       break;
     default: break;
+  }
+}
+
+void accy__f32_pool_row__portable(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
+                                  ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out) {
+  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  for (size_t i = 0; i < n; i++) {
+    const float *xi = x + (ptrdiff_t)i * sx;
+    float a = ident;
+    for (size_t ky = 0; ky < kh; ky++)
+      for (size_t kx = 0; kx < kw; kx++)
+        a = accy__fold_kind_f32(a, xi[(ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dx], kind);
+    out[i] = a;
   }
 }
 
