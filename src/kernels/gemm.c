@@ -17,6 +17,11 @@
 #define GEMM_ITEM_MAX (UINT64_C(1) << 25)
 #define GEMM_ITEM_MIN (UINT64_C(1) << 20)
 #define GEMM_ITEMS_WANTED 16u
+/* Fewest items of a B provider's GEMM while its columns can be split: few
+ * enough that each item's A (the filters) is still read for many columns,
+ * enough for two threads to share (splitting the rows would build B again
+ * per item). */
+#define GEMM_PROVIDER_ITEMS 4u
 /* A K block of B at most this big (one L1) is walked rows outer (accy__gemm_run). */
 #define GEMM_ROWS_OUTER_BYTES (UINT64_C(32) << 10)
 
@@ -47,6 +52,13 @@ void accy__gemm_plan(accy__gemm *g) {
     while (nb > nr && mb * nb * K > GEMM_ITEM_MAX) nb = round_up(nb / 2, nr);
     while (mb > g->mb_sub && mb * nb * K > GEMM_ITEM_MAX)
       mb = round_up(div_up(mb, 2), g->mb_sub);
+    /* Then, while there are fewer than GEMM_PROVIDER_ITEMS items, halve the
+     * columns down to two panels (each item still builds only its own
+     * columns): a convolution of one item ran on one thread however many
+     * there were (squeezenet's 13 x 13 convolutions). */
+    while (nb > 2 * nr && g->batch * div_up(M, mb) * div_up(N, nb) < GEMM_PROVIDER_ITEMS &&
+           mb * nb * K / 2 >= GEMM_ITEM_MIN)
+      nb = round_up(nb / 2, nr);
     g->mb = mb < M ? mb : M;
   } else {
     /* Halve while an item is too big, or while there are too few items and
