@@ -83,9 +83,14 @@ static float *run(prog *g, bool fuse, void **inputs, uint32_t *n_tasks) {
   ck_assert_int_eq(accy__verify(&g->p), ACCY_STATUS_OK);
   accy_status s = accy__compile(&g->p, 16, &plan);
   ck_assert_msg(s == ACCY_STATUS_OK, "compile: %s", accy__cause());
-  /* Tasks with work (barrier tasks of the scratch planner have none). */
+  /* Tasks with work (barrier tasks of the scratch planner have none), not
+   * counting a kernel's pre-pass (the task writing its launch buffer). */
   *n_tasks = 0;
-  for (uint32_t t = 0; t < plan.n_tasks; t++) *n_tasks += plan.ctasks[t].kernel.n_items > 0;
+  for (uint32_t t = 0; t < plan.n_tasks; t++) {
+    const accy__ctask *ct = &plan.ctasks[t];
+    const bool pre = ct->n_refs && ACCY__REF_TAG(plan.refs[ct->refs_offset]) == ACCY__REF_TEMP;
+    *n_tasks += ct->kernel.n_items > 0 && !pre;
+  }
   accy_input ins[4];
   size_t in_bytes[4];
   void *in_copy[4];
@@ -165,6 +170,71 @@ static uint32_t dense(prog *g, uint32_t x, int64_t M, int64_t K, int64_t N, bool
   uint32_t ops[2] = {x, w};
   return node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 2, od), ops, 2, attrs, 4);
 }
+
+/* The number of pre-pass tasks (a kernel packing an operand into a launch
+ * buffer) in |g|'s fused plan. */
+static uint32_t pre_passes(prog *g) {
+  accy__plan plan;
+  ck_assert_int_eq(accy__verify(&g->p), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy__compile(&g->p, 16, &plan), ACCY_STATUS_OK);
+  uint32_t n = 0;
+  for (uint32_t t = 0; t < plan.n_tasks; t++) {
+    const accy__ctask *ct = &plan.ctasks[t];
+    n += ct->n_refs && ACCY__REF_TAG(plan.refs[ct->refs_offset]) == ACCY__REF_TEMP;
+  }
+  accy__plan_free(&plan);
+  return n;
+}
+
+/* A GEMM whose B is an input, packed once per launch by a pre-pass (several
+ * row blocks, or columns that are not contiguous), gives the bits of the
+ * same GEMM with B a constant packed at compile time: row-major B and B
+ * read transposed, with a bias and ReLU fused, inline and on two workers. */
+START_TEST(test_dot_input_b_packed_per_launch) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4100);
+  const int64_t M = 200, K = 300, N = 230;
+  for (int transposed = 0; transposed < 2; transposed++) {
+    int64_t xd[2] = {M, K}, od[2] = {M, N};
+    int64_t wd[2] = {transposed ? N : K, transposed ? K : N};
+    int64_t attrs[4] = {0, 1, 1, transposed ? 1 : 0};
+    accy__type wt = tu_type(ACCY_DTYPE_F32, 2, wd), ot = tu_type(ACCY_DTYPE_F32, 2, od);
+    float *w = malloc((size_t)(K * N) * 4);
+    for (int64_t i = 0; i < K * N; i++) w[i] = (float)(tu_rng_unit(&rng) * 2 - 1);
+    float *x = malloc((size_t)(M * K) * 4);
+    tu_fill_random(&rng, ACCY_DTYPE_F32, x, (size_t)(M * K), true, 2);
+    float *outs[2];
+    for (int as_const = 0; as_const < 2; as_const++) {
+      prog g = {.rng = &rng};
+      accy__program_init(&g.p);
+      uint32_t ops[2] = {param(&g, "x", tu_type(ACCY_DTYPE_F32, 2, xd)), 0};
+      if (as_const)
+        ck_assert_int_eq(accy__program_add_node(&g.p, ACCY_OP_CONSTANT, &wt, NULL, 0, NULL, 0,
+                                                "w", 1, w, (uint64_t)(K * N) * 4, &ops[1]),
+                         ACCY_STATUS_OK);
+      else
+        ops[1] = param(&g, "w", wt);
+      uint32_t y = node(&g, ACCY_OP_DOT_GENERAL, ot, ops, 2, attrs, 4);
+      y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
+      y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+      ck_assert_int_eq(accy__program_add_output(&g.p, y, "y", 1), ACCY_STATUS_OK);
+      ck_assert_uint_eq(pre_passes(&g), as_const ? 0u : 1u);
+      void *inputs[2] = {x, w};
+      uint32_t nt;
+      outs[as_const] = run(&g, true, inputs, &nt);
+      ck_assert_uint_eq(nt, 1);
+      accy__program_free(&g.p);
+    }
+    ck_assert_msg(memcmp(outs[0], outs[1], (size_t)(M * N) * 4) == 0,
+                  "B packed per launch (transposed %d) differs from B packed at compile time",
+                  transposed);
+    free(outs[0]);
+    free(outs[1]);
+    free(w);
+    free(x);
+  }
+}
+END_TEST
 
 START_TEST(test_dot_epilogues) {
   tu_rng rng;
@@ -626,6 +696,7 @@ static Suite *fuse_suite(void) {
   TCase *tc = tcase_create("epilogues");
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
+  tcase_add_test(tc, test_dot_input_b_packed_per_launch);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 4);

@@ -89,11 +89,21 @@ static void case_free(lin_case *c) {
 }
 
 static void run_range(const lin_case *c, void *out, uint64_t begin, uint64_t end) {
-  /* A kernel's per-worker workspace comes after its operands. */
+  /* A kernel's launch buffer (filled by its pre-pass first, as the compiler's
+   * task before it does), then its per-worker workspace, come after its
+   * operands. */
+  void *temp = NULL;
+  if (c->k.temp_bytes) {
+    temp = aligned_alloc(64, (size_t)(c->k.temp_bytes + 63) / 64 * 64);
+    ck_assert_ptr_nonnull(temp);
+    void *pre[3] = {temp, c->lhs, c->rhs};
+    c->k.pre_run(&c->k, pre, 0, c->k.pre_items);
+  }
   void *ws = c->k.worker_bytes ? aligned_alloc(64, (size_t)(c->k.worker_bytes + 63) / 64 * 64) : NULL;
-  void *bufs[4] = {out, c->lhs, c->rhs, ws};
+  void *bufs[5] = {out, c->lhs, c->rhs, temp ? temp : ws, ws};
   c->k.run(&c->k, bufs, begin, end);
   free(ws);
+  free(temp);
 }
 
 /* The f32 bound of docs/ops.md ("Numeric contract") for levels above

@@ -49,6 +49,8 @@ typedef struct compiler {
   uint32_t cap_tasks;
   uint32_t cap_refs;
   accy__fusion fusion;   /* epilogue chains (src/compile/fuse.h) */
+  uint64_t *temp_bytes;  /* per kernel launch buffer (ACCY__REF_TEMP) */
+  uint32_t n_temps, cap_temps;
 } compiler;
 
 static accy_status oom(const char *what) {
@@ -228,21 +230,67 @@ static accy_status new_task(compiler *cs, uint32_t node, const accy__kernel *k,
  * accy__ctask.node) over |refs| (refs[0] the value it writes), with an
  * edge from the last writer of every buffer it reads. */
 static accy_status add_node_task(compiler *cs, uint32_t i, uint32_t anchor, const accy__kernel *k,
-                                 const uint32_t *refs, uint32_t nr) {
+                                 const uint32_t *refs, uint32_t nr, uint32_t *out_task) {
   uint32_t t;
   ACCY_TRY(new_task(cs, anchor, k, refs, nr, &t));
   for (uint32_t r = 1; r < nr; r++) {
+    if (ACCY__REF_TAG(refs[r]) != ACCY__REF_NODE) continue;
     const int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
     if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) return oom("edges");
   }
   cs->writer[i] = t;
+  if (out_task) *out_task = t;
+  return ACCY_STATUS_OK;
+}
+
+/* add_node_task for a kernel that may have a pre-pass (accy__kernel.
+ * pre_run): the pass becomes a task of its own over the kernel's |n_ops|
+ * operands (refs[1 .. 1 + n_ops)) writing a new launch buffer, which the
+ * kernel's task reads after its other buffers. |refs| has room for one
+ * more entry. */
+static accy_status add_kernel_tasks(compiler *cs, uint32_t i, uint32_t anchor,
+                                    const accy__kernel *k, uint32_t *refs, uint32_t nr,
+                                    uint32_t n_ops) {
+  if (!k->temp_bytes) return add_node_task(cs, i, anchor, k, refs, nr, NULL);
+  if (cs->n_temps == cs->cap_temps) {
+    uint32_t ncap = cs->cap_temps ? cs->cap_temps * 2 : 8;
+    uint64_t *n = accy__realloc(cs->temp_bytes, (size_t)ncap * sizeof(uint64_t));
+    if (!n) return oom("launch buffers");
+    cs->temp_bytes = n;
+    cs->cap_temps = ncap;
+  }
+  const uint32_t temp = cs->n_temps++;
+  cs->temp_bytes[temp] = k->temp_bytes;
+  accy__kernel pre;
+  memset(&pre, 0, sizeof pre);
+  pre.run = k->pre_run;
+  pre.n_items = k->pre_items;
+  pre.item_cost = k->pre_item_cost;
+  pre.params = k->params;
+  /* The pass's buffers: the launch buffer in place of the result. */
+  const uint32_t kept = refs[0];
+  refs[0] = ACCY__REF_MAKE(ACCY__REF_TEMP, temp);
+  uint32_t tp;
+  accy_status s = new_task(cs, anchor, &pre, refs, 1 + n_ops, &tp);
+  refs[0] = kept;
+  ACCY_TRY(s);
+  for (uint32_t r = 1; r < 1 + n_ops; r++) {
+    if (ACCY__REF_TAG(refs[r]) != ACCY__REF_NODE) continue;
+    const int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
+    if (w >= 0 && !add_edge(cs, (uint32_t)w, tp)) return oom("edges");
+  }
+  refs[nr] = ACCY__REF_MAKE(ACCY__REF_TEMP, temp);
+  uint32_t t;
+  ACCY_TRY(add_node_task(cs, i, anchor, k, refs, nr + 1, &t));
+  if (!add_edge(cs, tp, t)) return oom("edges");
   return ACCY_STATUS_OK;
 }
 
 static accy_status make_tasks(compiler *cs) {
   const accy__program *p = cs->p;
   accy__plan *plan = cs->plan;
-  uint32_t *refs = accy__malloc((ACCY_MAX_OPERANDS + 1) * sizeof(uint32_t));
+  /* The result, the operands, a residual and a launch buffer. */
+  uint32_t *refs = accy__malloc((ACCY_MAX_OPERANDS + 3) * sizeof(uint32_t));
   if (!refs) return oom("operand list");
   accy_status s = ACCY_STATUS_OK;
 
@@ -277,7 +325,7 @@ static accy_status make_tasks(compiler *cs) {
       refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
       for (uint32_t l = 0; l < gr->n_leaves; l++)
         refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, gr->leaves[l]);
-      s = add_node_task(cs, i, gr->members[0], &k, refs, nr);
+      s = add_node_task(cs, i, gr->members[0], &k, refs, nr, NULL);
       continue;
     }
     const int64_t anchor = cs->fusion.anchor_of[i];
@@ -293,7 +341,7 @@ static accy_status make_tasks(compiler *cs) {
       refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
       for (uint32_t o = 0; o < an->n_operands; o++) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, an->operands[o]);
       if (ep->residual >= 0) refs[nr++] = ACCY__REF_MAKE(ACCY__REF_NODE, (uint32_t)ep->residual);
-      s = add_node_task(cs, i, (uint32_t)anchor, &k, refs, nr);
+      s = add_kernel_tasks(cs, i, (uint32_t)anchor, &k, refs, nr, an->n_operands);
       continue;
     }
     s = accy__kernel_prepare(p, i, &plan->arena, &k);
@@ -301,7 +349,7 @@ static accy_status make_tasks(compiler *cs) {
     refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
     for (uint32_t o = 0; o < node->n_operands; o++)
       refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);
-    s = add_node_task(cs, i, i, &k, refs, 1 + node->n_operands);
+    s = add_kernel_tasks(cs, i, i, &k, refs, 1 + node->n_operands, node->n_operands);
   }
 
   /* Which task computes each node, fused ones included (plan.h). */
@@ -348,9 +396,10 @@ static accy_status plan_scratch(compiler *cs) {
   accy__reuse_plan reuse;
   memset(&reuse, 0, sizeof reuse);
 
+  const size_t n_all_ranges = (size_t)n + cs->n_temps + 1;
   int64_t *range_of = accy__malloc(((size_t)n + 1) * sizeof(int64_t)); /* root -> range */
-  accy__live_range *ranges = accy__calloc((size_t)n + 1, sizeof *ranges);
-  uint32_t *count = accy__calloc((size_t)n + 1, sizeof(uint32_t));
+  accy__live_range *ranges = accy__calloc(n_all_ranges, sizeof *ranges);
+  uint32_t *count = accy__calloc(n_all_ranges, sizeof(uint32_t));
   uint32_t *touch = NULL;
   accy__ctask *tasks = NULL;
   if (!range_of || !ranges || !count) {
@@ -365,6 +414,10 @@ static accy_status plan_scratch(compiler *cs) {
     ranges[n_ranges].bytes = accy__align_up(accy__type_bytes(&p->nodes[i].type), 64);
     range_of[i] = n_ranges++;
   }
+  /* Kernels' launch buffers follow, temp t as range first_temp + t. */
+  const uint32_t first_temp = n_ranges;
+  for (uint32_t t = 0; t < cs->n_temps; t++)
+    ranges[n_ranges++].bytes = accy__align_up(cs->temp_bytes[t], 64);
   /* Distinct touching tasks per range, in task order (a task touching one
    * buffer twice counts once): count, then fill. */
   size_t total = 0;
@@ -373,8 +426,13 @@ static accy_status plan_scratch(compiler *cs) {
       const accy__ctask *ct = &plan->ctasks[t];
       for (uint32_t r = 0; r < ct->n_refs; r++) {
         uint32_t ref = plan->refs[ct->refs_offset + r];
-        if (ACCY__REF_TAG(ref) != ACCY__REF_NODE) continue;
-        int64_t k = range_of[root_of(plan, ACCY__REF_INDEX(ref))];
+        int64_t k;
+        if (ACCY__REF_TAG(ref) == ACCY__REF_TEMP)
+          k = first_temp + ACCY__REF_INDEX(ref);
+        else if (ACCY__REF_TAG(ref) == ACCY__REF_NODE)
+          k = range_of[root_of(plan, ACCY__REF_INDEX(ref))];
+        else
+          continue;
         if (k < 0) continue;
         accy__live_range *v = &ranges[k];
         if (pass == 0) {
@@ -404,6 +462,19 @@ static accy_status plan_scratch(compiler *cs) {
   if (s != ACCY_STATUS_OK) goto done;
   for (uint32_t i = 0; i < n; i++)
     if (range_of[i] >= 0) plan->locs[i].offset = ranges[range_of[i]].offset;
+  if (cs->n_temps) {
+    plan->temp_offsets = accy__arena_alloc(&plan->arena, (size_t)cs->n_temps * sizeof(uint64_t), 8);
+    plan->temp_bytes = accy__arena_alloc(&plan->arena, (size_t)cs->n_temps * sizeof(uint64_t), 8);
+    if (!plan->temp_offsets || !plan->temp_bytes) {
+      s = oom("launch buffers");
+      goto done;
+    }
+    for (uint32_t t = 0; t < cs->n_temps; t++) {
+      plan->temp_offsets[t] = ranges[first_temp + t].offset;
+      plan->temp_bytes[t] = cs->temp_bytes[t];
+    }
+    plan->n_temps = cs->n_temps;
+  }
   plan->data_bytes = reuse.peak;
 
   /* Barriers join the task order right after the task they follow: task t
@@ -632,6 +703,7 @@ done:
   accy__free(cs.writer);
   accy__free(cs.out_direct);
   accy__free(cs.edges);
+  accy__free(cs.temp_bytes);
   accy__fusion_free(&cs.fusion);
   if (s != ACCY_STATUS_OK) accy__plan_free(plan);
   return s;

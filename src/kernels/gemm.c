@@ -144,22 +144,30 @@ uint64_t accy__gemm_packed_floats(const accy__gemm *g) {
   return g->batch * panels * g->K * g->uk.nr;
 }
 
+void accy__gemm_pack_b_items(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
+                             ptrdiff_t js, float *dst, uint64_t begin, uint64_t end) {
+  const uint64_t nr = g->uk.nr, panels = (g->N + nr - 1) / nr;
+  for (uint64_t it = begin; it < end; it++) {
+    const uint64_t b = it / panels, p = it % panels;
+    const uint64_t j0 = p * nr, w = g->N - j0 < nr ? g->N - j0 : nr;
+    for (uint64_t k = 0; k < g->K; k++) {
+      const float *s = src + (ptrdiff_t)b * bs + (ptrdiff_t)k * ks + (ptrdiff_t)j0 * js;
+      float *d = dst + ((b * panels + p) * g->K + k) * nr;
+      uint64_t j = 0;
+      if (js == 1 && w == 16)
+        memcpy(d, s, 16 * sizeof(float)), j = w; /* inlined moves */
+      else if (js == 1)
+        memcpy(d, s, (size_t)w * sizeof(float)), j = w;
+      for (; j < w; j++) d[j] = s[(ptrdiff_t)j * js];
+      for (; j < nr; j++) d[j] = 0.0f;
+    }
+  }
+}
+
 void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                        ptrdiff_t js, float *dst) {
-  const uint64_t nr = g->uk.nr, panels = (g->N + nr - 1) / nr;
-  for (uint64_t b = 0; b < g->batch; b++)
-    for (uint64_t p = 0; p < panels; p++) {
-      const uint64_t j0 = p * nr, w = g->N - j0 < nr ? g->N - j0 : nr;
-      for (uint64_t k = 0; k < g->K; k++) {
-        const float *s = src + (ptrdiff_t)b * bs + (ptrdiff_t)k * ks + (ptrdiff_t)j0 * js;
-        float *d = dst + ((b * panels + p) * g->K + k) * nr;
-        uint64_t j = 0;
-        if (js == 1)
-          memcpy(d, s, (size_t)w * sizeof(float)), j = w;
-        for (; j < w; j++) d[j] = s[(ptrdiff_t)j * js];
-        for (; j < nr; j++) d[j] = 0.0f;
-      }
-    }
+  const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
+  accy__gemm_pack_b_items(g, src, bs, ks, js, dst, 0, g->batch * panels);
 }
 
 /* Copies rows [m0, m0 + rows) x columns [k0, k0 + kcur) of A into |dst| as
@@ -300,8 +308,9 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
     const uint64_t n0 = ni * g->nb, cols = g->N - n0 < g->nb ? g->N - n0 : g->nb;
     const float *ab = a + (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->a_bs;
     float *cb = c + (ptrdiff_t)bi * g->c_bs;
+    const float *bp0 = g->b_run_packed ? b : g->b_packed;
     const float *bb =
-        g->b_packed ? g->b_packed + (g->b_batch_mod ? bi % g->b_batch_mod : bi) * panels * K * nr
+        g->b_packed ? bp0 + (g->b_batch_mod ? bi % g->b_batch_mod : bi) * panels * K * nr
                     : b + (ptrdiff_t)bi * g->b_bs;
     /* K == 0 still writes C (zeros, plus the epilogue): one empty block. */
     for (uint64_t k0 = 0; k0 < K || (K == 0 && k0 == 0); k0 += g->kc) {

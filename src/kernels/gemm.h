@@ -74,6 +74,10 @@ typedef struct accy__gemm {
    * b[b * b_bs + k * b_rs + j]. */
   const float *b_packed;
   ptrdiff_t b_bs, b_rs;
+  /* B packed at run time, in b_packed's layout, into the buffer given to
+   * accy__gemm_run as b (a pre-pass: accy__gemm_pack_b_items); b_packed is
+   * then only a non-NULL marker. */
+  bool b_run_packed;
   /* Packed B's batch index is b % b_batch_mod (0: no modulus), so that
    * constant filters repeat over images. */
   uint64_t b_batch_mod;
@@ -135,5 +139,9 @@ uint64_t accy__gemm_packed_floats(const accy__gemm *g);
  * (accy__gemm_packed_floats(g) floats). */
 void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                        ptrdiff_t js, float *dst);
+/* The same for panels [begin, end) only, panel p of batch index b being
+ * item b * ceil(N / nr) + p: a pre-pass's tiles. */
+void accy__gemm_pack_b_items(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
+                             ptrdiff_t js, float *dst, uint64_t begin, uint64_t end);
 
 #endif /* ACCY_KERNELS_GEMM_H */

@@ -47,6 +47,14 @@ struct accy__kernel {
                                 (64-byte aligned, contents unspecified at
                                 entry), passed as the buffer after the last
                                 operand; 0: none */
+  /* A pass that runs before the kernel, as a task of its own over pre_items
+   * items (pre_item_cost each): it fills a launch-private buffer of
+   * temp_bytes bytes (64-byte aligned) that the kernel then reads, such as
+   * an operand packed once for every item. The pass gets bufs [the buffer,
+   * the kernel's operands...]; the kernel gets the buffer after its operands
+   * (and its residual), before its workspace. temp_bytes 0: no pass. */
+  accy__tile_fn pre_run;
+  uint64_t pre_items, pre_item_cost, temp_bytes;
 };
 
 /* An epilogue fused into a dot_general or convolution kernel (f32 only;

@@ -341,13 +341,42 @@ bool accy__kernel_epilogue_axis(const accy__program *p, uint32_t node, uint32_t 
   return true;
 }
 
+/* A GEMM kernel's parameters: the driver's, and the strides of B for a
+ * pre-pass that packs it (dot_pack_f32). */
+/* Largest B packed per launch (floats): beyond, items pack their own
+ * blocks (a direct B) or the generic path runs, rather than a launch
+ * buffer of that size. */
+#define DOT_PACK_MAX_FLOATS (UINT64_C(1) << 26)
+/* Smallest direct B packed per launch: below, items pack their blocks (an
+ * attention product's 4 x 64 x 128 gained nothing from a task more;
+ * gemm_256, 256 x 256, went 5-13% faster with it, gemm_1024 6-14%). */
+#define DOT_PACK_MIN_FLOATS (UINT64_C(1) << 16)
+
+typedef struct dot_pack {
+  accy__gemm g;
+  ptrdiff_t bs, ks, js; /* B(b, k, j) = rhs[b * bs + k * ks + j * js] */
+} dot_pack;
+
 /* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
  * level's microkernel, when the operands' index spaces are single strides
  * (B may be anything when it is a constant: it is packed at compile time). */
 static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
-  const accy__gemm *g = k->params;
-  accy__gemm_run(g, bufs[1], bufs[2], bufs[0], g->has_residual ? bufs[3] : NULL, begin, end,
-                 ws_of(k, bufs, g->has_residual));
+  const dot_pack *dk = k->params;
+  const accy__gemm *g = &dk->g;
+  /* B packed by the pre-pass: its launch buffer follows the residual. */
+  const size_t tb = 3 + (g->has_residual ? 1u : 0u);
+  const float *b = g->b_run_packed ? bufs[tb] : bufs[2];
+  void *ws = k->worker_bytes ? bufs[tb + (g->b_run_packed ? 1u : 0u)] : NULL;
+  accy__gemm_run(g, bufs[1], b, bufs[0], g->has_residual ? bufs[3] : NULL, begin, end, ws);
+}
+
+/* The pre-pass of a GEMM whose B is an input or an intermediate read by
+ * several items: packs its panels once per launch into the launch buffer
+ * (bufs[0]), so items read them as they read constant weights instead of
+ * each packing its own block (each panel was copied once per row block). */
+static void dot_pack_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const dot_pack *dk = k->params;
+  accy__gemm_pack_b_items(&dk->g, bufs[2], dk->bs, dk->ks, dk->js, bufs[0], begin, end);
 }
 
 static void gemm_set_epilogue(accy__gemm *g, const epi *e, bool bias_by_row) {
@@ -369,10 +398,14 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   if (nd->type.dtype != ACCY_DTYPE_F32 || dp->bl.tab || dp->m.tab || dp->kl.tab) return ACCY_STATUS_OK;
   const accy__node *rhs = &p->nodes[nd->operands[1]];
   const bool packed = rhs->op == ACCY_OP_CONSTANT;
-  const bool direct = !dp->br.tab && !dp->kr.tab && !dp->n.tab && (dp->n.stride == 1 || dp->n.count <= 1);
-  if (!packed && !direct) return ACCY_STATUS_OK;
-  accy__gemm *g = accy__arena_alloc(arena, sizeof *g, 64);
-  if (!g) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  const bool strided = !dp->br.tab && !dp->kr.tab && !dp->n.tab;
+  const bool direct = strided && (dp->n.stride == 1 || dp->n.count <= 1);
+  if (!packed && !strided) return ACCY_STATUS_OK;
+  /* A dot_pack, whose GEMM is the kernel's (a pre-pass may need it). */
+  dot_pack *dk = accy__arena_alloc(arena, sizeof *dk, 64);
+  if (!dk) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  memset(dk, 0, sizeof *dk);
+  accy__gemm *g = &dk->g;
   g->uk = accy__uk_get()->f32_gemm;
   g->batch = dp->bl.count;
   g->M = dp->m.count;
@@ -408,10 +441,33 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   } else {
     g->b_bs = dp->br.stride;
     g->b_rs = dp->kr.stride;
+    /* Packed once per launch by a pre-pass when items would otherwise pack
+     * the same panels again (more than one row block) and B is big enough
+     * for that to outweigh a task more, or when B's columns are not
+     * contiguous (items pack only direct rows). */
+    uint64_t nf = 0;
+    const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
+    if (!accy__mul_u64(g->batch, panels, &nf) || !accy__mul_u64(nf, g->K, &nf) ||
+        !accy__mul_u64(nf, g->uk.nr, &nf))
+      nf = UINT64_MAX;
+    if (!direct && (nf == 0 || nf > DOT_PACK_MAX_FLOATS)) return ACCY_STATUS_OK; /* generic */
+    if (nf && nf <= DOT_PACK_MAX_FLOATS &&
+        (!direct || (g->pack_b && g->m_items > 1 && nf >= DOT_PACK_MIN_FLOATS))) {
+      g->b_packed = kNoWeights;
+      g->b_run_packed = true;
+      accy__gemm_plan(g);
+      dk->bs = dp->br.stride;
+      dk->ks = dp->kr.stride;
+      dk->js = dp->n.stride;
+      k->temp_bytes = nf * sizeof(float);
+      k->pre_run = dot_pack_f32;
+      k->pre_items = g->batch * panels;
+      k->pre_item_cost = g->K * g->uk.nr;
+    }
   }
   gemm_set_epilogue(g, e, false);
   k->run = dot_gemm_f32;
-  k->params = g;
+  k->params = dk;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
   k->n_items = accy__gemm_items(g);
   k->item_cost = accy__gemm_item_cost(g);

@@ -56,6 +56,7 @@ void **accy__plan_bind(const accy__plan *plan, void *block, const accy_input *in
     switch (ACCY__REF_TAG(ref)) {
       case ACCY__REF_CALLER_IN: ptrs[r] = nonnull(inputs[idx].data); break;
       case ACCY__REF_CALLER_OUT: ptrs[r] = nonnull(outputs[idx].data); break;
+      case ACCY__REF_TEMP: ptrs[r] = data + plan->temp_offsets[idx]; break;
       default: ptrs[r] = nonnull(vals[idx]); break;
     }
   }

@@ -128,6 +128,8 @@ accy_status accy__plan_describe(const accy__plan *plan, const accy__program *p, 
                                                  p->nodes[ct->node].op == ACCY_OP_CONVOLUTION)
                                             ? "epilogue chain of "
                                             : "group of ";
+      const bool pre = ACCY__REF_TAG(ref0) == ACCY__REF_TEMP && ACCY__REF_INDEX(ref0) < plan->n_temps;
+      if (pre) put(&t, "pre-pass of ");
       if (nn > 1) put(&t, "%s%u: ", kind, nn);
       if (nn == 0) put_node(&t, p, ct->node);
       for (uint32_t j = first[k]; j < first[k + 1]; j++) {
@@ -137,6 +139,10 @@ accy_status accy__plan_describe(const accy__plan *plan, const accy__program *p, 
       if (ACCY__REF_TAG(ref0) == ACCY__REF_NODE && ACCY__REF_INDEX(ref0) < p->n_nodes) {
         put(&t, " -> %%%u ", ACCY__REF_INDEX(ref0));
         put_type(&t, &p->nodes[ACCY__REF_INDEX(ref0)].type);
+      }
+      if (pre) {
+        put(&t, " -> launch buffer of ");
+        put_bytes(&t, plan->temp_bytes[ACCY__REF_INDEX(ref0)]);
       }
     }
     const uint64_t tiles =

@@ -37,6 +37,8 @@ typedef struct accy__loc {
 #define ACCY__REF_NODE 0u         /* low bits: node index */
 #define ACCY__REF_CALLER_IN 1u    /* the caller's input buffer i */
 #define ACCY__REF_CALLER_OUT 2u   /* the caller's output buffer j */
+#define ACCY__REF_TEMP 3u         /* a kernel's launch-private buffer i
+                                     (accy__kernel.temp_bytes) */
 #define ACCY__REF_MAKE(tag, i) (((uint32_t)(tag) << 30) | (uint32_t)(i))
 #define ACCY__REF_TAG(r) ((r) >> 30)
 #define ACCY__REF_INDEX(r) ((r) & 0x3fffffffu)
@@ -79,6 +81,10 @@ typedef struct accy__plan {
   uint64_t ws_bytes;            /* one worker's workspace: the most any task needs */
   uint32_t worker_count;        /* distinct worker indices a launch may see */
   uint64_t data_bytes;          /* planned peak of the data region */
+  uint32_t n_temps;
+  uint64_t *temp_offsets;       /* per kernel buffer (ACCY__REF_TEMP): bytes
+                                   into the data region */
+  uint64_t *temp_bytes;         /* and its size */
   uint64_t block_bytes;         /* whole block */
   /* Descriptors: inputs then outputs. */
   uint32_t n_inputs, n_outputs;
