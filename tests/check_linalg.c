@@ -1003,6 +1003,34 @@ START_TEST(test_conv_constant_filters_match_reference) {
 }
 END_TEST
 
+/* More channels than one item's columns (ACCY__GEMM_NB_MAX): the
+ * transposed form builds im2col^T once per launch in a pre-pass instead of
+ * once per block of channels, and must still give the reference's values and
+ * the direct form's bits (conv_const_case checks both); two images, two
+ * groups, a stride and padding. */
+START_TEST(test_conv_wide_channels_pack_positions_once) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 1400 + (uint64_t)_i);
+  conv_cfg g;
+  memset(&g, 0, sizeof g);
+  g.s = 2;
+  g.n = 2;
+  g.groups = _i ? 2 : 1;
+  g.c = 3 * g.groups;
+  g.o = 300 * g.groups;
+  for (uint32_t i = 0; i < 2; i++) {
+    g.in[i] = 7 + (int64_t)i;
+    g.k[i] = 3;
+    g.stride[i] = _i ? 2 : 1;
+    g.pad_lo[i] = 1;
+    g.pad_hi[i] = 1;
+    g.ldil[i] = 1;
+    g.rdil[i] = 1;
+  }
+  conv_const_case(&rng, &g, true, false);
+}
+END_TEST
+
 START_TEST(test_conv_zero_extents) {
   const int32_t dt = kNumeric[_i];
   tu_rng rng;
@@ -1072,6 +1100,7 @@ static Suite *linalg_suite(void) {
   tcase_add_test(tc, test_conv_taps_over_padding_are_skipped);
   tcase_add_test(tc, test_conv_integers_wrap);
   tcase_add_test(tc, test_conv_half_types_accumulate_in_f32);
+  tcase_add_loop_test(tc, test_conv_wide_channels_pack_positions_once, 0, 2);
   tcase_add_loop_test(tc, test_conv_constant_filters_match_reference, 0, 4);
   tcase_add_loop_test(tc, test_conv_random_configs_match_reference, 0, 2 * N_NUMERIC);
   tcase_add_loop_test(tc, test_conv_zero_extents, 0, N_NUMERIC);

@@ -210,6 +210,7 @@ void accy__gemm_pack_a(const accy__gemm *g, const float *a, uint64_t a_batches, 
 /* One K block's tiles of rows [t_lo, t_hi) (a sub-block, or one tile row
  * of it) over every panel of the item's columns. */
 typedef struct tile_args {
+  const float *a; /* accy__gemm_run's a */
   const float *ab, *bb;
   float *cb;
   const float *r, *pa, *pbp;
@@ -260,7 +261,8 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       const float *ap;
       ptrdiff_t ars, acs;
       if (g->a_packed) {
-        ap = g->a_packed + ((ab_i * div_up(g->M, mr) + i0 / mr) * K + k0) * mr;
+        ap = (g->a_run_packed ? t->a : g->a_packed) +
+             ((ab_i * div_up(g->M, mr) + i0 / mr) * K + k0) * mr;
         ars = 1;
         acs = (ptrdiff_t)mr;
       } else if (t->packing) {
@@ -345,8 +347,8 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
           const uint64_t t_lo = rows_outer ? ms + oi * mr : ms;
           const uint64_t t_hi = rows_outer ? (t_lo + mr < ms + srows ? t_lo + mr : ms + srows)
                                            : ms + srows;
-          run_tiles(g, &(tile_args){ab, bb, cb, r, pa, pbp, bi, k0, kcur, n0, cols, t_lo, t_hi, ms,
-                                    m0, cw, flags, packing, packing_b});
+          run_tiles(g, &(tile_args){a, ab, bb, cb, r, pa, pbp, bi, k0, kcur, n0, cols, t_lo, t_hi,
+                                    ms, m0, cw, flags, packing, packing_b});
         }
       }
       if (K == 0) break;

@@ -62,6 +62,10 @@ typedef struct accy__gemm {
    * index, ceil(M / mr) micro-panels of K x mr floats, k outermost), read in
    * place of a; a constant convolution filter is packed at compile time. */
   const float *a_packed;
+  /* A packed at run time, in a_packed's layout, into the buffer given to
+   * accy__gemm_run as a (a pre-pass); a_packed is then only a non-NULL
+   * marker. */
+  bool a_run_packed;
   /* A from a block provider (then a, a_bs, a_rs, a_cs and a_packed are
    * unused): */
   accy__gemm_a_block_fn a_block;

@@ -997,13 +997,35 @@ static void conv_store_t(const void *vctx, uint64_t bi, uint64_t m0, uint64_t ro
   }
 }
 
+/* The transposed form's pre-pass: im2col^T as A's micro-panels, once per
+ * launch into the launch buffer (bufs[0]), item b * panels + t being panel
+ * t of GEMM batch index b, one K block at a time. */
+static void conv_pack_a_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                            uint64_t end) {
+  const conv_gemm *cg = k->params;
+  const uint64_t mr = cg->g.uk.mr, M = cg->g.M, K = cg->g.K, panels = (M + mr - 1) / mr;
+  float *dst = bufs[0];
+  for (uint64_t it = begin; it < end; it++) {
+    const uint64_t bi = it / panels, t = it % panels;
+    const uint64_t rows = M - t * mr < mr ? M - t * mr : mr;
+    float *panel = dst + it * K * mr;
+    for (uint64_t k0 = 0; k0 < K; k0 += ACCY__GEMM_KC) {
+      const uint64_t kcur = K - k0 < ACCY__GEMM_KC ? K - k0 : ACCY__GEMM_KC;
+      im2col_panels(cg, bufs[1], bi, t * mr, rows, k0, kcur, mr, panel + k0 * mr);
+    }
+  }
+}
+
 static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const conv_gemm *cg = k->params;
-  /* The transposed form reads the input (bufs[1]) as A, the filters are
-   * its packed B; it takes the residual itself (its epilogue, e). */
+  /* The transposed form reads the input (bufs[1]) as A, or the pre-pass's
+   * panels of it (after the residual), the filters are its packed B; it
+   * takes the residual itself (its epilogue, e). */
   if (cg->g.c_store) {
-    accy__gemm_run(&cg->g, bufs[1], NULL, bufs[0], cg->e.residual ? bufs[3] : NULL, begin, end,
-                   ws_of(k, bufs, cg->e.residual));
+    const size_t tb = 3 + (cg->e.residual ? 1u : 0u);
+    const float *a = cg->g.a_run_packed ? bufs[tb] : bufs[1];
+    void *ws = k->worker_bytes ? bufs[tb + (cg->g.a_run_packed ? 1u : 0u)] : NULL;
+    accy__gemm_run(&cg->g, a, NULL, bufs[0], cg->e.residual ? bufs[3] : NULL, begin, end, ws);
     return;
   }
   accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], cg->g.has_residual ? bufs[3] : NULL, begin,
@@ -1218,6 +1240,27 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
     }
   }
   accy__gemm_plan(g);
+  if (g->a_block && g->n_items > 1) {
+    /* Transposed, with more than one block of channels per block of
+     * positions: each item would build the same rows of im2col^T again, so
+     * a pre-pass builds them once per launch and the items read them as
+     * packed A (the same panels, the same microkernel calls). */
+    const uint64_t mr = g->uk.mr, panels = (g->M + mr - 1) / mr;
+    uint64_t nf;
+    if (accy__mul_u64(g->batch, panels, &nf) && accy__mul_u64(nf, g->K, &nf) &&
+        accy__mul_u64(nf, mr, &nf) && nf && nf <= DOT_PACK_MAX_FLOATS) {
+      static const float kRunPacked[1];
+      g->a_block = NULL;
+      g->a_block_ctx = NULL;
+      g->a_packed = kRunPacked;
+      g->a_run_packed = true;
+      accy__gemm_plan(g);
+      k->pre_run = conv_pack_a_f32;
+      k->pre_items = g->batch * panels;
+      k->pre_item_cost = g->K * mr;
+      k->temp_bytes = nf * sizeof(float);
+    }
+  }
   k->run = conv_gemm_f32;
   k->params = cg;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
