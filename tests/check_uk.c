@@ -453,64 +453,12 @@ START_TEST(test_elementwise_x1_matches_repeated_operand) {
 }
 END_TEST
 
-/* The pooling tap kernels fold exactly like the portable one: every kind,
- * unit, pooling and odd strides, lengths around the vector widths, and all
- * pairs of special values (NaN, signed zeros, infinities). */
-START_TEST(test_pool_levels_match_portable) {
-  const accy__uk *ts[ACCY__ISA_COUNT];
-  int nl = levels(ts);
-  const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
-  tu_rng r;
-  tu_rng_seed(&r, 47);
-  enum { N = 67, S = 3 };
-  static const size_t kLens[] = {0, 1, 7, 8, 9, 16, 17, 31, 66, 67};
-  static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
-  float x[N * S + 16], want[N + 8], got[N + 8];
-  for (int l = 1; l < nl; l++) {
-    ck_assert_ptr_nonnull(ts[l]->f32_pool_acc);
-    for (int kind = ACCY_REDUCE_SUM; kind <= ACCY_REDUCE_MIN; kind++)
-      for (ptrdiff_t sx = 1; sx <= S; sx++)
-        for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
-          for (int rep = 0; rep < 3; rep++) {
-            size_t n = kLens[li];
-            tu_fill_random(&r, ACCY_DTYPE_F32, x, N * S + 16, rep > 0, 0);
-            tu_fill_random(&r, ACCY_DTYPE_F32, want, N + 8, rep > 0, 0);
-            if (rep == 2)
-              for (size_t i = 0; i < N; i++) {
-                x[(size_t)sx * i] = sp[i % 8];
-                want[i] = sp[(i / 8) % 8];
-              }
-            memcpy(got, want, sizeof got);
-            port->f32_pool_acc(n, x, sx, want, kind);
-            ts[l]->f32_pool_acc(n, x, sx, got, kind);
-            ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, N + 8) == SIZE_MAX,
-                          "%s: pool kind %d stride %td n %zu differs from portable",
-                          accy__isa_name(ts[l]->isa), kind, sx, n);
-            ck_assert_msg(memcmp(want + n, got + n, (N + 8 - n) * sizeof(float)) == 0,
-                          "%s: pool wrote past its %zu elements", accy__isa_name(ts[l]->isa), n);
-            /* The row's taps exactly, in a block of their own: a vector that
-             * reads past the last tap is an overrun AddressSanitizer reports. */
-            if (n > 0 && rep == 0) {
-              const size_t taps = (n - 1) * (size_t)sx + 1;
-              float *exact = malloc(taps * sizeof(float));
-              ck_assert_ptr_nonnull(exact);
-              memcpy(exact, x, taps * sizeof(float));
-              memcpy(got, want, sizeof got);
-              ts[l]->f32_pool_acc(n, exact, sx, got, kind);
-              free(exact);
-            }
-          }
-  }
-}
-END_TEST
-
-
-/* pool_row: at every level, each output has the bits of starting from the
- * identity and calling f32_pool_acc once per tap in window order (special
- * values included), nothing past the row is written, and nothing past the
- * last tap is read (each case runs again on an exactly sized copy, for
- * AddressSanitizer). */
-START_TEST(test_pool_row_is_pool_acc_per_tap) {
+/* pool_row: at every level, each output is the fold of scalar.h's rule from
+ * the identity over its window's taps in window order (the bits, special
+ * values and every pair of them included: NaN, signed zeros, infinities),
+ * nothing past the row is written, and nothing past the last tap is read
+ * (each case runs again on an exactly sized copy, for AddressSanitizer). */
+START_TEST(test_pool_row_folds_each_window_in_order) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
   tu_rng r;
@@ -527,21 +475,26 @@ START_TEST(test_pool_row_is_pool_acc_per_tap) {
       for (ptrdiff_t sx = 1; sx <= 3; sx++)
         for (size_t k = 1; k <= 3; k++)
           for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
-            for (int rep = 0; rep < 2; rep++) {
+            for (int rep = 0; rep < 3; rep++) {
               const size_t n = kLens[li];
               const ptrdiff_t dx = k == 2 ? 2 : 1;
               tu_fill_random(&r, ACCY_DTYPE_F32, x, RS * ROWS + 16, false, 0);
-              if (rep)
+              if (rep == 1)
                 for (size_t i = 0; i < RS * ROWS; i += 3) x[i] = sp[(i / 3) % 8];
-              for (size_t i = 0; i < n; i++) want[i] = kIdent[kind];
-              for (size_t ky = 0; ky < k; ky++)
-                for (size_t kx = 0; kx < k; kx++)
-                  ts[l]->f32_pool_acc(n, x + ky * RS + kx * (size_t)dx, sx, want, kind);
+              if (rep == 2) /* special values only: windows meet every pair */
+                for (size_t i = 0; i < RS * ROWS; i++) x[i] = sp[(i * 5 + i / 7) % 8];
+              for (size_t i = 0; i < n; i++) {
+                float a = kIdent[kind];
+                for (size_t ky = 0; ky < k; ky++)
+                  for (size_t kx = 0; kx < k; kx++)
+                    a = accy__fold_kind_f32(a, x[ky * RS + kx * (size_t)dx + i * (size_t)sx], kind);
+                want[i] = a;
+              }
               for (size_t i = 0; i < 64; i++) got[i] = 12345.0f;
               ts[l]->f32_pool_row(n, x, RS, k, k, dx, sx, kIdent[kind], kind, got);
               ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, n) == SIZE_MAX,
                             "%s: pool_row kind %d stride %td window %zu n %zu differs from "
-                            "pool_acc per tap",
+                            "the scalar fold",
                             accy__isa_name(ts[l]->isa), kind, sx, k, n);
               for (size_t i = n; i < 64; i++)
                 ck_assert_msg(got[i] == 12345.0f, "%s: pool_row wrote past its %zu outputs",
@@ -874,7 +827,6 @@ static Suite *uk_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("elementwise");
   tcase_add_test(tc, test_elementwise_levels_match_portable);
-  tcase_add_test(tc, test_pool_levels_match_portable);
   tcase_add_test(tc, test_reduce_rows_levels_match_portable);
   tcase_add_test(tc, test_elementwise_x1_matches_repeated_operand);
   tcase_add_test(tc, test_power_levels_match_portable);
@@ -883,7 +835,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_epilogue_levels_match_portable);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
-  tcase_add_test(tc, test_pool_row_is_pool_acc_per_tap);
+  tcase_add_test(tc, test_pool_row_folds_each_window_in_order);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -96,20 +96,16 @@ typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t 
                                            size_t kw, ptrdiff_t dw, size_t sw, const float *w,
                                            float *out, const accy__uk_row_epilogue *ep);
 
-/* ---- f32 pooling, one tap over a row of outputs ---------------------------- */
+/* ---- f32 pooling, a row of windows ----------------------------------------- */
 
-/* acc[i] = fold(acc[i], x[i * sx]) for i < n, the fold of |kind|
- * (accy_reduce_kind: sum acc + x, product acc * x, max and min the
- * reductions' fold of src/kernels/scalar.h). Bit-identical at every level:
- * no contraction, the same rule per lane. */
-typedef void (*accy__uk_f32_pool_fn)(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
-
-/* out[i] = the fold of |kind| (as f32_pool_acc) from |ident| over the
- * window's taps, ky < kh outer and kx < kw inner, of x[ky * x_rs + kx * dx
- * + i * sx], for i < n: one row of a pooling window whose taps are all real
- * data, kept in registers across the taps. Every output gets the bits of
- * setting it to |ident| and calling f32_pool_acc once per tap in that order.
- * Reads nothing past the last tap an output uses. */
+/* out[i] = the fold of |kind| (accy_reduce_kind: sum acc + x, product
+ * acc * x, max and min the reductions' fold of src/kernels/scalar.h) from
+ * |ident| over the window's taps, ky < kh outer and kx < kw inner, of
+ * x[ky * x_rs + kx * dx + i * sx], for i < n: one row of pooling windows
+ * whose taps are all real data, kept in registers across the taps.
+ * Bit-identical at every level (no contraction, the same rule per lane), and
+ * an output's bits never depend on where in the row it falls. Reads nothing
+ * past the last tap an output uses. */
 typedef void (*accy__uk_f32_pool_row_fn)(size_t n, const float *x, ptrdiff_t x_rs, size_t kh,
                                          size_t kw, ptrdiff_t dx, ptrdiff_t sx, float ident,
                                          int kind, float *out);
@@ -155,7 +151,6 @@ typedef struct accy__uk {
   accy__uk_f32_gemm f32_gemm;
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
   accy__uk_f32_epilogue_fn f32_epilogue;
-  accy__uk_f32_pool_fn f32_pool_acc;
   accy__uk_f32_pool_row_fn f32_pool_row;
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
   accy__uk_ew ew;
@@ -200,8 +195,6 @@ void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, s
 void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                 ptrdiff_t dw, size_t sw, const float *w, float *out,
                                 const accy__uk_row_epilogue *ep);
-void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
-void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind);
 void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                      float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,

@@ -1,13 +1,12 @@
-/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_acc__avx2,
- * accy__f32_pool_row__avx2 and accy__f32_reduce_rows__avx2 (uk.h), built
- * with -mavx2 -mfma.
+/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_row__avx2 and
+ * accy__f32_reduce_rows__avx2 (uk.h), built with -mavx2 -mfma.
  *
- * Pooling: eight accumulators per step (a whole window's taps per step in
- * pool_row); the max/min fold is the
- * scalar rule of src/kernels/scalar.h written with compares and a blend, so
- * every lane gets the bits the portable kernel gives. Unit stride loads
- * directly; stride 2 (the common pooling stride) loads 16 floats and keeps
- * the even ones; other strides run the scalar rule.
+ * Pooling rows: eight outputs per vector, each window's taps folded in
+ * registers; the max/min fold is the scalar rule of src/kernels/scalar.h
+ * written with compares and a blend, so every lane gets the bits the
+ * portable kernel gives. Unit stride loads directly; stride 2 (the common
+ * pooling stride) loads 16 floats and keeps the even ones; other strides
+ * run the scalar rule.
  *
  * Whole rows: sums in the level's blocked order (sum_row), max and min with
  * max_ps/min_ps and a second, ordered fold when the order matters (a NaN, a
@@ -45,51 +44,6 @@ static inline __m256 combine(__m256 acc, __m256 x, int kind) {
     case ACCY_REDUCE_PRODUCT: return _mm256_mul_ps(acc, x);
     default: return fold(acc, x, kind);
   }
-}
-
-/* acc[t..t+8) folded with xs in the lanes from |from| on, the others kept:
- * the last, overlapping vector of a row folds only what is left. */
-static inline void fold_tail(float *acc, __m256 xs, size_t from, int kind) {
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256 take =
-      _mm256_castsi256_ps(_mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((int)from - 1)));
-  const __m256 a = _mm256_loadu_ps(acc);
-  _mm256_storeu_ps(acc, _mm256_blendv_ps(a, combine(a, xs, kind), take));
-}
-
-void accy__f32_pool_acc__avx2(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind) {
-  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
-  size_t i = 0;
-  if (sx == 1) {
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(acc + i, combine(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(x + i), kind));
-    if (i < n && n >= 8) { /* the last eight, folding lanes i.. only */
-      fold_tail(acc + n - 8, _mm256_loadu_ps(x + n - 8), i - (n - 8), kind);
-      i = n;
-    }
-  } else if (sx == 2) {
-    /* Lanes i..i+7 read x[2i .. 2i+15]: the last float is one past the last
-     * tap used, so vectors stop while i + 8 < n (x[2(i+8)] is a real tap). */
-    for (; i + 8 < n; i += 8) {
-      const __m256 lo = _mm256_loadu_ps(x + 2 * i), hi = _mm256_loadu_ps(x + 2 * i + 8);
-      /* even floats of lo and hi, interleaved by 128-bit lane, then ordered */
-      const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-      const __m256 xs = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8));
-      _mm256_storeu_ps(acc + i, combine(_mm256_loadu_ps(acc + i), xs, kind));
-    }
-    if (i < n && n >= 8) {
-      /* Outputs n-8 .. n-1: their taps x[2n-16], .., x[2n-2] are the even
-       * floats of x[2n-16 .. 2n-9] and the odd ones of x[2n-9 .. 2n-2], so
-       * nothing past the last tap is read. */
-      const float *b = x + 2 * (n - 8);
-      const __m256 lo = _mm256_loadu_ps(b), hi = _mm256_loadu_ps(b + 7);
-      const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 2, 0));
-      const __m256 xs = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8));
-      fold_tail(acc + n - 8, xs, i - (n - 8), kind);
-      i = n;
-    }
-  }
-  for (; i < n; i++) acc[i] = accy__fold_kind_f32(acc[i], x[(ptrdiff_t)i * sx], kind);
 }
 
 /* The taps x[0], x[sx], .., x[7 sx] of eight outputs (sx 1 or 2; stride 2

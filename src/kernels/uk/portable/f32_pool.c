@@ -1,29 +1,10 @@
-/* src/kernels/uk/portable/f32_pool.c: accy__f32_pool_acc__portable,
- * accy__f32_pool_row__portable and accy__f32_reduce_rows__portable (uk.h),
- * the reference folds of one pooling tap into a row of accumulators, of a
- * row's whole windows and of whole rows, in order. */
+/* src/kernels/uk/portable/f32_pool.c: accy__f32_pool_row__portable and
+ * accy__f32_reduce_rows__portable (uk.h), the reference folds of a row of
+ * pooling windows and of whole rows, in order. */
 #include "src/internal.h"
 
 #include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
-
-void accy__f32_pool_acc__portable(size_t n, const float *x, ptrdiff_t sx, float *acc, int kind) {
-  switch (kind) {
-    case ACCY_REDUCE_SUM:
-      for (size_t i = 0; i < n; i++) acc[i] = acc[i] + x[(ptrdiff_t)i * sx];
-      break;
-    case ACCY_REDUCE_PRODUCT:
-      for (size_t i = 0; i < n; i++) acc[i] = acc[i] * x[(ptrdiff_t)i * sx];
-      break;
-    case ACCY_REDUCE_MAX:
-      for (size_t i = 0; i < n; i++) acc[i] = accy__fold_max_f32(acc[i], x[(ptrdiff_t)i * sx]);
-      break;
-    case ACCY_REDUCE_MIN:
-      for (size_t i = 0; i < n; i++) acc[i] = accy__fold_min_f32(acc[i], x[(ptrdiff_t)i * sx]);
-      break;
-    default: break;
-  }
-}
 
 void accy__f32_pool_row__portable(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                   ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out) {
