@@ -22,6 +22,8 @@
  * enough for two threads to share (splitting the rows would build B again
  * per item). */
 #define GEMM_PROVIDER_ITEMS 4u
+/* Rows of B per item of accy__gemm_pack_b_items. */
+#define GEMM_PACK_ROWS 16u
 /* A K block of B at most this big (one L1) is walked rows outer (accy__gemm_run). */
 #define GEMM_ROWS_OUTER_BYTES (UINT64_C(32) << 10)
 
@@ -144,30 +146,41 @@ uint64_t accy__gemm_packed_floats(const accy__gemm *g) {
   return g->batch * panels * g->K * g->uk.nr;
 }
 
+uint64_t accy__gemm_pack_b_item_count(const accy__gemm *g) {
+  return g->batch * div_up(g->K, GEMM_PACK_ROWS);
+}
+
+/* Item b * ceil(K / GEMM_PACK_ROWS) + q packs rows [q * GEMM_PACK_ROWS, ...)
+ * of batch index b into every panel: panel by panel, each a contiguous run
+ * of the destination, the block's source rows staying in cache meanwhile
+ * (panel by panel over all of K read each row once per 64 bytes, a page
+ * apart at N = 2048: 9 ms for 16 MiB). */
 void accy__gemm_pack_b_items(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                              ptrdiff_t js, float *dst, uint64_t begin, uint64_t end) {
-  const uint64_t nr = g->uk.nr, panels = (g->N + nr - 1) / nr;
+  const uint64_t nr = g->uk.nr, panels = (g->N + nr - 1) / nr, qn = div_up(g->K, GEMM_PACK_ROWS);
   for (uint64_t it = begin; it < end; it++) {
-    const uint64_t b = it / panels, p = it % panels;
-    const uint64_t j0 = p * nr, w = g->N - j0 < nr ? g->N - j0 : nr;
-    for (uint64_t k = 0; k < g->K; k++) {
-      const float *s = src + (ptrdiff_t)b * bs + (ptrdiff_t)k * ks + (ptrdiff_t)j0 * js;
-      float *d = dst + ((b * panels + p) * g->K + k) * nr;
-      uint64_t j = 0;
-      if (js == 1 && w == 16)
-        memcpy(d, s, 16 * sizeof(float)), j = w; /* inlined moves */
-      else if (js == 1)
-        memcpy(d, s, (size_t)w * sizeof(float)), j = w;
-      for (; j < w; j++) d[j] = s[(ptrdiff_t)j * js];
-      for (; j < nr; j++) d[j] = 0.0f;
+    const uint64_t b = it / qn, k0 = it % qn * GEMM_PACK_ROWS;
+    const uint64_t k1 = k0 + GEMM_PACK_ROWS < g->K ? k0 + GEMM_PACK_ROWS : g->K;
+    for (uint64_t p = 0; p < panels; p++) {
+      const uint64_t j0 = p * nr, w = g->N - j0 < nr ? g->N - j0 : nr;
+      for (uint64_t k = k0; k < k1; k++) {
+        const float *s = src + (ptrdiff_t)b * bs + (ptrdiff_t)k * ks + (ptrdiff_t)j0 * js;
+        float *d = dst + ((b * panels + p) * g->K + k) * nr;
+        uint64_t j = 0;
+        if (js == 1 && w == 16)
+          memcpy(d, s, 16 * sizeof(float)), j = w; /* inlined moves */
+        else if (js == 1)
+          memcpy(d, s, (size_t)w * sizeof(float)), j = w;
+        for (; j < w; j++) d[j] = s[(ptrdiff_t)j * js];
+        for (; j < nr; j++) d[j] = 0.0f;
+      }
     }
   }
 }
 
 void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                        ptrdiff_t js, float *dst) {
-  const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
-  accy__gemm_pack_b_items(g, src, bs, ks, js, dst, 0, g->batch * panels);
+  accy__gemm_pack_b_items(g, src, bs, ks, js, dst, 0, accy__gemm_pack_b_item_count(g));
 }
 
 /* Copies rows [m0, m0 + rows) x columns [k0, k0 + kcur) of A into |dst| as

@@ -143,8 +143,10 @@ uint64_t accy__gemm_packed_floats(const accy__gemm *g);
  * (accy__gemm_packed_floats(g) floats). */
 void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                        ptrdiff_t js, float *dst);
-/* The same for panels [begin, end) only, panel p of batch index b being
- * item b * ceil(N / nr) + p: a pre-pass's tiles. */
+/* The same in items, [begin, end) of accy__gemm_pack_b_item_count(g): a
+ * pre-pass's tiles (each a block of rows of one batch index, all its
+ * panels). */
+uint64_t accy__gemm_pack_b_item_count(const accy__gemm *g);
 void accy__gemm_pack_b_items(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                              ptrdiff_t js, float *dst, uint64_t begin, uint64_t end);
 

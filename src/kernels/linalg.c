@@ -461,8 +461,8 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
       dk->js = dp->n.stride;
       k->temp_bytes = nf * sizeof(float);
       k->pre_run = dot_pack_f32;
-      k->pre_items = g->batch * panels;
-      k->pre_item_cost = g->K * g->uk.nr;
+      k->pre_items = accy__gemm_pack_b_item_count(g);
+      k->pre_item_cost = (panels * g->uk.nr * g->K) / (k->pre_items / g->batch);
     }
   }
   gemm_set_epilogue(g, e, false);
