@@ -114,6 +114,30 @@ b_failed_:
   return st;
 }
 
+/* y = dot(a, b^T) with b an input read transposed: B's columns are strided,
+ * so the GEMM packs B in a pre-pass task into a launch buffer (a kernel's
+ * second task and the scratch planner's launch-buffer range). */
+static accy_status build_packed(void **out, size_t *size) {
+  *out = NULL;
+  *size = 0;
+  accy_builder *b = NULL;
+  accy_status st = accy_builder_create(&b);
+  if (st != ACCY_STATUS_OK) return st;
+  int64_t ad[2] = {20, 24}, bd[2] = {30, 24};
+  int64_t dattrs[] = {0, 1, 1, 1};
+  uint32_t a, bb, d, t;
+  B_TRY(st = accy_builder_parameter(b, "a", ACCY_DTYPE_F32, 2, ad, &a));
+  B_TRY(st = accy_builder_parameter(b, "b", ACCY_DTYPE_F32, 2, bd, &bb));
+  uint32_t ops[2] = {a, bb};
+  B_TRY(st = accy_builder_op(b, ACCY_OP_DOT_GENERAL, ops, 2, dattrs, 4, NULL, &d));
+  B_TRY(st = accy_builder_unary(b, ACCY_OP_TANH, d, &t));
+  B_TRY(st = accy_builder_output(b, t, "t"));
+  B_TRY(st = accy_builder_finish(b, out, size));
+b_failed_:
+  accy_builder_destroy(b);
+  return st;
+}
+
 typedef accy_status (*build_fn)(void **out, size_t *size);
 
 static const struct {
@@ -123,6 +147,7 @@ static const struct {
     {"add_mul", build_add_mul},
     {"update", build_update},
     {"heavy", build_heavy},
+    {"packed", build_packed},
 };
 #define N_PROGRAMS ((int)(sizeof kPrograms / sizeof kPrograms[0]))
 
