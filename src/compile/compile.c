@@ -229,15 +229,22 @@ static accy_status new_task(compiler *cs, uint32_t node, const accy__kernel *k,
 /* Adds the task that computes node |i| (anchored at node |anchor|, as
  * accy__ctask.node) over |refs| (refs[0] the value it writes), with an
  * edge from the last writer of every buffer it reads. */
-static accy_status add_node_task(compiler *cs, uint32_t i, uint32_t anchor, const accy__kernel *k,
-                                 const uint32_t *refs, uint32_t nr, uint32_t *out_task) {
-  uint32_t t;
-  ACCY_TRY(new_task(cs, anchor, k, refs, nr, &t));
+/* Edges into task |t| from the last writer of each node refs[1 .. nr)
+ * names. */
+static accy_status add_read_edges(compiler *cs, const uint32_t *refs, uint32_t nr, uint32_t t) {
   for (uint32_t r = 1; r < nr; r++) {
     if (ACCY__REF_TAG(refs[r]) != ACCY__REF_NODE) continue;
     const int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
     if (w >= 0 && !add_edge(cs, (uint32_t)w, t)) return oom("edges");
   }
+  return ACCY_STATUS_OK;
+}
+
+static accy_status add_node_task(compiler *cs, uint32_t i, uint32_t anchor, const accy__kernel *k,
+                                 const uint32_t *refs, uint32_t nr, uint32_t *out_task) {
+  uint32_t t;
+  ACCY_TRY(new_task(cs, anchor, k, refs, nr, &t));
+  ACCY_TRY(add_read_edges(cs, refs, nr, t));
   cs->writer[i] = t;
   if (out_task) *out_task = t;
   return ACCY_STATUS_OK;
@@ -274,11 +281,7 @@ static accy_status add_kernel_tasks(compiler *cs, uint32_t i, uint32_t anchor,
   accy_status s = new_task(cs, anchor, &pre, refs, 1 + n_ops, &tp);
   refs[0] = kept;
   ACCY_TRY(s);
-  for (uint32_t r = 1; r < 1 + n_ops; r++) {
-    if (ACCY__REF_TAG(refs[r]) != ACCY__REF_NODE) continue;
-    const int64_t w = cs->writer[ACCY__REF_INDEX(refs[r])];
-    if (w >= 0 && !add_edge(cs, (uint32_t)w, tp)) return oom("edges");
-  }
+  ACCY_TRY(add_read_edges(cs, refs, 1 + n_ops, tp));
   refs[nr] = ACCY__REF_MAKE(ACCY__REF_TEMP, temp);
   uint32_t t;
   ACCY_TRY(add_node_task(cs, i, anchor, k, refs, nr + 1, &t));

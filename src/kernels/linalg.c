@@ -315,10 +315,12 @@ static void epi_run(const epi *e, float *dst, const float *res, size_t n, const 
   e->run(n, dst, bias, bstride, res, e->clamp, e->lo, e->hi);
 }
 
-/* The bufs index of a kernel's worker workspace: after its operands (two,
- * plus the residual). */
+/* A kernel's launch buffer (kernels.h: after its two operands and the
+ * residual) and its worker workspace (after that buffer, if any). */
+static inline void *temp_of(void *const *bufs, bool residual) { return bufs[residual ? 4 : 3]; }
+
 static inline void *ws_of(const accy__kernel *k, void *const *bufs, bool residual) {
-  return k->worker_bytes ? bufs[residual ? 4 : 3] : NULL;
+  return k->worker_bytes ? bufs[(residual ? 4 : 3) + (k->temp_bytes ? 1 : 0)] : NULL;
 }
 
 bool accy__kernel_epilogue_axis(const accy__program *p, uint32_t node, uint32_t *axis) {
@@ -363,11 +365,10 @@ typedef struct dot_pack {
 static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dot_pack *dk = k->params;
   const accy__gemm *g = &dk->g;
-  /* B packed by the pre-pass: its launch buffer follows the residual. */
-  const size_t tb = 3 + (g->has_residual ? 1u : 0u);
-  const float *b = g->b_run_packed ? bufs[tb] : bufs[2];
-  void *ws = k->worker_bytes ? bufs[tb + (g->b_run_packed ? 1u : 0u)] : NULL;
-  accy__gemm_run(g, bufs[1], b, bufs[0], g->has_residual ? bufs[3] : NULL, begin, end, ws);
+  /* B packed by the pre-pass is its launch buffer. */
+  const float *b = g->b_run_packed ? temp_of(bufs, g->has_residual) : bufs[2];
+  accy__gemm_run(g, bufs[1], b, bufs[0], g->has_residual ? bufs[3] : NULL, begin, end,
+                 ws_of(k, bufs, g->has_residual));
 }
 
 /* The pre-pass of a GEMM whose B is an input or an intermediate read by
@@ -1022,10 +1023,9 @@ static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
    * panels of it (after the residual), the filters are its packed B; it
    * takes the residual itself (its epilogue, e). */
   if (cg->g.c_store) {
-    const size_t tb = 3 + (cg->e.residual ? 1u : 0u);
-    const float *a = cg->g.a_run_packed ? bufs[tb] : bufs[1];
-    void *ws = k->worker_bytes ? bufs[tb + (cg->g.a_run_packed ? 1u : 0u)] : NULL;
-    accy__gemm_run(&cg->g, a, NULL, bufs[0], cg->e.residual ? bufs[3] : NULL, begin, end, ws);
+    const float *a = cg->g.a_run_packed ? temp_of(bufs, cg->e.residual) : bufs[1];
+    accy__gemm_run(&cg->g, a, NULL, bufs[0], cg->e.residual ? bufs[3] : NULL, begin, end,
+                   ws_of(k, bufs, cg->e.residual));
     return;
   }
   accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], cg->g.has_residual ? bufs[3] : NULL, begin,

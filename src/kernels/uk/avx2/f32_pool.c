@@ -108,14 +108,11 @@ void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t k
     default: POOL_ROW(ACCY_REDUCE_MIN); break;
   }
 #undef POOL_ROW
-  for (; i < n; i++) {
-    const float *xi = x + (ptrdiff_t)i * sx;
-    float a = ident;
-    for (size_t ky = 0; ky < kh; ky++)
-      for (size_t kx = 0; kx < kw; kx++)
-        a = accy__fold_kind_f32(a, xi[(ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dx], kind);
-    out[i] = a;
-  }
+  /* Rows shorter than a vector and other strides: the portable rule, which
+   * every lane above follows. */
+  if (i < n)
+    accy__f32_pool_row__portable(n - i, x + (ptrdiff_t)i * sx, x_rs, kh, kw, dx, sx, ident, kind,
+                                 out + i);
 }
 
 /* Columns k of eight rows r[0..7] (8 floats each): c[k][j] = r[j][k]. */
