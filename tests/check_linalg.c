@@ -955,12 +955,14 @@ static void conv_const_case(tu_rng *rng, const conv_cfg *g, bool edges, bool inf
   void *ref = calloc(tu_elems(&ot) + 1, 4);
   ref_conv(&c, g, ref);
   check_runs(&c, ref, rng);
-  /* The GEMM form's two layouts (channels or positions as the rows,
-   * ACCY_CONV_FORM) compute every output as the same chain: the same bits. */
+  /* The GEMM form's three layouts (channels or positions as the rows, or
+   * the taps read from a padded copy of the input; ACCY_CONV_FORM) compute
+   * every output as the same chain: the same bits. */
   const size_t ob = (size_t)tu_elems(&ot) * 4;
-  unsigned char *outs[2];
-  for (int form = 0; form < 2; form++) {
-    setenv("ACCY_CONV_FORM", form ? "1" : "0", 1);
+  unsigned char *outs[3];
+  for (int form = 0; form < 3; form++) {
+    static const char *const kForm[3] = {"0", "1", "2"};
+    setenv("ACCY_CONV_FORM", kForm[form], 1);
     lin_case cf = c;
     ck_assert_msg(accy__kernel_prepare(&c.p, node, &c.arena, &cf.k) == ACCY_STATUS_OK,
                   "prepare: %s", accy__cause());
@@ -971,9 +973,9 @@ static void conv_const_case(tu_rng *rng, const conv_cfg *g, bool edges, bool inf
     if (form) check_runs(&cf, ref, rng);
   }
   unsetenv("ACCY_CONV_FORM");
-  ck_assert_msg(memcmp(outs[0], outs[1], ob) == 0, "the two convolution forms differ");
-  free(outs[0]);
-  free(outs[1]);
+  ck_assert_msg(memcmp(outs[0], outs[1], ob) == 0, "the transposed convolution form differs");
+  ck_assert_msg(memcmp(outs[0], outs[2], ob) == 0, "the padded convolution form differs");
+  for (int form = 0; form < 3; form++) free(outs[form]);
   free(ref);
   case_free(&c);
 }

@@ -683,6 +683,61 @@ START_TEST(test_gemv_matches_gemm_row_per_panel) {
 }
 END_TEST
 
+/* The scattered-rows kernel (ind) of every level gives exactly the bits of
+ * the level's GEMM kernel on the same rows gathered into a packed panel:
+ * every mr, K lengths across zero and odd sizes, the start from C or from
+ * 0, bias_row with and without the clamp, NaN and infinity among the
+ * inputs, rows of B that overlap, repeat and go backwards; rows past mr
+ * are never written. */
+START_TEST(test_gemm_ind_matches_gathered_panel) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 71);
+  for (int l = 0; l < nl; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    ck_assert_ptr_nonnull(uk->ind);
+    enum { KMAX = 75, NR = 16, MRMAX = 8, SRC = 600, LD = 21 };
+    ck_assert_uint_le(uk->mr, MRMAX);
+    ck_assert_uint_eq(uk->nr, NR);
+    const size_t MR = uk->mr;
+    static float a[KMAX * MRMAX], src[SRC], panel[KMAX * NR], bias[MRMAX];
+    static float c_ref[MRMAX * LD], c_got[MRMAX * LD];
+    static ptrdiff_t off[KMAX];
+    for (size_t mr = 1; mr <= MR; mr++)
+      for (size_t kc = 0; kc <= KMAX; kc += kc < 3 ? 1 : 18)
+        for (uint32_t fl = 0; fl < 8; fl++) {
+          for (size_t i = 0; i < KMAX * MRMAX; i++) a[i] = rnd(&r);
+          for (size_t i = 0; i < SRC; i++) src[i] = rnd(&r);
+          for (size_t i = 0; i < MRMAX; i++) bias[i] = rnd(&r);
+          for (size_t k = 0; k < kc; k++) {
+            /* Offsets like a padded plane's taps: mostly forward, some
+             * repeated, some one float apart. */
+            off[k] = (ptrdiff_t)tu_rng_range(&r, 0, SRC - NR);
+            if (k && k % 5 == 0) off[k] = off[k - 1];
+            if (k && k % 7 == 0) off[k] = off[k - 1] + (off[k - 1] + 1 <= SRC - NR ? 1 : 0);
+          }
+          if (kc > 2) {
+            a[1 * MR] = NAN;
+            src[off[2] + 5] = INFINITY;
+          }
+          for (size_t k = 0; k < kc; k++) memcpy(panel + k * NR, src + off[k], NR * sizeof(float));
+          uint32_t flags = (fl & 1 ? ACCY__UK_ACCUMULATE : 0) | (fl & 2 ? ACCY__UK_EPILOGUE : 0);
+          if ((fl & 2) && (fl & 4)) flags |= ACCY__UK_CLAMP;
+          accy__uk_epilogue ep = {0};
+          ep.bias_row = (fl & 4) && !(fl & 1) ? NULL : bias;
+          ep.lo = -0.5f, ep.hi = 1.0f;
+          for (size_t i = 0; i < MRMAX * LD; i++) c_ref[i] = c_got[i] = rnd(&r);
+          uk->fn(mr, NR, kc, a, 1, (ptrdiff_t)MR, panel, NR, c_ref, LD, flags, &ep);
+          uk->ind(mr, kc, a, src, off, c_got, LD, flags, &ep);
+          ck_assert_msg(memcmp(c_ref, c_got, sizeof c_ref) == 0,
+                        "%s: mr %zu kc %zu flags %u: differs from %s on the gathered panel",
+                        uk->ind_name, mr, kc, flags, uk->name);
+        }
+  }
+}
+END_TEST
+
 /* The epilogue microkernel of every level gives the portable bits (which
  * are the unfused add, maximum and minimum ops'), for every combination of
  * bias (one value or one per element), residual and clamp, every length up
@@ -833,6 +888,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_power_levels_match_portable);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
+  tcase_add_test(tc, test_gemm_ind_matches_gathered_panel);
   tcase_add_test(tc, test_epilogue_levels_match_portable);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);

@@ -93,7 +93,7 @@ void accy__gemm_plan(accy__gemm *g) {
    * scalar repacking cost more than it saved (gemm 1024: 33 -> 65 GFLOP/s
    * without it, with B packed per block). */
   g->pack_a = g->a_block || (g->mb_sub > mr && g->a_cs != 1 && !g->a_packed);
-  g->pack_b = !g->b_packed && (g->mb > mr || g->b_block);
+  g->pack_b = !g->b_packed && !g->b_off && (g->mb > mr || g->b_block);
 }
 
 /* The workspace: the packed A block, then the B block of one item and K
@@ -255,6 +255,23 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       brs = g->b_rs;
       bps = (ptrdiff_t)nr;
     }
+    if (g->b_off) {
+      /* Scattered rows of B (gemm.h): full-width tiles into the consumer's
+       * block, rows past the item's computed and never stored. */
+      const float *ap0 = (g->a_run_packed ? t->a : g->a_packed) + (ab_i * div_up(g->M, mr) * K +
+                                                                   k0) * mr;
+      const ptrdiff_t crs = (ptrdiff_t)ws_c_ld(g);
+      for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
+        accy__uk_epilogue ep = g->ep;
+        if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
+        g->uk.ind((size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr), (size_t)kcur,
+                  ap0 + (i0 / mr) * K * mr, t->bb + j0, g->b_off + k0,
+                  t->cw + (ptrdiff_t)(i0 - t->m0) * crs + (ptrdiff_t)(j0 - n0), crs, t->flags,
+                  &ep);
+      }
+      j0 += nr;
+      continue;
+    }
     /* A one-row sub-block takes up to four full panels per call of the
      * GEMV kernel (the same bits as one call per panel). */
     uint64_t np = 1;
@@ -315,7 +332,9 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
   /* The item's C block for a consumer (workspace_bytes counts it). */
   float *cw = g->c_store && ws ? (float *)ws + ws_a_floats(g) + ws_b_floats(g) : NULL;
   if (g->c_store && !cw) return;
-  const uint32_t ep_flags = g->c_store ? 0u : g->ep_flags;
+  /* A consumer applies the epilogue, except where B has scattered rows: the
+   * ind kernel takes bias_row and the clamp (gemm.h). */
+  const uint32_t ep_flags = g->c_store && !g->b_off ? 0u : g->ep_flags;
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t ni = it % g->n_items, rest = it / g->n_items;
     const uint64_t mi = rest % g->m_items, bi = rest / g->m_items;

@@ -85,6 +85,13 @@ typedef struct accy__gemm {
   /* Packed B's batch index is b % b_batch_mod (0: no modulus), so that
    * constant filters repeat over images. */
   uint64_t b_batch_mod;
+  /* B read in place with scattered rows (b_off != NULL, K entries): B(b, k,
+   * j) = b[b * b_bs + b_off[k] + j], through the microkernel's ind variant.
+   * Needs A packed and C to a consumer (every tile is then computed whole,
+   * so the caller makes B readable up to the last panel's end); the
+   * epilogue may have bias_row and the clamp only, which the microkernel
+   * applies before the consumer gets the tile. */
+  const ptrdiff_t *b_off;
   /* C to a consumer (then c_bs, c_rs and the epilogue fields are unused, and
    * the consumer applies any epilogue): an item's block of C lives in the
    * worker workspace until its last K block. */

@@ -840,8 +840,15 @@ typedef struct conv_gemm {
   int64_t OH, OW;
   int64_t img_stride;          /* elements of one input image */
   /* The transposed form (rows are output positions, columns the group's
-   * output channels; C goes through conv_store_t) keeps its epilogue here. */
+   * output channels; C goes through conv_store_t) and the padded one keep
+   * their epilogue here. */
   epi e;
+  /* The padded form (stride 1; g.b_off set): a pre-pass copies each input
+   * plane zero-padded to Hp x Wp into the launch buffer, and the columns
+   * are positions of the padded grid, oy * Wp + ox, whose taps are then
+   * the plane at fixed offsets (ox >= OW: computed, never stored). */
+  int64_t Hp, Wp;
+  uint64_t planes; /* input planes of the launch (images x channels) */
 } conv_gemm;
 
 /* Row (c, ky, kx) of im2col (one input channel and filter tap) over the
@@ -1017,8 +1024,69 @@ static void conv_pack_a_f32(const accy__kernel *k, void *const *bufs, uint64_t b
   }
 }
 
+/* The padded form's pre-pass: input plane it (image n, channel c: x +
+ * it * H * W) zero-padded into plane it of the launch buffer (bufs[0]),
+ * Hp x Wp; the last item also zeroes the nr floats after the last plane,
+ * which the last tiles read (computed columns past the outputs). */
+static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const conv_gemm *cg = k->params;
+  const int64_t H = cg->H, W = cg->W, Hp = cg->Hp, Wp = cg->Wp, ph = cg->ph, pw = cg->pw;
+  const int64_t lo = pw > 0 ? (pw < Wp ? pw : Wp) : 0;
+  int64_t hi = W + pw < Wp ? W + pw : Wp;
+  if (hi < lo) hi = lo;
+  for (uint64_t it = begin; it < end; it++) {
+    const float *src = (const float *)bufs[1] + (ptrdiff_t)it * H * W;
+    float *dst = (float *)bufs[0] + (ptrdiff_t)it * Hp * Wp;
+    for (int64_t y = 0; y < Hp; y++, dst += Wp) {
+      const int64_t iy = y - ph;
+      if (iy < 0 || iy >= H) {
+        memset(dst, 0, (size_t)Wp * sizeof(float));
+        continue;
+      }
+      if (lo) memset(dst, 0, (size_t)lo * sizeof(float));
+      if (hi > lo) memcpy(dst + lo, src + iy * W + (lo - pw), (size_t)(hi - lo) * sizeof(float));
+      if (hi < Wp) memset(dst + hi, 0, (size_t)(Wp - hi) * sizeof(float));
+    }
+    if (it + 1 == cg->planes) memset(dst, 0, cg->g.uk.nr * sizeof(float));
+  }
+}
+
+/* The padded form's C consumer: tile column n0 + j is padded position q =
+ * oy * Wp + ox, stored (with the epilogue) only where ox < OW. */
+static void conv_store_pad(const void *vctx, uint64_t bi, uint64_t m0, uint64_t rows, uint64_t n0,
+                           uint64_t cols, const float *tile, size_t ld, float *c, const float *r) {
+  const conv_gemm *cg = vctx;
+  const int64_t OHW = cg->OH * cg->OW, Wp = cg->Wp, OW = cg->OW;
+  const uint64_t grp = bi % cg->groups, M = cg->g.M;
+  const bool ep = cg->e.bias || cg->e.residual || cg->e.clamp;
+  for (uint64_t i = 0; i < rows; i++) {
+    const float *src = tile + i * ld;
+    const ptrdiff_t base = ((ptrdiff_t)bi * (ptrdiff_t)M + (ptrdiff_t)(m0 + i)) * OHW;
+    const float *bias = cg->e.bias ? cg->e.bias + grp * M + m0 + i : NULL;
+    for (uint64_t q = n0; q < n0 + cols;) {
+      const int64_t oy = (int64_t)q / Wp, ox = (int64_t)q % Wp;
+      uint64_t run = (uint64_t)(Wp - ox);
+      if (run > n0 + cols - q) run = n0 + cols - q;
+      if (ox < OW) {
+        const uint64_t valid = run < (uint64_t)(OW - ox) ? run : (uint64_t)(OW - ox);
+        const ptrdiff_t off = base + oy * OW + ox;
+        memcpy(c + off, src + (q - n0), valid * sizeof(float));
+        if (ep) epi_run(&cg->e, c + off, cg->e.residual ? r + off : NULL, (size_t)valid, bias, 0);
+      }
+      q += run;
+    }
+  }
+}
+
 static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const conv_gemm *cg = k->params;
+  if (cg->g.b_off) {
+    /* The padded form: B is the pre-pass's padded planes; the filters are
+     * packed A (bufs[1], the input, is passed only as an unused A). */
+    accy__gemm_run(&cg->g, bufs[1], temp_of(bufs, cg->e.residual), bufs[0],
+                   cg->e.residual ? bufs[3] : NULL, begin, end, ws_of(k, bufs, cg->e.residual));
+    return;
+  }
   /* The transposed form reads the input (bufs[1]) as A, or the pre-pass's
    * panels of it (after the residual), the filters are its packed B; it
    * takes the residual itself (its epilogue, e). */
@@ -1115,25 +1183,43 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   return ACCY_STATUS_OK;
 }
 
-/* Whether a convolution with |ohw| output positions and |og| channels per
- * group runs transposed (positions as rows): when that pads the tiles
- * much less, as for the small late-network images (7 x 7: 49 positions in 4
- * panels of 16, 23% of the work wasted, against 9 tiles of 6 rows and 10%).
- * ACCY_CONV_FORM forces a form (0 the direct one, 1 transposed), so that the
- * tests run every convolution both ways. */
-static bool conv_transposed(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, bool pointwise) {
+/* The GEMM forms of a convolution. */
+enum {
+  CONV_IM2COL,     /* channels as rows, im2col built per item (or read in place: pointwise) */
+  CONV_TRANSPOSED, /* positions as rows */
+  CONV_PADDED,     /* channels as rows, taps read in place from a padded copy */
+};
+
+/* Which form a convolution with |ohw| output positions and |og| channels
+ * per group runs in. Transposed (positions as rows) when that pads the
+ * tiles much less, as for the small late-network images (7 x 7: 49
+ * positions in 4 panels of 16, 23% of the work wasted, against 9 tiles of 6
+ * rows and 10%). Else padded when it may (|padded_cols|: the columns of the
+ * padded grid, 0 when it may not) and its columns past each output row
+ * waste little: it builds no im2col, only a padded copy of the input.
+ * ACCY_CONV_FORM forces a form (0, 1, 2: the enum; 2 only where it
+ * applies), so that the tests run every convolution every way. */
+static int conv_form(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, bool pointwise,
+                     uint64_t padded_cols) {
   const char *f = getenv("ACCY_CONV_FORM");
-  if (f && (f[0] == '0' || f[0] == '1') && !f[1]) return f[0] == '1';
+  if (f && f[0] >= '0' && f[0] <= '2' && !f[1] && (f[0] != '2' || padded_cols))
+    return f[0] - '0';
   /* A pointwise convolution reads its input in place as the direct form's
    * B; the transposed form would gather it (2-3% slower at 7 x 7). */
-  if (pointwise) return false;
+  if (pointwise) return CONV_IM2COL;
   const uint64_t direct = (ohw + nr - 1) / nr * nr * ((og + mr - 1) / mr * mr);
   const uint64_t trans = (ohw + mr - 1) / mr * mr * ((og + nr - 1) / nr * nr);
   /* At least 12% less: the transposed form builds its im2col block once per
    * item of at most 256 channels and scatters it into 6-row panels, so a
    * small saving does not pay (14 x 14 positions and 256 channels, 5.5% less
    * padding, ran 45% slower). */
-  return trans * 100 < direct * 88;
+  if (trans * 100 < direct * 88) return CONV_TRANSPOSED;
+  /* Padded when its panels are at most 10% more than im2col's: 3 x 3 over
+   * 56 x 56 (3% more) ran 9-14% faster, 27 x 27 and 14 x 14 (6.5%, 7.7%)
+   * 5-8%, 13 x 13 (18%) 2-3% slower. */
+  if (padded_cols && (padded_cols + nr - 1) / nr * 100 <= (ohw + nr - 1) / nr * 110)
+    return CONV_PADDED;
+  return CONV_IM2COL;
 }
 
 /* Fills *k with the GEMM form of the convolution when it applies (sets
@@ -1187,7 +1273,24 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   g->K = (uint64_t)Kg;
   const bool pointwise = cg->KH == 1 && cg->KW == 1 && cg->sh == 1 && cg->sw == 1 && cg->ph == 0 &&
                          cg->pw == 0 && cg->OH == cg->H && cg->OW == cg->W;
-  if (conv_transposed(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, pointwise)) {
+  /* The padded form needs unit strides and a padded copy of the input of
+  * at most DOT_PACK_MAX_FLOATS. */
+  uint64_t padded_cols = 0, padded_floats = 0;
+  if (cg->sh == 1 && cg->sw == 1 && !pointwise && cg->C >= 1 && cg->KH >= 1 && cg->KW >= 1 &&
+      cg->OH >= 1 && cg->OW >= 1) {
+    cg->Hp = cg->OH + (cg->KH - 1) * cg->dh;
+    cg->Wp = cg->OW + (cg->KW - 1) * cg->dw;
+    cg->planes = (uint64_t)(N * G * cg->C);
+    uint64_t nf;
+    if (accy__mul_u64(cg->planes, (uint64_t)cg->Hp, &nf) &&
+        accy__mul_u64(nf, (uint64_t)cg->Wp, &nf) && nf <= DOT_PACK_MAX_FLOATS) {
+      padded_cols = (uint64_t)((cg->OH - 1) * cg->Wp + cg->OW);
+      padded_floats = nf + g->uk.nr;
+    }
+  }
+  const int form = conv_form(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, pointwise,
+                             padded_cols);
+  if (form == CONV_TRANSPOSED) {
     /* Transposed: C^T = im2col^T x W^T, the rows output positions (built
      * per block by conv_im2col_a), the columns the group's channels (the
      * filters packed once as B panels), the output stored through
@@ -1222,11 +1325,38 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
     if (pointwise) {
       g->b_bs = cg->C * cg->H * cg->W; /* image n, group g: (n * G + g) * C/G * HW */
       g->b_rs = cg->H * cg->W;
+    } else if (form == CONV_PADDED) {
+      /* Column q = oy * Wp + ox of tap (c, ky, kx) is padded plane c at q +
+       * ky * dh * Wp + kx * dw; the consumer keeps the columns ox < OW and
+       * applies the epilogue. */
+      const int64_t plane = cg->Hp * cg->Wp;
+      ptrdiff_t *off = accy__arena_alloc(arena, (size_t)Kg * sizeof *off + 1, 8);
+      if (!off) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+      for (int64_t kk = 0; kk < Kg; kk++) {
+        const conv_tap t = tap_at(cg, (uint64_t)kk);
+        off[kk] = (ptrdiff_t)(t.c * plane + t.ky * cg->dh * cg->Wp + t.kx * cg->dw);
+      }
+      g->N = padded_cols;
+      g->b_bs = cg->C * plane;
+      g->b_off = off;
+      g->c_store = conv_store_pad;
+      g->c_store_ctx = cg;
+      /* The bias in the microkernel, and the clamp too unless a residual
+       * (added before it) is left to the consumer. */
+      cg->e = *e;
+      cg->e.bias = NULL;
+      cg->e.clamp = e->residual && e->clamp;
+      if (e->bias || (e->clamp && !e->residual)) {
+        g->ep_flags = ACCY__UK_EPILOGUE | (e->clamp && !e->residual ? ACCY__UK_CLAMP : 0u);
+        g->ep.bias_row = e->bias;
+        g->ep.lo = e->lo;
+        g->ep.hi = e->hi;
+      }
     } else {
       g->b_block = conv_im2col_block;
       g->b_block_ctx = cg;
     }
-    gemm_set_epilogue(g, e, true);
+    if (form != CONV_PADDED) gemm_set_epilogue(g, e, true);
     g->bias_row_bs = Og; /* group g's channels start at g * O/G */
     /* The filters are a constant: pack them once into the microkernel's
      * row panels (the same sums, read from one stream). */
@@ -1260,6 +1390,12 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       k->pre_item_cost = g->K * mr;
       k->temp_bytes = nf * sizeof(float);
     }
+  }
+  if (g->b_off) {
+    k->pre_run = conv_pad_f32;
+    k->pre_items = cg->planes;
+    k->pre_item_cost = (uint64_t)(cg->Hp * cg->Wp);
+    k->temp_bytes = padded_floats * sizeof(float);
   }
   k->run = conv_gemm_f32;
   k->params = cg;

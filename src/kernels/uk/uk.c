@@ -5,7 +5,8 @@
 
 static const accy__uk kPortable = {
     .isa = ACCY__ISA_PORTABLE,
-    .f32_gemm = {"f32_gemm_4x16__portable", 4, 16, accy__f32_gemm_4x16__portable, NULL, NULL},
+    .f32_gemm = {"f32_gemm_4x16__portable", 4, 16, accy__f32_gemm_4x16__portable, NULL, NULL,
+                 accy__f32_gemm_ind_4x16__portable, "f32_gemm_ind_4x16__portable"},
     .f32_dwconv_row = accy__f32_dwconv_row__portable,
     .f32_epilogue = accy__f32_epilogue__portable,
     .f32_pool_row = accy__f32_pool_row__portable,
@@ -18,7 +19,8 @@ static const accy__uk kPortable = {
 static const accy__uk kAvx2 = {
     .isa = ACCY__ISA_AVX2,
     .f32_gemm = {"f32_gemm_6x16__avx2", 6, 16, accy__f32_gemm_6x16__avx2,
-                 accy__f32_gemv_1x64__avx2, "f32_gemv_1x64__avx2"},
+                 accy__f32_gemv_1x64__avx2, "f32_gemv_1x64__avx2", accy__f32_gemm_ind_6x16__avx2,
+                 "f32_gemm_ind_6x16__avx2"},
     .f32_dwconv_row = accy__f32_dwconv_row__avx2,
     .f32_epilogue = accy__f32_epilogue__avx2,
     .f32_pool_row = accy__f32_pool_row__avx2,

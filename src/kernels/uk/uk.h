@@ -57,12 +57,26 @@ typedef void (*accy__uk_f32_gemv_fn)(size_t np, size_t kc, const float *a, ptrdi
                                      const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                      uint32_t flags, const accy__uk_epilogue *ep);
 
+/* A full-width tile whose B rows are scattered: C[0:mr, 0:NR] = (C or 0) +
+ * A x B, A a packed micro-panel (MR floats per k: element (i, k) at
+ * a[k * MR + i], all MR rows readable), row k of B the NR floats at
+ * b + b_off[k] (a convolution's taps read in place from a padded input).
+ * Rows past mr are computed, never stored. Each C element is the chain of
+ * the level's fn over the same k order from the same start, then (flags)
+ * the epilogue's bias_row and clamp (its bias_col and residual must be
+ * NULL): the bits fn gives on those rows gathered into a panel. */
+typedef void (*accy__uk_f32_gemm_ind_fn)(size_t mr, size_t kc, const float *a, const float *b,
+                                         const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
+                                         uint32_t flags, const accy__uk_epilogue *ep);
+
 typedef struct accy__uk_f32_gemm {
   const char *name;
   uint32_t mr, nr;
   accy__uk_f32_gemm_fn fn;
   accy__uk_f32_gemv_fn gemv; /* NULL: the driver calls fn once per panel */
   const char *gemv_name;
+  accy__uk_f32_gemm_ind_fn ind;
+  const char *ind_name;
 } accy__uk_f32_gemm;
 
 /* ---- f32 epilogue over a row of results ------------------------------------ */
@@ -167,6 +181,12 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
                                    ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs,
                                    float *c, ptrdiff_t c_rs, uint32_t flags,
                                    const accy__uk_epilogue *ep);
+void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, const float *b,
+                                       const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
+                                       uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
+                                   const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
+                                   uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep);

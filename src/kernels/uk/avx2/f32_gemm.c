@@ -223,6 +223,66 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
   }
 }
 
+/* The full-tile loop of the GEMM kernel's packed-A path, with row k of B at
+ * b + b_off[k]: the same steps (asm, or under AddressSanitizer the same
+ * intrinsics in the same order) and the same epilogue_row, so the same
+ * bits. */
+void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
+                                   const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
+                                   uint32_t flags, const accy__uk_epilogue *ep) {
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  if (flags & ACCY__UK_ACCUMULATE) {
+    float *cr[MR];
+    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
+    c00 = _mm256_loadu_ps(cr[0]), c01 = _mm256_loadu_ps(cr[0] + 8);
+    c10 = _mm256_loadu_ps(cr[1]), c11 = _mm256_loadu_ps(cr[1] + 8);
+    c20 = _mm256_loadu_ps(cr[2]), c21 = _mm256_loadu_ps(cr[2] + 8);
+    c30 = _mm256_loadu_ps(cr[3]), c31 = _mm256_loadu_ps(cr[3] + 8);
+    c40 = _mm256_loadu_ps(cr[4]), c41 = _mm256_loadu_ps(cr[4] + 8);
+    c50 = _mm256_loadu_ps(cr[5]), c51 = _mm256_loadu_ps(cr[5] + 8);
+  } else {
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+  }
+  const float *ap = a;
+#if UK_GEMM_ASM
+  UK_PIN_ACCUMULATORS();
+  for (size_t k = 0; k < kc; k++) {
+    const float *bk = b + b_off[k];
+    UK_STEP_ASM("(%[ap])", "4(%[ap])", "8(%[ap])", "12(%[ap])", "16(%[ap])", "20(%[ap])",
+                [ap] "r"(ap), [bp] "r"(bk));
+    ap += MR;
+  }
+  UK_UNPIN_ACCUMULATORS();
+#else
+  for (size_t k = 0; k < kc; k++, ap += MR) {
+    const float *bk = b + b_off[k];
+    const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+    __m256 av = _mm256_broadcast_ss(ap);
+    c00 = _mm256_fmadd_ps(av, b0, c00), c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(ap + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10), c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(ap + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20), c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(ap + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30), c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(ap + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40), c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(ap + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50), c51 = _mm256_fmadd_ps(av, b1, c51);
+  }
+#endif
+  __m256 acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+  if (flags & ACCY__UK_EPILOGUE) {
+    const __m256i all = _mm256_set1_epi32(-1);
+    for (size_t i = 0; i < mr && i < MR; i++)
+      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, NULL, NULL, all, all);
+  }
+  for (size_t i = 0; i < mr && i < MR; i++) {
+    _mm256_storeu_ps(c + (ptrdiff_t)i * c_rs, acc[i][0]);
+    _mm256_storeu_ps(c + (ptrdiff_t)i * c_rs + 8, acc[i][1]);
+  }
+}
+
 /* One row against np (1..4) full panels of 16 columns: panel p's row k at
  * b + p * b_ps + k * b_rs, its C at c + 16 p. Each output is the same FMA
  * chain over k, from the same start, with the same epilogue, as the GEMM

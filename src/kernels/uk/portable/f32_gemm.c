@@ -48,6 +48,33 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
     for (size_t j = 0; j < nr; j++) c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j] = acc[i][j];
 }
 
+void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, const float *b,
+                                       const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
+                                       uint32_t flags, const accy__uk_epilogue *ep) {
+  float acc[MR][NR];
+  memset(acc, 0, sizeof acc);
+  if (flags & ACCY__UK_ACCUMULATE)
+    for (size_t i = 0; i < mr; i++)
+      for (size_t j = 0; j < NR; j++) acc[i][j] = c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j];
+  for (size_t k = 0; k < kc; k++) {
+    const float *bk = b + b_off[k];
+    for (size_t i = 0; i < MR; i++) {
+      const float av = a[k * MR + i];
+      for (size_t j = 0; j < NR; j++) acc[i][j] = acc[i][j] + av * bk[j];
+    }
+  }
+  if (flags & ACCY__UK_EPILOGUE)
+    for (size_t i = 0; i < mr; i++)
+      for (size_t j = 0; j < NR; j++) {
+        float v = acc[i][j];
+        if (ep->bias_row) v = v + ep->bias_row[i];
+        if (flags & ACCY__UK_CLAMP) v = accy__min_f32(accy__max_f32(v, ep->lo), ep->hi);
+        acc[i][j] = v;
+      }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t j = 0; j < NR; j++) c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j] = acc[i][j];
+}
+
 void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
                                   const float *res, bool clamp, float lo, float hi) {
   for (size_t i = 0; i < n; i++) {
