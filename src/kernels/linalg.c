@@ -1199,20 +1199,19 @@ enum {
  * waste little: it builds no im2col, only a padded copy of the input.
  * ACCY_CONV_FORM forces a form (0, 1, 2: the enum; 2 only where it
  * applies), so that the tests run every convolution every way. */
-static int conv_form(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, bool pointwise,
-                     uint64_t padded_cols) {
+static int conv_form(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, uint64_t padded_cols) {
   const char *f = getenv("ACCY_CONV_FORM");
   if (f && f[0] >= '0' && f[0] <= '2' && !f[1] && (f[0] != '2' || padded_cols))
     return f[0] - '0';
-  /* A pointwise convolution reads its input in place as the direct form's
-   * B; the transposed form would gather it (2-3% slower at 7 x 7). */
-  if (pointwise) return CONV_IM2COL;
   const uint64_t direct = (ohw + nr - 1) / nr * nr * ((og + mr - 1) / mr * mr);
   const uint64_t trans = (ohw + mr - 1) / mr * mr * ((og + nr - 1) / nr * nr);
   /* At least 12% less: the transposed form builds its im2col block once per
    * item of at most 256 channels and scatters it into 6-row panels, so a
    * small saving does not pay (14 x 14 positions and 256 channels, 5.5% less
-   * padding, ran 45% slower). */
+   * padding, ran 45% slower). A pointwise convolution too: read in place
+   * as the direct form's B it wastes the same quarter at 7 x 7, and the
+   * transposed form builds its A panels once per launch (a pre-pass): 18-20%
+   * faster there (MobileNetV2's 960 -> 320 channels). */
   if (trans * 100 < direct * 88) return CONV_TRANSPOSED;
   /* Padded when its panels are at most 10% more than im2col's: 3 x 3 over
    * 56 x 56 (3% more) ran 9-14% faster, 27 x 27 and 14 x 14 (6.5%, 7.7%)
@@ -1288,8 +1287,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       padded_floats = nf + g->uk.nr;
     }
   }
-  const int form = conv_form(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, pointwise,
-                             padded_cols);
+  const int form = conv_form(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, padded_cols);
   if (form == CONV_TRANSPOSED) {
     /* Transposed: C^T = im2col^T x W^T, the rows output positions (built
      * per block by conv_im2col_a), the columns the group's channels (the
