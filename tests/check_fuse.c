@@ -317,14 +317,15 @@ START_TEST(test_chains_that_must_not_fuse) {
 }
 END_TEST
 
-/* Convolutions: the GEMM form (im2col and pointwise), the depthwise row
- * kernel and the direct path (lhs dilation), each with bias (+ residual) +
- * ReLU6. */
+/* Convolutions: the GEMM form (im2col, pointwise, padded, strided), the
+ * depthwise row kernel and the direct path (lhs dilation), each with bias
+ * (+ residual) + ReLU6. */
 START_TEST(test_conv_epilogues) {
   tu_rng rng;
   tu_rng_seed(&rng, 4200 + (uint64_t)_i);
   struct { int64_t c, o, g, k, s, pad, ldil; } cfg[] = {
-      {5, 12, 1, 3, 1, 1, 1}, {8, 20, 1, 1, 1, 0, 1}, {6, 6, 6, 3, 2, 1, 1}, {4, 6, 2, 3, 1, 1, 1}, {3, 4, 1, 2, 1, 0, 2}};
+      {5, 12, 1, 3, 1, 1, 1}, {8, 20, 1, 1, 1, 0, 1}, {6, 6, 6, 3, 2, 1, 1}, {4, 6, 2, 3, 1, 1, 1}, {3, 4, 1, 2, 1, 0, 2},
+      {5, 12, 1, 3, 2, 1, 1}};
   const int c = _i;
   const int64_t H = 11, W = 13;
   int64_t xd[4] = {2, cfg[c].c, H, W}, wd[4] = {cfg[c].o, cfg[c].c / cfg[c].g, cfg[c].k, cfg[c].k};
@@ -705,7 +706,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 5);
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
-  tcase_add_loop_test(tc, test_conv_epilogues, 0, 5);
+  tcase_add_loop_test(tc, test_conv_epilogues, 0, 6);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -832,6 +832,9 @@ static bool conv_range_for(const conv_axis_attrs *x, int64_t y, int64_t g, int64
  * +-0, and x + +-0 == x, also for x = +0): the same as skipping them, which
  * is what docs/ops.md defines. Filters with an Inf or NaN keep the direct
  * path, where skipping matters. */
+/* The largest stride of the padded form (its phase tables are this big). */
+#define CONV_PAD_MAX_STRIDE 4
+
 typedef struct conv_gemm {
   accy__gemm g;
   uint64_t groups;
@@ -843,12 +846,17 @@ typedef struct conv_gemm {
    * output channels; C goes through conv_store_t) and the padded one keep
    * their epilogue here. */
   epi e;
-  /* The padded form (stride 1; g.b_off set): a pre-pass copies each input
-   * plane zero-padded to Hp x Wp into the launch buffer, and the columns
-   * are positions of the padded grid, oy * Wp + ox, whose taps are then
-   * the plane at fixed offsets (ox >= OW: computed, never stored). */
-  int64_t Hp, Wp;
-  uint64_t planes; /* input planes of the launch (images x channels) */
+  /* The padded form (g.b_off set): a pre-pass copies each input plane,
+   * zero-padded and split by the strides into phase planes of Hq x Wq
+   * (phase (py, px): element (y, x) is padded element (y sh + py, x sw +
+   * px); only the phases some tap reads, nph of them), into the launch
+   * buffer, and the columns are positions oy * Wq + ox, whose taps are then
+   * a phase plane at fixed offsets (ox >= OW: computed, never stored). */
+  int64_t Hq, Wq;
+  uint64_t planes;           /* input planes of the launch (images x channels) */
+  uint32_t nph;              /* phase planes per input plane */
+  int8_t py_of[CONV_PAD_MAX_STRIDE * CONV_PAD_MAX_STRIDE],
+      px_of[CONV_PAD_MAX_STRIDE * CONV_PAD_MAX_STRIDE]; /* phase i's (py, px) */
 } conv_gemm;
 
 /* Row (c, ky, kx) of im2col (one input channel and filter tap) over the
@@ -1025,38 +1033,54 @@ static void conv_pack_a_f32(const accy__kernel *k, void *const *bufs, uint64_t b
 }
 
 /* The padded form's pre-pass: input plane it (image n, channel c: x +
- * it * H * W) zero-padded into plane it of the launch buffer (bufs[0]),
- * Hp x Wp; the last item also zeroes the nr floats after the last plane,
- * which the last tiles read (computed columns past the outputs). */
+ * it * H * W) zero-padded and split into its nph phase planes, plane it of
+ * the launch buffer (bufs[0], nph * Hq * Wq floats each); the last item also
+ * zeroes the nr floats after the last plane, which the last tiles read
+ * (computed columns past the outputs). */
 static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const conv_gemm *cg = k->params;
-  const int64_t H = cg->H, W = cg->W, Hp = cg->Hp, Wp = cg->Wp, ph = cg->ph, pw = cg->pw;
-  const int64_t lo = pw > 0 ? (pw < Wp ? pw : Wp) : 0;
-  int64_t hi = W + pw < Wp ? W + pw : Wp;
-  if (hi < lo) hi = lo;
+  const int64_t H = cg->H, W = cg->W, Hq = cg->Hq, Wq = cg->Wq, ph = cg->ph, pw = cg->pw;
+  const int64_t sh = cg->sh, sw = cg->sw;
+  float *dst = NULL;
   for (uint64_t it = begin; it < end; it++) {
     const float *src = (const float *)bufs[1] + (ptrdiff_t)it * H * W;
-    float *dst = (float *)bufs[0] + (ptrdiff_t)it * Hp * Wp;
-    for (int64_t y = 0; y < Hp; y++, dst += Wp) {
-      const int64_t iy = y - ph;
-      if (iy < 0 || iy >= H) {
-        memset(dst, 0, (size_t)Wp * sizeof(float));
-        continue;
+    dst = (float *)bufs[0] + (ptrdiff_t)(it * cg->nph) * Hq * Wq;
+    for (uint32_t f = 0; f < cg->nph; f++) {
+      const int64_t py = cg->py_of[f], px = cg->px_of[f];
+      /* Columns x of the phase whose input column x sw + px - pw is in [0, W). */
+      const int64_t c0 = px - pw; /* input column of x = 0 */
+      int64_t lo = c0 >= 0 ? 0 : (-c0 + sw - 1) / sw;
+      int64_t hi = W - c0 > 0 ? (W - c0 + sw - 1) / sw : 0;
+      if (lo > Wq) lo = Wq;
+      if (hi > Wq) hi = Wq;
+      if (hi < lo) hi = lo;
+      for (int64_t y = 0; y < Hq; y++, dst += Wq) {
+        const int64_t iy = y * sh + py - ph;
+        if (iy < 0 || iy >= H) {
+          memset(dst, 0, (size_t)Wq * sizeof(float));
+          continue;
+        }
+        if (lo) memset(dst, 0, (size_t)lo * sizeof(float));
+        if (hi > lo) {
+          const float *row = src + iy * W + (lo * sw + c0); /* input of column lo */
+          if (sw == 1)
+            memcpy(dst + lo, row, (size_t)(hi - lo) * sizeof(float));
+          else
+            for (int64_t x = lo; x < hi; x++) dst[x] = row[(x - lo) * sw];
+        }
+        if (hi < Wq) memset(dst + hi, 0, (size_t)(Wq - hi) * sizeof(float));
       }
-      if (lo) memset(dst, 0, (size_t)lo * sizeof(float));
-      if (hi > lo) memcpy(dst + lo, src + iy * W + (lo - pw), (size_t)(hi - lo) * sizeof(float));
-      if (hi < Wp) memset(dst + hi, 0, (size_t)(Wp - hi) * sizeof(float));
     }
     if (it + 1 == cg->planes) memset(dst, 0, cg->g.uk.nr * sizeof(float));
   }
 }
 
 /* The padded form's C consumer: tile column n0 + j is padded position q =
- * oy * Wp + ox, stored (with the epilogue) only where ox < OW. */
+ * oy * Wq + ox, stored (with the epilogue) only where ox < OW. */
 static void conv_store_pad(const void *vctx, uint64_t bi, uint64_t m0, uint64_t rows, uint64_t n0,
                            uint64_t cols, const float *tile, size_t ld, float *c, const float *r) {
   const conv_gemm *cg = vctx;
-  const int64_t OHW = cg->OH * cg->OW, Wp = cg->Wp, OW = cg->OW;
+  const int64_t OHW = cg->OH * cg->OW, Wp = cg->Wq, OW = cg->OW;
   const uint64_t grp = bi % cg->groups, M = cg->g.M;
   const bool ep = cg->e.bias || cg->e.residual || cg->e.clamp;
   for (uint64_t i = 0; i < rows; i++) {
@@ -1195,11 +1219,13 @@ enum {
  * tiles much less, as for the small late-network images (7 x 7: 49
  * positions in 4 panels of 16, 23% of the work wasted, against 9 tiles of 6
  * rows and 10%). Else padded when it may (|padded_cols|: the columns of the
- * padded grid, 0 when it may not) and its columns past each output row
- * waste little: it builds no im2col, only a padded copy of the input.
+ * padded grid, 0 when it may not), its copy of the input is much smaller
+ * than im2col (|padded_pays|) and its columns past each output row waste
+ * little: it builds no im2col, only a padded copy of the input.
  * ACCY_CONV_FORM forces a form (0, 1, 2: the enum; 2 only where it
  * applies), so that the tests run every convolution every way. */
-static int conv_form(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, uint64_t padded_cols) {
+static int conv_form(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, uint64_t padded_cols,
+                     bool padded_pays) {
   const char *f = getenv("ACCY_CONV_FORM");
   if (f && f[0] >= '0' && f[0] <= '2' && !f[1] && (f[0] != '2' || padded_cols))
     return f[0] - '0';
@@ -1216,7 +1242,8 @@ static int conv_form(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, uint64
   /* Padded when its panels are at most 10% more than im2col's: 3 x 3 over
    * 56 x 56 (3% more) ran 9-14% faster, 27 x 27 and 14 x 14 (6.5%, 7.7%)
    * 5-8%, 13 x 13 (18%) 2-3% slower. */
-  if (padded_cols && (padded_cols + nr - 1) / nr * 100 <= (ohw + nr - 1) / nr * 110)
+  if (padded_cols && padded_pays &&
+      (padded_cols + nr - 1) / nr * 100 <= (ohw + nr - 1) / nr * 110)
     return CONV_PADDED;
   return CONV_IM2COL;
 }
@@ -1272,22 +1299,44 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   g->K = (uint64_t)Kg;
   const bool pointwise = cg->KH == 1 && cg->KW == 1 && cg->sh == 1 && cg->sw == 1 && cg->ph == 0 &&
                          cg->pw == 0 && cg->OH == cg->H && cg->OW == cg->W;
-  /* The padded form needs unit strides and a padded copy of the input of
-  * at most DOT_PACK_MAX_FLOATS. */
+  /* The padded form needs strides of at most CONV_PAD_MAX_STRIDE and its
+   * phase planes of at most DOT_PACK_MAX_FLOATS. It copies the input about
+   * once where im2col copies it KH KW / (sh sw) times, and pays off only
+   * where that is at least 4 (the default choice; ACCY_CONV_FORM=2 takes
+   * it wherever it applies): 7 x 7 at stride 2 (12x) ran 22-25% faster, 3 x
+   * 3 at stride 2 (2.25x) 0-9% slower, at stride 1 (9x) 5-14% faster. */
   uint64_t padded_cols = 0, padded_floats = 0;
-  if (cg->sh == 1 && cg->sw == 1 && !pointwise && cg->C >= 1 && cg->KH >= 1 && cg->KW >= 1 &&
+  bool pays = false;
+  if (cg->sh >= 1 && cg->sw >= 1 && cg->sh <= CONV_PAD_MAX_STRIDE &&
+      cg->sw <= CONV_PAD_MAX_STRIDE && !pointwise && cg->C >= 1 && cg->KH >= 1 && cg->KW >= 1 &&
       cg->OH >= 1 && cg->OW >= 1) {
-    cg->Hp = cg->OH + (cg->KH - 1) * cg->dh;
-    cg->Wp = cg->OW + (cg->KW - 1) * cg->dw;
+    /* The padded extent the outputs reach, then its phases' extent. */
+    const int64_t Hp = (cg->OH - 1) * cg->sh + (cg->KH - 1) * cg->dh + 1;
+    const int64_t Wp = (cg->OW - 1) * cg->sw + (cg->KW - 1) * cg->dw + 1;
+    cg->Hq = (Hp + cg->sh - 1) / cg->sh;
+    cg->Wq = (Wp + cg->sw - 1) / cg->sw;
+    /* The phases some tap reads, in (py, px) order. */
+    bool ry[CONV_PAD_MAX_STRIDE] = {false}, rx[CONV_PAD_MAX_STRIDE] = {false};
+    for (int64_t i = 0; i < cg->KH; i++) ry[i * cg->dh % cg->sh] = true;
+    for (int64_t i = 0; i < cg->KW; i++) rx[i * cg->dw % cg->sw] = true;
+    cg->nph = 0;
+    for (int py = 0; py < cg->sh; py++)
+      for (int px = 0; px < cg->sw; px++)
+        if (ry[py] && rx[px]) {
+          cg->py_of[cg->nph] = (int8_t)py;
+          cg->px_of[cg->nph] = (int8_t)px;
+          cg->nph++;
+        }
     cg->planes = (uint64_t)(N * G * cg->C);
     uint64_t nf;
-    if (accy__mul_u64(cg->planes, (uint64_t)cg->Hp, &nf) &&
-        accy__mul_u64(nf, (uint64_t)cg->Wp, &nf) && nf <= DOT_PACK_MAX_FLOATS) {
-      padded_cols = (uint64_t)((cg->OH - 1) * cg->Wp + cg->OW);
+    if (accy__mul_u64(cg->planes, cg->nph, &nf) && accy__mul_u64(nf, (uint64_t)cg->Hq, &nf) &&
+        accy__mul_u64(nf, (uint64_t)cg->Wq, &nf) && nf <= DOT_PACK_MAX_FLOATS) {
+      padded_cols = (uint64_t)((cg->OH - 1) * cg->Wq + cg->OW);
       padded_floats = nf + g->uk.nr;
+      pays = cg->KH * cg->KW >= 4 * cg->sh * cg->sw;
     }
   }
-  const int form = conv_form(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, padded_cols);
+  const int form = conv_form(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, padded_cols, pays);
   if (form == CONV_TRANSPOSED) {
     /* Transposed: C^T = im2col^T x W^T, the rows output positions (built
      * per block by conv_im2col_a), the columns the group's channels (the
@@ -1324,15 +1373,19 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       g->b_bs = cg->C * cg->H * cg->W; /* image n, group g: (n * G + g) * C/G * HW */
       g->b_rs = cg->H * cg->W;
     } else if (form == CONV_PADDED) {
-      /* Column q = oy * Wp + ox of tap (c, ky, kx) is padded plane c at q +
-       * ky * dh * Wp + kx * dw; the consumer keeps the columns ox < OW and
-       * applies the epilogue. */
-      const int64_t plane = cg->Hp * cg->Wp;
+      /* Column q = oy * Wq + ox of tap (c, ky, kx) is, with Y = ky dh and X
+       * = kx dw, phase (Y % sh, X % sw) of padded plane c at q + (Y / sh)
+       * Wq + X / sw; the consumer keeps the columns ox < OW and applies the
+       * epilogue. */
+      const int64_t phase = cg->Hq * cg->Wq, plane = (int64_t)cg->nph * phase;
       ptrdiff_t *off = accy__arena_alloc(arena, (size_t)Kg * sizeof *off + 1, 8);
       if (!off) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
       for (int64_t kk = 0; kk < Kg; kk++) {
         const conv_tap t = tap_at(cg, (uint64_t)kk);
-        off[kk] = (ptrdiff_t)(t.c * plane + t.ky * cg->dh * cg->Wp + t.kx * cg->dw);
+        const int64_t Y = t.ky * cg->dh, X = t.kx * cg->dw;
+        int64_t f = 0;
+        while (cg->py_of[f] != Y % cg->sh || cg->px_of[f] != X % cg->sw) f++;
+        off[kk] = (ptrdiff_t)(t.c * plane + f * phase + Y / cg->sh * cg->Wq + X / cg->sw);
       }
       g->N = padded_cols;
       g->b_bs = cg->C * plane;
@@ -1392,7 +1445,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   if (g->b_off) {
     k->pre_run = conv_pad_f32;
     k->pre_items = cg->planes;
-    k->pre_item_cost = (uint64_t)(cg->Hp * cg->Wp);
+    k->pre_item_cost = (uint64_t)cg->nph * (uint64_t)(cg->Hq * cg->Wq);
     k->temp_bytes = padded_floats * sizeof(float);
   }
   k->run = conv_gemm_f32;
