@@ -1010,6 +1010,31 @@ END_TEST
  * once per block of channels, and must still give the reference's values and
  * the direct form's bits (conv_const_case checks both); two images, two
  * groups, a stride and padding. */
+/* A pointwise convolution with more than one block of output channels and
+ * a big enough input packs its input as B panels once per launch (a
+ * pre-pass) instead of once per item; the results are the reference's and
+ * every form's (conv_const_case), one image or two, one group or two. */
+START_TEST(test_conv_pointwise_packs_input_once) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 1500 + (uint64_t)_i);
+  conv_cfg g;
+  memset(&g, 0, sizeof g);
+  g.s = 2;
+  g.n = 1 + _i % 2;
+  g.groups = _i / 2 ? 2 : 1;
+  g.c = 40 * g.groups;
+  g.o = 110 * g.groups;
+  for (uint32_t i = 0; i < 2; i++) {
+    g.in[i] = 40 + (int64_t)i;
+    g.k[i] = 1;
+    g.stride[i] = 1;
+    g.ldil[i] = 1;
+    g.rdil[i] = 1;
+  }
+  conv_const_case(&rng, &g, true, false);
+}
+END_TEST
+
 START_TEST(test_conv_wide_channels_pack_positions_once) {
   tu_rng rng;
   tu_rng_seed(&rng, 1400 + (uint64_t)_i);
@@ -1103,6 +1128,7 @@ static Suite *linalg_suite(void) {
   tcase_add_test(tc, test_conv_integers_wrap);
   tcase_add_test(tc, test_conv_half_types_accumulate_in_f32);
   tcase_add_loop_test(tc, test_conv_wide_channels_pack_positions_once, 0, 2);
+  tcase_add_loop_test(tc, test_conv_pointwise_packs_input_once, 0, 4);
   tcase_add_loop_test(tc, test_conv_constant_filters_match_reference, 0, 4);
   tcase_add_loop_test(tc, test_conv_random_configs_match_reference, 0, 2 * N_NUMERIC);
   tcase_add_loop_test(tc, test_conv_zero_extents, 0, N_NUMERIC);

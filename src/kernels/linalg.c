@@ -1102,6 +1102,14 @@ static void conv_store_pad(const void *vctx, uint64_t bi, uint64_t m0, uint64_t 
   }
 }
 
+/* A pointwise convolution's pre-pass: its input (bufs[1]) as B panels
+ * into the launch buffer (bufs[0]). */
+static void conv_pack_b_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                            uint64_t end) {
+  const conv_gemm *cg = k->params;
+  accy__gemm_pack_b_items(&cg->g, bufs[1], cg->g.b_bs, cg->g.b_rs, 1, bufs[0], begin, end);
+}
+
 static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const conv_gemm *cg = k->params;
   if (cg->g.b_off) {
@@ -1120,8 +1128,9 @@ static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
                    ws_of(k, bufs, cg->e.residual));
     return;
   }
-  accy__gemm_run(&cg->g, bufs[2], bufs[1], bufs[0], cg->g.has_residual ? bufs[3] : NULL, begin,
-                 end, ws_of(k, bufs, cg->g.has_residual));
+  const float *b = cg->g.b_run_packed ? temp_of(bufs, cg->g.has_residual) : bufs[1];
+  accy__gemm_run(&cg->g, bufs[2], b, bufs[0], cg->g.has_residual ? bufs[3] : NULL, begin, end,
+                 ws_of(k, bufs, cg->g.has_residual));
 }
 
 /* ---- depthwise convolution (f32, constant finite filters) ------------------ */
@@ -1439,6 +1448,26 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       k->pre_run = conv_pack_a_f32;
       k->pre_items = g->batch * panels;
       k->pre_item_cost = g->K * mr;
+      k->temp_bytes = nf * sizeof(float);
+    }
+  }
+  if (pointwise && form == CONV_IM2COL && g->pack_b && g->m_items > 1) {
+    /* A pointwise convolution's input is its B, read in place: with more
+     * than one block of channels each item would pack the same panels
+     * again, so a pre-pass packs them once per launch, as for dot_general
+     * (the same panels, the same microkernel calls, the same bits). */
+    const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
+    uint64_t nf;
+    if (accy__mul_u64(g->batch, panels, &nf) && accy__mul_u64(nf, g->K, &nf) &&
+        accy__mul_u64(nf, g->uk.nr, &nf) && nf >= DOT_PACK_MIN_FLOATS &&
+        nf <= DOT_PACK_MAX_FLOATS) {
+      static const float kRunPackedB[1];
+      g->b_packed = kRunPackedB;
+      g->b_run_packed = true;
+      accy__gemm_plan(g);
+      k->pre_run = conv_pack_b_f32;
+      k->pre_items = accy__gemm_pack_b_item_count(g);
+      k->pre_item_cost = (panels * g->uk.nr * g->K) / (k->pre_items / g->batch);
       k->temp_bytes = nf * sizeof(float);
     }
   }
