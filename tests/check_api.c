@@ -396,6 +396,49 @@ START_TEST(test_memory_limit_counts_constants_and_scratch) {
 }
 END_TEST
 
+/* The plan description says what a GEMM-shaped kernel runs as: a 3 x 3
+ * convolution over 32 x 32 takes the padded form and names its microkernel
+ * (whichever ISA level runs), a dot_general with constant weights names
+ * its GEMM and the weights packed at compile time. */
+START_TEST(test_describe_plan_says_how_kernels_run) {
+  char prog[2048];
+  int n = snprintf(prog, sizeof prog,
+                   "%%x = parameter \"x\" : f32[1,2,32,32]\n"
+                   "%%w = constant \"w\" : f32[2,2,3,3] [");
+  for (int i = 0; i < 36; i++)
+    n += snprintf(prog + n, sizeof prog - (size_t)n, "%s%d.5", i ? ", " : "", i % 5 - 2);
+  snprintf(prog + n, sizeof prog - (size_t)n,
+           "]\n"
+           "%%c = convolution %%x, %%w pad_low=[1,1] pad_high=[1,1] : f32[1,2,32,32]\n"
+           "%%r = reshape %%c : f32[64,32]\n"
+           "%%v = constant \"v\" : f32[32,4] [%s]\n"
+           "%%y = dot_general %%r, %%v lhs_contract=[1] rhs_contract=[0] : f32[64,4]\n"
+           "output %%y \"y\"\n",
+           "1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, "
+           "5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, "
+           "2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, "
+           "7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, "
+           "4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8");
+  size_t size;
+  void *bytes = assemble(prog, &size);
+  accy_session *s = session(1);
+  accy_handle h = compile_ok(s, bytes, size);
+  char *text = NULL;
+  ck_assert_int_eq(accy_session_describe_plan(s, h, &text), ACCY_STATUS_OK);
+  ck_assert_msg(strstr(text, "pre-pass of %2 convolution -> launch buffer of "), "%s", text);
+  ck_assert_msg(strstr(text, "runs as convolution as GEMM f32_gemm_ind_") &&
+                    strstr(text, "padded input (pre-pass, 1 phase), taps in place"),
+                "%s", text);
+  ck_assert_msg(strstr(text, "%5 dot_general -> %5 f32[64,4]") &&
+                    strstr(text, "runs as GEMM f32_gemm_") &&
+                    strstr(text, ", B packed at compile time"),
+                "%s", text);
+  accy_free(text);
+  accy_free(bytes);
+  accy_session_destroy(s);
+}
+END_TEST
+
 /* The plan description: a softmax over rows is one fused group (every node
  * it absorbed listed), the header names the launch block, and the calls'
  * edges give their statuses. */
@@ -1606,6 +1649,7 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_thread_counts_out_of_range_are_refused);
   tcase_add_test(tc, test_program_over_memory_limit_is_refused_at_compile);
   tcase_add_test(tc, test_describe_plan_lists_tasks_and_groups);
+  tcase_add_test(tc, test_describe_plan_says_how_kernels_run);
   tcase_add_test(tc, test_memory_limit_counts_constants_and_scratch);
   tcase_add_test(tc, test_full_table_refused_before_bytes);
   tcase_add_test(tc, test_bad_bytes_get_statuses);

@@ -190,6 +190,7 @@ expect_grep "$TMP/out" "\[0\] y  *f32\[1,10\]  *bytes=40 align=4" "describe outp
 expect_rc 0 "describe --plan" -- "$ACCY" describe --plan "$EX/mlp.accy"
 expect_grep "$TMP/out" "^plan: [0-9]* tasks" "describe --plan header"
 expect_grep "$TMP/out" "^task 0: epilogue chain of [0-9]*: %[0-9]* dot_general, " "describe --plan epilogue"
+expect_grep "$TMP/out" "; runs as GEMM f32_gemm_.*, B packed at compile time$" "describe --plan runs as"
 expect_rc 0 "describe wire" -- "$ACCY" describe "$TMP/mlp.accyb"
 grep -v '^file:' "$TMP/out" >"$TMP/describe.wire"
 cmp -s "$TMP/describe.text" "$TMP/describe.wire" || fail "describe: text and wire differ"

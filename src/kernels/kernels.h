@@ -55,6 +55,10 @@ struct accy__kernel {
    * (and its residual), before its workspace. temp_bytes 0: no pass. */
   accy__tile_fn pre_run;
   uint64_t pre_items, pre_item_cost, temp_bytes;
+  /* What the kernel runs as, for people (`accy describe --plan`): the form
+   * and microkernel of a GEMM or convolution; NULL: nothing to say. Lives
+   * in the arena given to prepare. */
+  const char *how;
 };
 
 /* An epilogue fused into a dot_general or convolution kernel (f32 only;

@@ -37,6 +37,8 @@
 #include "src/internal.h"
 
 #include <stdlib.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "src/kernels/gemm.h"
@@ -315,6 +317,25 @@ static void epi_run(const epi *e, float *dst, const float *res, size_t n, const 
   e->run(n, dst, bias, bstride, res, e->clamp, e->lo, e->hi);
 }
 
+/* k->how (kernels.h) as printf would write it, in the arena; left NULL when
+ * that fails (describing is not worth a failed compile). */
+static void set_how(accy__kernel *k, accy__arena *arena, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_how(accy__kernel *k, accy__arena *arena, const char *fmt, ...) {
+  char buf[160];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  const size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+  char *d = accy__arena_alloc(arena, len + 1, 1);
+  if (!d) return;
+  memcpy(d, buf, len);
+  d[len] = 0;
+  k->how = d;
+}
+
 /* A kernel's launch buffer (kernels.h: after its two operands and the
  * residual) and its worker workspace (after that buffer, if any). */
 static inline void *temp_of(void *const *bufs, bool residual) { return bufs[residual ? 4 : 3]; }
@@ -467,6 +488,10 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     }
   }
   gemm_set_epilogue(g, e, false);
+  set_how(k, arena, "GEMM %s%s%s, B %s", g->uk.name, g->uk.gemv ? " / " : "",
+          g->uk.gemv ? g->uk.gemv_name : "",
+          packed ? "packed at compile time" : g->b_run_packed ? "packed per launch (pre-pass)"
+                                                              : "packed per item");
   k->run = dot_gemm_f32;
   k->params = dk;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
@@ -1207,6 +1232,7 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   d->in_ch = in_ch;
   d->e = *e;
   d->has_epi = e->bias || e->residual || e->clamp;
+  set_how(k, arena, "depthwise rows (%s)", accy__isa_name(accy__uk_get()->isa));
   k->run = dwconv_f32;
   k->params = d;
   k->n_items = (uint64_t)(N * O);
@@ -1477,6 +1503,23 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
     k->pre_item_cost = (uint64_t)cg->nph * (uint64_t)(cg->Hq * cg->Wq);
     k->temp_bytes = padded_floats * sizeof(float);
   }
+  switch (form) {
+    case CONV_TRANSPOSED:
+      set_how(k, arena, "convolution as GEMM %s, transposed (positions as rows)%s", g->uk.name,
+              g->a_run_packed ? ", im2col^T per launch (pre-pass)" : ", im2col^T per item");
+      break;
+    case CONV_PADDED:
+      set_how(k, arena,
+              "convolution as GEMM %s, padded input (pre-pass, %u phase%s), taps in place",
+              g->uk.ind_name, cg->nph, cg->nph == 1 ? "" : "s");
+      break;
+    default:
+      if (pointwise)
+        set_how(k, arena, "convolution as GEMM %s, pointwise, input %s", g->uk.name,
+                g->b_run_packed ? "packed per launch (pre-pass)" : "read in place");
+      else
+        set_how(k, arena, "convolution as GEMM %s, im2col per item", g->uk.name);
+  }
   k->run = conv_gemm_f32;
   k->params = cg;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
@@ -1608,6 +1651,7 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi
   if (!accy__mul_u64(cp->ax[2].out, taps, &cost) || cost > (UINT64_C(1) << 62))
     cost = UINT64_C(1) << 62;
   k->item_cost = cost > 0 ? cost : cp->ax[2].out > 0 ? cp->ax[2].out : 1;
+  set_how(k, arena, "convolution by direct loops");
   return ACCY_STATUS_OK;
 
 bad_attrs:

@@ -153,6 +153,7 @@ accy_status accy__plan_describe(const accy__plan *plan, const accy__program *p, 
       put(&t, ", workspace ");
       put_bytes(&t, ct->kernel.worker_bytes);
     }
+    if (ct->kernel.how) put(&t, "; runs as %s", ct->kernel.how);
     put(&t, "\n");
   }
   accy__free(first);
