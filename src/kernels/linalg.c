@@ -401,6 +401,32 @@ static void dot_pack_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
   accy__gemm_pack_b_items(&dk->g, bufs[2], dk->bs, dk->ks, dk->js, bufs[0], begin, end);
 }
 
+/* B's panels for every batch, in floats; UINT64_MAX when that overflows. */
+static uint64_t gemm_b_panel_floats(const accy__gemm *g) {
+  const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
+  uint64_t nf;
+  if (!accy__mul_u64(g->batch, panels, &nf) || !accy__mul_u64(nf, g->K, &nf) ||
+      !accy__mul_u64(nf, g->uk.nr, &nf))
+    return UINT64_MAX;
+  return nf;
+}
+
+/* Makes g read B as panels that the pre-pass pre packs once per launch into
+ * the kernel's launch buffer (nf floats, from gemm_b_panel_floats), and
+ * plans again: items then read them as they read constant weights. */
+static void gemm_pack_b_per_launch(accy__gemm *g, accy__kernel *k, uint64_t nf,
+                                   accy__tile_fn pre) {
+  static const float kRunPackedB[1]; /* packed mode; the pointer is the launch buffer */
+  const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
+  g->b_packed = kRunPackedB;
+  g->b_run_packed = true;
+  accy__gemm_plan(g);
+  k->pre_run = pre;
+  k->pre_items = accy__gemm_pack_b_item_count(g);
+  k->pre_item_cost = (panels * g->uk.nr * g->K) / (k->pre_items / g->batch);
+  k->temp_bytes = nf * sizeof(float);
+}
+
 static void gemm_set_epilogue(accy__gemm *g, const epi *e, bool bias_by_row) {
   if (!e->bias && !e->residual && !e->clamp) return;
   g->ep_flags = ACCY__UK_EPILOGUE | (e->clamp ? ACCY__UK_CLAMP : 0u);
@@ -467,24 +493,14 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
      * the same panels again (more than one row block) and B is big enough
      * for that to outweigh a task more, or when B's columns are not
      * contiguous (items pack only direct rows). */
-    uint64_t nf = 0;
-    const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
-    if (!accy__mul_u64(g->batch, panels, &nf) || !accy__mul_u64(nf, g->K, &nf) ||
-        !accy__mul_u64(nf, g->uk.nr, &nf))
-      nf = UINT64_MAX;
+    const uint64_t nf = gemm_b_panel_floats(g);
     if (!direct && (nf == 0 || nf > DOT_PACK_MAX_FLOATS)) return ACCY_STATUS_OK; /* generic */
     if (nf && nf <= DOT_PACK_MAX_FLOATS &&
         (!direct || (g->pack_b && g->m_items > 1 && nf >= DOT_PACK_MIN_FLOATS))) {
-      g->b_packed = kNoWeights;
-      g->b_run_packed = true;
-      accy__gemm_plan(g);
       dk->bs = dp->br.stride;
       dk->ks = dp->kr.stride;
       dk->js = dp->n.stride;
-      k->temp_bytes = nf * sizeof(float);
-      k->pre_run = dot_pack_f32;
-      k->pre_items = accy__gemm_pack_b_item_count(g);
-      k->pre_item_cost = (panels * g->uk.nr * g->K) / (k->pre_items / g->batch);
+      gemm_pack_b_per_launch(g, k, nf, dot_pack_f32);
     }
   }
   gemm_set_epilogue(g, e, false);
@@ -1482,20 +1498,9 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
      * than one block of channels each item would pack the same panels
      * again, so a pre-pass packs them once per launch, as for dot_general
      * (the same panels, the same microkernel calls, the same bits). */
-    const uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
-    uint64_t nf;
-    if (accy__mul_u64(g->batch, panels, &nf) && accy__mul_u64(nf, g->K, &nf) &&
-        accy__mul_u64(nf, g->uk.nr, &nf) && nf >= DOT_PACK_MIN_FLOATS &&
-        nf <= DOT_PACK_MAX_FLOATS) {
-      static const float kRunPackedB[1];
-      g->b_packed = kRunPackedB;
-      g->b_run_packed = true;
-      accy__gemm_plan(g);
-      k->pre_run = conv_pack_b_f32;
-      k->pre_items = accy__gemm_pack_b_item_count(g);
-      k->pre_item_cost = (panels * g->uk.nr * g->K) / (k->pre_items / g->batch);
-      k->temp_bytes = nf * sizeof(float);
-    }
+    const uint64_t nf = gemm_b_panel_floats(g);
+    if (nf >= DOT_PACK_MIN_FLOATS && nf <= DOT_PACK_MAX_FLOATS)
+      gemm_pack_b_per_launch(g, k, nf, conv_pack_b_f32);
   }
   if (g->b_off) {
     k->pre_run = conv_pad_f32;
