@@ -63,13 +63,14 @@ static void gemm_uk_case(const accy__uk_f32_gemm *uk, bool portable, tu_rng *r, 
   float *a = malloc(na * sizeof(float)), *b = malloc(((kc + 1) * (size_t)b_rs + 16) * sizeof(float));
   float *c = malloc(((mr + 1) * (size_t)c_rs + 16) * sizeof(float));
   float *c0 = malloc(((mr + 1) * (size_t)c_rs + 16) * sizeof(float));
-  float bias_row[8], bias_col[16];
+  float bias_row[8], bias_col[32];
+  ck_assert(uk->mr <= 8 && uk->nr <= 32);
   ck_assert(a && b && c && c0);
   for (size_t i = 0; i < na; i++) a[i] = rnd(r);
   for (size_t i = 0; i < (kc + 1) * (size_t)b_rs + 16; i++) b[i] = rnd(r);
   for (size_t i = 0; i < (mr + 1) * (size_t)c_rs + 16; i++) c[i] = c0[i] = (flags & ACCY__UK_ACCUMULATE) ? rnd(r) : 1234.5f;
   for (int i = 0; i < 8; i++) bias_row[i] = rnd(r);
-  for (int i = 0; i < 16; i++) bias_col[i] = rnd(r);
+  for (int i = 0; i < 32; i++) bias_col[i] = rnd(r);
   float *resid = malloc(((mr + 1) * (size_t)c_rs + 16) * sizeof(float));
   for (size_t i = 0; i < (mr + 1) * (size_t)c_rs + 16; i++) resid[i] = rnd(r);
   accy__uk_epilogue ep = {.bias_row = tu_rng_range(r, 0, 1) ? bias_row : NULL,
@@ -608,7 +609,8 @@ START_TEST(test_gemm_one_row_matches_full_tile) {
     for (int acs = 0; acs < 2; acs++)
       for (uint32_t flags = 0; flags <= ACCY__UK_ACCUMULATE; flags += ACCY__UK_ACCUMULATE) {
         const ptrdiff_t a_cs = acs ? (ptrdiff_t)mr + 1 : 1, a_rs = acs ? 1 : (ptrdiff_t)kc + 3;
-        float a[(16 + 1) * 200], b[200 * 16], full[16 * 16], one[16];
+        float a[(16 + 1) * 200], b[200 * 32], full[8 * 32], one[32];
+        ck_assert(mr <= 8 && nr <= 32);
         for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
         for (size_t i = 0; i < kc * nr; i++) b[i] = rnd(&r);
         for (size_t i = 0; i < mr * nr; i++) full[i] = rnd(&r);
@@ -635,17 +637,19 @@ START_TEST(test_gemv_matches_gemm_row_per_panel) {
   for (int l = 0; l < nl; l++) {
     const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
     if (!uk->gemv) continue;
-    ck_assert_uint_eq(uk->nr, 16);
+    ck_assert_uint_le(uk->nr, 32);
     tried++;
-    enum { KMAX = 70, NP = 4, NR = 16 };
-    static float a[KMAX * 3], b[NP][KMAX * 21], bias_col[NP * NR], resid[NP * NR];
-    static float c_ref[NP * NR], c_got[NP * NR], start[NP * NR];
+    enum { KMAX = 70, NP = 4, NRMAX = 32, LDB = NRMAX + 5 };
+    const size_t NR = uk->nr;
+    static float a[KMAX * 3], b[NP][KMAX * LDB], bias_col[NP * NRMAX], resid[NP * NRMAX];
+    static float c_ref[NP * NRMAX], c_got[NP * NRMAX], start[NP * NRMAX];
     float bias_row = 0.75f;
     for (size_t np = 1; np <= NP; np++)
       for (size_t kc = 0; kc <= KMAX; kc += kc < 3 ? 1 : 23)
         for (int acs = 1; acs <= 3; acs += 2)
           for (uint32_t fl = 0; fl < 8; fl++) {
-            const ptrdiff_t b_rs = (fl & 1) ? NR : 21; /* packed panel or row-major B */
+            /* packed panel or row-major B */
+            const ptrdiff_t b_rs = (fl & 1) ? (ptrdiff_t)NR : (ptrdiff_t)NR + 5;
             const ptrdiff_t b_ps = (ptrdiff_t)(sizeof b[0] / sizeof(float));
             for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
             for (size_t p = 0; p < NP; p++)
@@ -654,7 +658,7 @@ START_TEST(test_gemv_matches_gemm_row_per_panel) {
               a[1 * acs] = NAN;
               b[np - 1][2 * b_rs + 5] = INFINITY;
             }
-            for (size_t i = 0; i < NP * NR; i++) {
+            for (size_t i = 0; i < NP * NRMAX; i++) {
               bias_col[i] = rnd(&r), resid[i] = rnd(&r), start[i] = rnd(&r);
             }
             uint32_t flags = (fl & 2 ? ACCY__UK_ACCUMULATE : 0) | (fl & 4 ? ACCY__UK_EPILOGUE : 0);
@@ -663,7 +667,7 @@ START_TEST(test_gemv_matches_gemm_row_per_panel) {
             ep.bias_col = bias_col;
             ep.bias_row = (fl & 1) ? &bias_row : NULL;
             ep.residual = (fl & 2) ? resid : NULL;
-            ep.res_rs = NP * NR;
+            ep.res_rs = (ptrdiff_t)(NP * NR);
             ep.lo = -1.5f, ep.hi = 2.5f;
             memcpy(c_ref, start, sizeof start);
             memcpy(c_got, start, sizeof start);
@@ -671,7 +675,8 @@ START_TEST(test_gemv_matches_gemm_row_per_panel) {
               accy__uk_epilogue e = ep;
               e.bias_col = ep.bias_col + p * NR;
               if (ep.residual) e.residual = ep.residual + p * NR;
-              uk->fn(1, NR, kc, a, 1, acs, b[p], b_rs, c_ref + p * NR, NP * NR, flags, &e);
+              uk->fn(1, NR, kc, a, 1, acs, b[p], b_rs, c_ref + p * NR, (ptrdiff_t)(NP * NR), flags,
+                     &e);
             }
             uk->gemv(np, kc, a, acs, b[0], b_rs, b_ps, c_got, flags, &ep);
             ck_assert_msg(memcmp(c_ref, c_got, sizeof c_ref) == 0,
@@ -697,11 +702,11 @@ START_TEST(test_gemm_ind_matches_gathered_panel) {
   for (int l = 0; l < nl; l++) {
     const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
     ck_assert_ptr_nonnull(uk->ind);
-    enum { KMAX = 75, NR = 16, MRMAX = 8, SRC = 600, LD = 21 };
+    enum { KMAX = 75, NRMAX = 32, MRMAX = 8, SRC = 600, LD = NRMAX + 5 };
     ck_assert_uint_le(uk->mr, MRMAX);
-    ck_assert_uint_eq(uk->nr, NR);
-    const size_t MR = uk->mr;
-    static float a[KMAX * MRMAX], src[SRC], panel[KMAX * NR], bias[MRMAX];
+    ck_assert_uint_le(uk->nr, NRMAX);
+    const size_t MR = uk->mr, NR = uk->nr;
+    static float a[KMAX * MRMAX], src[SRC], panel[KMAX * NRMAX], bias[MRMAX];
     static float c_ref[MRMAX * LD], c_got[MRMAX * LD];
     static ptrdiff_t off[KMAX];
     for (size_t mr = 1; mr <= MR; mr++)
@@ -715,7 +720,7 @@ START_TEST(test_gemm_ind_matches_gathered_panel) {
              * repeated, some one float apart. */
             off[k] = (ptrdiff_t)tu_rng_range(&r, 0, SRC - NR);
             if (k && k % 5 == 0) off[k] = off[k - 1];
-            if (k && k % 7 == 0) off[k] = off[k - 1] + (off[k - 1] + 1 <= SRC - NR ? 1 : 0);
+            if (k && k % 7 == 0) off[k] = off[k - 1] + (off[k - 1] + 1 <= (ptrdiff_t)(SRC - NR) ? 1 : 0);
           }
           if (kc > 2) {
             a[1 * MR] = NAN;
@@ -735,6 +740,75 @@ START_TEST(test_gemm_ind_matches_gathered_panel) {
                         uk->ind_name, mr, kc, flags, uk->name);
         }
   }
+}
+END_TEST
+
+/* Every level above AVX2 gives the AVX2 GEMM kernel's bits (the same FMA
+ * chains, the same epilogue order; docs/ops.md): on AVX2's tile and on
+ * parts of it, with strided and packed A, every flag combination, and NaN,
+ * infinities and signed zeros among the inputs and the epilogue's values. */
+START_TEST(test_gemm_levels_above_avx2_give_avx2_bits) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *avx2 = NULL;
+  for (int l = 0; l < nl; l++)
+    if (ts[l]->isa == ACCY__ISA_AVX2) avx2 = ts[l];
+  int tried = 0;
+  tu_rng r;
+  tu_rng_seed(&r, 73);
+  for (int l = 0; avx2 && l < nl; l++) {
+    if (ts[l]->isa <= ACCY__ISA_AVX2) continue;
+    const accy__uk_f32_gemm *hi = &ts[l]->f32_gemm, *lo = &avx2->f32_gemm;
+    ck_assert_uint_ge(hi->mr, lo->mr);
+    ck_assert_uint_ge(hi->nr, lo->nr);
+    tried++;
+    enum { KMAX = 80, LD = 40 };
+    static float a[8 * (KMAX + 3)], b[(KMAX + 1) * LD], c_lo[8 * LD], c_hi[8 * LD], start[8 * LD];
+    static float bias_row[8], bias_col[LD], resid[8 * LD];
+    const float special[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1e30f, -1e-30f};
+    for (size_t mr = 1; mr <= lo->mr; mr++)
+      for (size_t nr = 1; nr <= lo->nr; nr += nr < 4 ? 1 : 5)
+        for (size_t kc = 0; kc <= KMAX; kc += kc < 2 ? 1 : 13)
+          for (uint32_t fl = 0; fl < 16; fl++) {
+            const bool packed = (fl & 8) && mr == lo->mr;
+            /* Packed A as AVX2's micro-panel (lo->mr floats per k) is, for
+             * the wider kernel, A with a_rs 1 and a_cs lo->mr. */
+            const ptrdiff_t a_rs = packed ? 1 : (fl & 8) ? 1 : (ptrdiff_t)KMAX + 3;
+            const ptrdiff_t a_cs = packed ? (ptrdiff_t)lo->mr : (fl & 8) ? 8 : 1;
+            for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
+            for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+              b[i] = i % 97 == 3 ? special[i % 7] : rnd(&r);
+            for (size_t i = 0; i < 8 * LD; i++) {
+              start[i] = rnd(&r);
+              resid[i] = i % 11 == 0 ? -0.0f : rnd(&r);
+            }
+            for (size_t i = 0; i < LD; i++) bias_col[i] = i % 9 == 0 ? -0.0f : rnd(&r);
+            for (size_t i = 0; i < 8; i++) bias_row[i] = rnd(&r);
+            uint32_t flags = (fl & 1 ? ACCY__UK_ACCUMULATE : 0) | (fl & 2 ? ACCY__UK_EPILOGUE : 0);
+            if ((fl & 2) && (fl & 4)) flags |= ACCY__UK_CLAMP;
+            accy__uk_epilogue ep = {0};
+            ep.bias_row = fl & 4 ? bias_row : NULL;
+            ep.bias_col = fl & 1 ? NULL : bias_col;
+            ep.residual = (fl & 5) == 5 ? NULL : resid;
+            ep.res_rs = LD;
+            ep.lo = -0.0f, ep.hi = 1.25f;
+            memcpy(c_lo, start, sizeof start);
+            memcpy(c_hi, start, sizeof start);
+            lo->fn(mr, nr, kc, a, a_rs, a_cs, b, LD, c_lo, LD, flags, &ep);
+            hi->fn(mr, nr, kc, a, a_rs, a_cs, b, LD, c_hi, LD, flags, &ep);
+            for (size_t i = 0; i < 8 * LD; i++) {
+              uint32_t x, y;
+              memcpy(&x, &c_lo[i], 4);
+              memcpy(&y, &c_hi[i], 4);
+              if (c_lo[i] != c_lo[i] && c_hi[i] != c_hi[i]) continue; /* NaN payloads */
+              ck_assert_msg(x == y,
+                            "%s vs %s: mr %zu nr %zu kc %zu flags %u element (%zu, %zu): "
+                            "%08x vs %08x",
+                            hi->name, lo->name, mr, nr, kc, flags, i / LD, i % LD, y, x);
+            }
+          }
+  }
+  if (!tried) fprintf(stderr, "check_uk: no level above avx2 here: nothing compared\n");
 }
 END_TEST
 
@@ -889,6 +963,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_gemm_ind_matches_gathered_panel);
+  tcase_add_test(tc, test_gemm_levels_above_avx2_give_avx2_bits);
   tcase_add_test(tc, test_epilogue_levels_match_portable);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);

@@ -43,6 +43,11 @@ ACCY_NODISCARD accy_status accy__cpu_check_env(void);
 #else
 #define ACCY__BUILD_HAS_AVX2 0
 #endif
-#define ACCY__BUILD_HAS_AVX512 0 /* dispatch entry off: never run on an AVX-512 machine */
+/* The AVX-512 level needs the AVX2 one (it takes its other kernels). */
+#if ACCY__BUILD_HAS_AVX2 && defined(ACCY_HAVE_AVX512_UK)
+#define ACCY__BUILD_HAS_AVX512 1
+#else
+#define ACCY__BUILD_HAS_AVX512 0
+#endif
 
 #endif /* ACCY_BASE_CPU_H */

@@ -30,11 +30,32 @@ static const accy__uk kAvx2 = {
 };
 #endif
 
+#if ACCY__BUILD_HAS_AVX512
+/* The GEMM microkernels of its own; the others are the AVX2 level's (every
+ * AVX-512 CPU runs them), so those kernels' bits are the AVX2 bits, and so
+ * are the GEMM's (the same FMA chains, whatever the tile). */
+static const accy__uk kAvx512 = {
+    .isa = ACCY__ISA_AVX512,
+    .f32_gemm = {"f32_gemm_8x32__avx512", 8, 32, accy__f32_gemm_8x32__avx512,
+                 accy__f32_gemv_1x128__avx512, "f32_gemv_1x128__avx512",
+                 accy__f32_gemm_ind_8x32__avx512, "f32_gemm_ind_8x32__avx512"},
+    .f32_dwconv_row = accy__f32_dwconv_row__avx2,
+    .f32_epilogue = accy__f32_epilogue__avx2,
+    .f32_pool_row = accy__f32_pool_row__avx2,
+    .f32_reduce_rows = accy__f32_reduce_rows__avx2,
+    .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
+           accy__ew_select__avx2, accy__ew_map_x1__avx2},
+};
+#endif
+
 const accy__uk *accy__uk_for(accy__isa isa) {
   switch (isa) {
     case ACCY__ISA_PORTABLE: return &kPortable;
 #if ACCY__BUILD_HAS_AVX2
     case ACCY__ISA_AVX2: return &kAvx2;
+#endif
+#if ACCY__BUILD_HAS_AVX512
+    case ACCY__ISA_AVX512: return &kAvx512;
 #endif
     default: return NULL;
   }

@@ -1,7 +1,10 @@
 /* src/kernels/uk/uk.h: the microkernel layer. Microkernels know nothing of
  * the IR: they compute on pointers, strides and counts, one variant per
  * ISA level, each in a translation unit built with that level's flags
- * (portable/ with the baseline flags, avx2/ with -mavx2 -mfma). Names say
+ * (portable/ with the baseline flags, avx2/ with -mavx2 -mfma, avx512/
+ * with those and -mavx512f -mavx512bw -mavx512dq -mavx512vl). A level may
+ * take a lower level's variant where it has none of its own (the AVX-512
+ * table holds AVX-512 GEMM kernels and the AVX2 level's others). Names say
  * dtype, op, tile and level, as XNNPACK's and BLIS's do:
  * accy__f32_gemm_6x16__avx2.
  *
@@ -193,6 +196,15 @@ void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a
 void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
                                ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
+                                 ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
+                                 ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
+                                     const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
+                                     uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
+                                  const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
+                                  uint32_t flags, const accy__uk_epilogue *ep);
 #define ACCY__UK_EW_DECLARE(sfx)                                                  \
   accy__uk_ew_fn accy__ew_map__##sfx(uint16_t op, int32_t dtype);                 \
   accy__uk_ew_fn accy__ew_compare__##sfx(int64_t direction, int32_t dtype);       \

@@ -1,0 +1,262 @@
+/* src/kernels/uk/avx512/f32_gemm.c: the AVX-512 level's GEMM microkernels
+ * (uk.h), built with -mavx512f -mavx512bw -mavx512dq -mavx512vl (and the
+ * AVX2 level's flags). Sixteen zmm accumulators (8 rows x 2 vectors of 16
+ * columns); per k, two loads of B, eight broadcasts of A, sixteen FMAs.
+ * Columns beyond nr are masked on load and store (a masked-off lane is never
+ * read, so nothing right of column nr is touched); rows beyond mr repeat
+ * row 0 (always readable) and are never stored.
+ *
+ * Each C element is the FMA chain over k = 0 .. kc - 1 from its start
+ * value, then the epilogue in the AVX2 level's order (bias of the row, bias
+ * of the column, residual, clamp; one rounding each): the AVX2 level's bits
+ * for every element, whatever the tile shapes. Intrinsics only (32 vector
+ * registers leave GCC no reason to spill), so AddressSanitizer sees every
+ * load. */
+#include "src/internal.h"
+
+#include <immintrin.h>
+
+#include "src/kernels/uk/uk.h"
+
+#define MR 8
+#define NR 32
+
+#define ACCY_INLINE static inline __attribute__((always_inline))
+
+/* The masks of the two column vectors of a tile nr (0..32) wide. */
+ACCY_INLINE __mmask16 lanes(size_t n) {
+  return n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
+}
+
+/* maximum and minimum with the ops' rules (docs/ops.md): an equal pair
+ * gives the AND (max) or OR (min) of its bits, so +0 against -0 is +0 for
+ * the maximum and -0 for the minimum; an unordered pair gives a + b (the
+ * NaN, quiet). The AVX2 level's vmax_f32 and vmin_f32, lane for lane. */
+ACCY_INLINE __m512 vmax16(__m512 a, __m512 b) {
+  __m512 r = _mm512_max_ps(a, b);
+  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_ps(a, b));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
+}
+
+ACCY_INLINE __m512 vmin16(__m512 a, __m512 b) {
+  __m512 r = _mm512_min_ps(a, b);
+  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_or_ps(a, b));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
+}
+
+/* The epilogue of one row of 32 columns (row |i| of the tile): bias of the
+ * row, bias of the columns (|bias_col|), the residual row, then the clamp;
+ * in that order, one rounding each. The GEMM and GEMV kernels share it. */
+ACCY_INLINE void epilogue_row(__m512 *v0, __m512 *v1, uint32_t flags, const accy__uk_epilogue *ep,
+                              size_t i, const float *bias_col, const float *residual,
+                              __mmask16 m0, __mmask16 m1) {
+  if (ep->bias_row) {
+    const __m512 br = _mm512_set1_ps(ep->bias_row[i]);
+    *v0 = _mm512_add_ps(*v0, br), *v1 = _mm512_add_ps(*v1, br);
+  }
+  if (bias_col) {
+    *v0 = _mm512_add_ps(*v0, _mm512_maskz_loadu_ps(m0, bias_col));
+    *v1 = _mm512_add_ps(*v1, _mm512_maskz_loadu_ps(m1, bias_col + 16));
+  }
+  if (residual) {
+    *v0 = _mm512_add_ps(*v0, _mm512_maskz_loadu_ps(m0, residual));
+    *v1 = _mm512_add_ps(*v1, _mm512_maskz_loadu_ps(m1, residual + 16));
+  }
+  if (flags & ACCY__UK_CLAMP) {
+    const __m512 lo = _mm512_set1_ps(ep->lo), hi = _mm512_set1_ps(ep->hi);
+    *v0 = vmin16(vmax16(*v0, lo), hi);
+    *v1 = vmin16(vmax16(*v1, lo), hi);
+  }
+}
+
+/* The accumulators as sixteen named values (an array indexed in unrolled
+ * loops would do as well, but named values make the register use plain). */
+#define ACC_DECL __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71
+#define ACC_ZERO                                                                              \
+  c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = c60 = c61 = c70 = \
+      c71 = _mm512_setzero_ps()
+/* One k step: B's two vectors b0, b1; A's value of row i at A(i). */
+#define STEP(A, B0, B1)                                                                       \
+  do {                                                                                        \
+    __m512 av = _mm512_set1_ps(A(0));                                                         \
+    c00 = _mm512_fmadd_ps(av, B0, c00), c01 = _mm512_fmadd_ps(av, B1, c01);                   \
+    av = _mm512_set1_ps(A(1));                                                                \
+    c10 = _mm512_fmadd_ps(av, B0, c10), c11 = _mm512_fmadd_ps(av, B1, c11);                   \
+    av = _mm512_set1_ps(A(2));                                                                \
+    c20 = _mm512_fmadd_ps(av, B0, c20), c21 = _mm512_fmadd_ps(av, B1, c21);                   \
+    av = _mm512_set1_ps(A(3));                                                                \
+    c30 = _mm512_fmadd_ps(av, B0, c30), c31 = _mm512_fmadd_ps(av, B1, c31);                   \
+    av = _mm512_set1_ps(A(4));                                                                \
+    c40 = _mm512_fmadd_ps(av, B0, c40), c41 = _mm512_fmadd_ps(av, B1, c41);                   \
+    av = _mm512_set1_ps(A(5));                                                                \
+    c50 = _mm512_fmadd_ps(av, B0, c50), c51 = _mm512_fmadd_ps(av, B1, c51);                   \
+    av = _mm512_set1_ps(A(6));                                                                \
+    c60 = _mm512_fmadd_ps(av, B0, c60), c61 = _mm512_fmadd_ps(av, B1, c61);                   \
+    av = _mm512_set1_ps(A(7));                                                                \
+    c70 = _mm512_fmadd_ps(av, B0, c70), c71 = _mm512_fmadd_ps(av, B1, c71);                   \
+  } while (0)
+#define ACC_TO_ARRAY(ACC)                                                                   \
+  __m512 ACC[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},                      \
+                       {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}}
+
+void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
+                                 ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
+                                 ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep) {
+  const float *ar[MR];
+  for (size_t i = 0; i < MR; i++) ar[i] = a + (ptrdiff_t)(i < mr ? i : 0) * a_rs;
+  const bool full = nr == NR;
+  const __mmask16 m0 = lanes(nr), m1 = lanes(nr > 16 ? nr - 16 : 0);
+  ACC_DECL;
+  if (flags & ACCY__UK_ACCUMULATE) {
+    const float *cr[MR];
+    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
+    c00 = _mm512_maskz_loadu_ps(m0, cr[0]), c01 = _mm512_maskz_loadu_ps(m1, cr[0] + 16);
+    c10 = _mm512_maskz_loadu_ps(m0, cr[1]), c11 = _mm512_maskz_loadu_ps(m1, cr[1] + 16);
+    c20 = _mm512_maskz_loadu_ps(m0, cr[2]), c21 = _mm512_maskz_loadu_ps(m1, cr[2] + 16);
+    c30 = _mm512_maskz_loadu_ps(m0, cr[3]), c31 = _mm512_maskz_loadu_ps(m1, cr[3] + 16);
+    c40 = _mm512_maskz_loadu_ps(m0, cr[4]), c41 = _mm512_maskz_loadu_ps(m1, cr[4] + 16);
+    c50 = _mm512_maskz_loadu_ps(m0, cr[5]), c51 = _mm512_maskz_loadu_ps(m1, cr[5] + 16);
+    c60 = _mm512_maskz_loadu_ps(m0, cr[6]), c61 = _mm512_maskz_loadu_ps(m1, cr[6] + 16);
+    c70 = _mm512_maskz_loadu_ps(m0, cr[7]), c71 = _mm512_maskz_loadu_ps(m1, cr[7] + 16);
+  } else {
+    ACC_ZERO;
+  }
+  if (full && a_rs == 1 && a_cs == MR && mr == MR) {
+    /* Packed A (gemm.c's micro-panels): one pointer, MR floats per k. */
+    const float *ap = a, *bk = b;
+    for (size_t k = 0; k < kc; k++, ap += MR, bk += b_rs) {
+      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+#define A_PACKED(i) ap[i]
+      STEP(A_PACKED, b0, b1);
+#undef A_PACKED
+    }
+  } else if (mr == 1) {
+    /* One row: only its two accumulators (the same chains as a row of a
+     * full tile, so the bits a full tile gives the row). */
+    const float *bk = b;
+    for (size_t k = 0; k < kc; k++, bk += b_rs) {
+      const __m512 av = _mm512_set1_ps(ar[0][(ptrdiff_t)k * a_cs]);
+      c00 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m0, bk), c00);
+      c01 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m1, bk + 16), c01);
+    }
+  } else if (full && a_cs == 1) {
+    /* Rows a_rs apart, read along k. */
+    const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5],
+                *a6 = ar[6], *a7 = ar[7], *bk = b;
+    for (size_t k = 0; k < kc; k++, bk += b_rs) {
+      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+#define A_ROWS(i) a##i[k]
+      STEP(A_ROWS, b0, b1);
+#undef A_ROWS
+    }
+  } else {
+    const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5],
+                *a6 = ar[6], *a7 = ar[7], *bk = b;
+    for (size_t k = 0; k < kc; k++, bk += b_rs) {
+      const __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16);
+      const ptrdiff_t o = (ptrdiff_t)k * a_cs;
+#define A_STRIDED(i) a##i[o]
+      STEP(A_STRIDED, b0, b1);
+#undef A_STRIDED
+    }
+  }
+  ACC_TO_ARRAY(acc);
+  if (flags & ACCY__UK_EPILOGUE)
+    for (size_t i = 0; i < mr && i < MR; i++)
+      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, ep->bias_col,
+                   ep->residual ? ep->residual + (ptrdiff_t)i * ep->res_rs : NULL, m0, m1);
+  for (size_t i = 0; i < mr && i < MR; i++) {
+    float *ci = c + (ptrdiff_t)i * c_rs;
+    if (full) {
+      _mm512_storeu_ps(ci, acc[i][0]);
+      _mm512_storeu_ps(ci + 16, acc[i][1]);
+    } else {
+      _mm512_mask_storeu_ps(ci, m0, acc[i][0]);
+      _mm512_mask_storeu_ps(ci + 16, m1, acc[i][1]);
+    }
+  }
+}
+
+/* The packed-A loop of the GEMM kernel with row k of B at b + b_off[k]: the
+ * same steps and the same epilogue_row, so the same bits. */
+void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
+                                     const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
+                                     uint32_t flags, const accy__uk_epilogue *ep) {
+  ACC_DECL;
+  if (flags & ACCY__UK_ACCUMULATE) {
+    const float *cr[MR];
+    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
+    c00 = _mm512_loadu_ps(cr[0]), c01 = _mm512_loadu_ps(cr[0] + 16);
+    c10 = _mm512_loadu_ps(cr[1]), c11 = _mm512_loadu_ps(cr[1] + 16);
+    c20 = _mm512_loadu_ps(cr[2]), c21 = _mm512_loadu_ps(cr[2] + 16);
+    c30 = _mm512_loadu_ps(cr[3]), c31 = _mm512_loadu_ps(cr[3] + 16);
+    c40 = _mm512_loadu_ps(cr[4]), c41 = _mm512_loadu_ps(cr[4] + 16);
+    c50 = _mm512_loadu_ps(cr[5]), c51 = _mm512_loadu_ps(cr[5] + 16);
+    c60 = _mm512_loadu_ps(cr[6]), c61 = _mm512_loadu_ps(cr[6] + 16);
+    c70 = _mm512_loadu_ps(cr[7]), c71 = _mm512_loadu_ps(cr[7] + 16);
+  } else {
+    ACC_ZERO;
+  }
+  const float *ap = a;
+  for (size_t k = 0; k < kc; k++, ap += MR) {
+    const float *bk = b + b_off[k];
+    const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+#define A_PACKED(i) ap[i]
+    STEP(A_PACKED, b0, b1);
+#undef A_PACKED
+  }
+  ACC_TO_ARRAY(acc);
+  if (flags & ACCY__UK_EPILOGUE)
+    for (size_t i = 0; i < mr && i < MR; i++)
+      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, NULL, NULL, 0xffffu, 0xffffu);
+  for (size_t i = 0; i < mr && i < MR; i++) {
+    _mm512_storeu_ps(c + (ptrdiff_t)i * c_rs, acc[i][0]);
+    _mm512_storeu_ps(c + (ptrdiff_t)i * c_rs + 16, acc[i][1]);
+  }
+}
+
+/* One row against np (1..4) full panels of 32 columns: panel p's row k at
+ * b + p * b_ps + k * b_rs, its C at c + 32 p. Each output is the chain and
+ * epilogue the GEMM kernel's mr == 1 path gives it, so the bits match; with
+ * eight independent chains instead of two it runs at the speed of the loads
+ * of B. */
+void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
+                                  const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
+                                  uint32_t flags, const accy__uk_epilogue *ep) {
+  __m512 acc[4][2];
+  for (size_t p = 0; p < 4; p++) {
+    const size_t q = p < np ? p : 0; /* unused chains repeat panel 0, never stored */
+    if (flags & ACCY__UK_ACCUMULATE) {
+      acc[p][0] = _mm512_loadu_ps(c + NR * q);
+      acc[p][1] = _mm512_loadu_ps(c + NR * q + 16);
+    } else {
+      acc[p][0] = acc[p][1] = _mm512_setzero_ps();
+    }
+  }
+  const float *b0 = b, *b1 = b + (np > 1 ? 1 : 0) * b_ps, *b2 = b + (np > 2 ? 2 : 0) * b_ps,
+              *b3 = b + (np > 3 ? 3 : 0) * b_ps;
+  __m512 c00 = acc[0][0], c01 = acc[0][1], c10 = acc[1][0], c11 = acc[1][1];
+  __m512 c20 = acc[2][0], c21 = acc[2][1], c30 = acc[3][0], c31 = acc[3][1];
+  for (size_t k = 0; k < kc; k++) {
+    const __m512 av = _mm512_set1_ps(a[(ptrdiff_t)k * a_cs]);
+    const ptrdiff_t o = (ptrdiff_t)k * b_rs;
+    c00 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b0 + o), c00);
+    c01 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b0 + o + 16), c01);
+    c10 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b1 + o), c10);
+    c11 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b1 + o + 16), c11);
+    c20 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b2 + o), c20);
+    c21 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b2 + o + 16), c21);
+    c30 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b3 + o), c30);
+    c31 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b3 + o + 16), c31);
+  }
+  acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
+  acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
+  for (size_t p = 0; p < np; p++) {
+    if (flags & ACCY__UK_EPILOGUE)
+      epilogue_row(&acc[p][0], &acc[p][1], flags, ep, 0,
+                   ep->bias_col ? ep->bias_col + NR * p : NULL,
+                   ep->residual ? ep->residual + NR * p : NULL, 0xffffu, 0xffffu);
+    _mm512_storeu_ps(c + NR * p, acc[p][0]);
+    _mm512_storeu_ps(c + NR * p + 16, acc[p][1]);
+  }
+}
