@@ -901,12 +901,14 @@ START_TEST(test_dwconv_rows_match_portable_and_split) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
   const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  const accy__uk *avx2 = accy__uk_for(ACCY__ISA_AVX2);
   tu_rng r;
   tu_rng_seed(&r, 71);
-  enum { RS = 160, ROWS = 8 };
+  enum { RS = 160, ROWS = 8, OWMAX = 120 };
   static float x[RS * ROWS + 64];
-  float w[25], want[80], got[80], one[1];
-  static const size_t kOw[] = {1, 3, 7, 8, 12, 20, 31, 32, 33, 45, 70};
+  float w[25], want[OWMAX], got[OWMAX], lower[OWMAX], one[1];
+  static const size_t kOw[] = {1, 3, 7, 8, 12, 14, 15, 16, 17, 20, 28, 31,
+                               32, 33, 45, 48, 56, 63, 64, 65, 70, 112};
   for (int l = 0; l < nl; l++)
     for (size_t sw = 1; sw <= 3; sw++)
       for (size_t k = 1; k <= 5; k += 2)
@@ -917,9 +919,17 @@ START_TEST(test_dwconv_rows_match_portable_and_split) {
           for (size_t i = 0; i < k * k; i++) w[i] = rnd(&r);
           port->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, want, NULL);
           ts[l]->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, got, NULL);
+          /* Levels above AVX2 give its bits (the same chains). */
+          if (ts[l]->isa > ACCY__ISA_AVX2 && avx2 &&
+              (int)ACCY__ISA_AVX2 <= (int)accy__cpu_get()->detected) {
+            avx2->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, lower, NULL);
+            ck_assert_msg(memcmp(lower, got, ow * sizeof(float)) == 0,
+                          "%s: dwconv sw %zu k %zu ow %zu: differs from avx2",
+                          accy__isa_name(ts[l]->isa), sw, k, ow);
+          }
           /* With the row epilogue: the bits of the row, then f32_epilogue. */
           {
-            float fused[80], sep[80], res[80], bias = -0.25f;
+            float fused[OWMAX], sep[OWMAX], res[OWMAX], bias = -0.25f;
             for (size_t i = 0; i < ow; i++) res[i] = (i % 4 == 0) ? -0.0f : rnd(&r);
             accy__uk_row_epilogue ep = {&bias, (k == 3) ? res : NULL, sw != 2, 0.0f, 1.0f};
             ts[l]->f32_dwconv_row(ow, x, RS, k, k, dw, sw, w, fused, &ep);

@@ -31,15 +31,16 @@ static const accy__uk kAvx2 = {
 #endif
 
 #if ACCY__BUILD_HAS_AVX512
-/* The GEMM microkernels of its own; the others are the AVX2 level's (every
- * AVX-512 CPU runs them), so those kernels' bits are the AVX2 bits, and so
- * are the GEMM's (the same FMA chains, whatever the tile). */
+/* The GEMM and depthwise-row microkernels of its own; the others are the
+ * AVX2 level's (every AVX-512 CPU runs them), so those kernels' bits are the
+ * AVX2 bits, and so are the GEMM's and the rows' (the same FMA chains,
+ * whatever the vector width). */
 static const accy__uk kAvx512 = {
     .isa = ACCY__ISA_AVX512,
     .f32_gemm = {"f32_gemm_8x32__avx512", 8, 32, accy__f32_gemm_8x32__avx512,
                  accy__f32_gemv_1x128__avx512, "f32_gemv_1x128__avx512",
                  accy__f32_gemm_ind_8x32__avx512, "f32_gemm_ind_8x32__avx512"},
-    .f32_dwconv_row = accy__f32_dwconv_row__avx2,
+    .f32_dwconv_row = accy__f32_dwconv_row__avx512,
     .f32_epilogue = accy__f32_epilogue__avx2,
     .f32_pool_row = accy__f32_pool_row__avx2,
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,

@@ -227,6 +227,9 @@ void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, s
 void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                 ptrdiff_t dw, size_t sw, const float *w, float *out,
                                 const accy__uk_row_epilogue *ep);
+void accy__f32_dwconv_row__avx512(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh,
+                                  size_t kw, ptrdiff_t dw, size_t sw, const float *w, float *out,
+                                  const accy__uk_row_epilogue *ep);
 void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                      float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
