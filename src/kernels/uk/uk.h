@@ -4,7 +4,8 @@
  * (portable/ with the baseline flags, avx2/ with -mavx2 -mfma, avx512/
  * with those and -mavx512f -mavx512bw -mavx512dq -mavx512vl). A level may
  * take a lower level's variant where it has none of its own (the AVX-512
- * table holds AVX-512 GEMM kernels and the AVX2 level's others). Names say
+ * table holds AVX-512 GEMM and depthwise kernels and the AVX2 level's
+ * others). Names say
  * dtype, op, tile and level, as XNNPACK's and BLIS's do:
  * accy__f32_gemm_6x16__avx2.
  *
