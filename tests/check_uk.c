@@ -361,6 +361,68 @@ START_TEST(test_elementwise_levels_match_portable) {
 END_TEST
 
 
+/* Levels above AVX2 give its bits on the f32 transcendentals (the same
+ * vector math in wider lanes, or its own kernels): random values over many
+ * binades, a sweep across exp's overflow and underflow edges, and the
+ * special values, at lengths that leave every tail. */
+START_TEST(test_transcendentals_above_avx2_give_avx2_bits) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *avx2 = NULL;
+  for (int l = 0; l < nl; l++)
+    if (ts[l]->isa == ACCY__ISA_AVX2) avx2 = ts[l];
+  static const uint16_t kOps[] = {ACCY_OP_EXP, ACCY_OP_LOG, ACCY_OP_TANH, ACCY_OP_LOGISTIC,
+                                  ACCY_OP_ERF};
+  enum { N = 4099 };
+  static float x[N], want[N + 1], got[N + 1];
+  tu_rng r;
+  tu_rng_seed(&r, 79);
+  int tried = 0;
+  for (int l = 0; avx2 && l < nl; l++) {
+    if (ts[l]->isa <= ACCY__ISA_AVX2) continue;
+    tried++;
+    for (int rep = 0; rep < 4; rep++) {
+      for (size_t i = 0; i < N; i++) {
+        if (rep == 0) {
+          x[i] = (float)ldexp(tu_rng_unit(&r) * 2 - 1, (int)tu_rng_range(&r, -30, 8));
+        } else if (rep == 1) {
+          x[i] = -110.0f + 210.0f * (float)i / N; /* exp's edges: -104 .. 89 */
+        } else if (rep == 2) {
+          static const float sp[] = {0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-45f,
+                                     -1e-45f, 88.72f, -87.3f, 3.4e38f, -3.4e38f, 1.0f};
+          x[i] = sp[i % 13];
+        } else {
+          uint32_t u = (uint32_t)tu_rng_range(&r, 0, 0x7fffffff) * 2u + (uint32_t)(i & 1);
+          memcpy(&x[i], &u, 4); /* any bit pattern */
+        }
+      }
+      for (size_t oi = 0; oi < sizeof kOps / sizeof kOps[0]; oi++) {
+        accy__uk_ew_fn lo = avx2->ew.map(kOps[oi], ACCY_DTYPE_F32);
+        accy__uk_ew_fn hi = ts[l]->ew.map(kOps[oi], ACCY_DTYPE_F32);
+        ck_assert_ptr_nonnull(lo);
+        ck_assert_ptr_nonnull(hi);
+        for (size_t n = N - 19; n <= N; n += 1 + (n % 5)) {
+          want[n] = got[n] = 42.0f;
+          lo(n, want, x, NULL, NULL, 0, 0);
+          hi(n, got, x, NULL, NULL, 0, 0);
+          ck_assert_msg(got[n] == 42.0f, "%s: %s wrote past %zu elements",
+                        accy__isa_name(ts[l]->isa), accy__op_name(kOps[oi]), n);
+          for (size_t i = 0; i < n; i++) {
+            uint32_t a, b;
+            memcpy(&a, &want[i], 4);
+            memcpy(&b, &got[i], 4);
+            ck_assert_msg(a == b, "%s: %s(%a) = %a, avx2 %a", accy__isa_name(ts[l]->isa),
+                          accy__op_name(kOps[oi]), (double)x[i], (double)got[i],
+                          (double)want[i]);
+          }
+        }
+      }
+    }
+  }
+  if (!tried) fprintf(stderr, "check_uk: no level above avx2 here: nothing compared\n");
+}
+END_TEST
+
 /* f32 power gives every level the portable bits (NaNs equal) with the
  * exponents models write, 2 and 3, alone, mixed within a vector, and mixed
  * with other exponents (a vector level's fast path and its fallback), on
@@ -970,6 +1032,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_reduce_rows_levels_match_portable);
   tcase_add_test(tc, test_elementwise_x1_matches_repeated_operand);
   tcase_add_test(tc, test_power_levels_match_portable);
+  tcase_add_test(tc, test_transcendentals_above_avx2_give_avx2_bits);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_gemm_ind_matches_gathered_panel);

@@ -31,10 +31,11 @@ static const accy__uk kAvx2 = {
 #endif
 
 #if ACCY__BUILD_HAS_AVX512
-/* The GEMM and depthwise-row microkernels of its own; the others are the
- * AVX2 level's (every AVX-512 CPU runs them), so those kernels' bits are the
- * AVX2 bits, and so are the GEMM's and the rows' (the same FMA chains,
- * whatever the vector width). */
+/* The GEMM, depthwise-row and elementwise microkernels of its own (the
+ * elementwise ones take the AVX2 level's spans for all but exp); the others
+ * are the AVX2 level's (every AVX-512 CPU runs them), so those kernels' bits
+ * are the AVX2 bits, and so are the rest (the same FMA chains and the same
+ * vector math operations, whatever the vector width). */
 static const accy__uk kAvx512 = {
     .isa = ACCY__ISA_AVX512,
     .f32_gemm = {"f32_gemm_8x32__avx512", 8, 32, accy__f32_gemm_8x32__avx512,
@@ -44,8 +45,8 @@ static const accy__uk kAvx512 = {
     .f32_epilogue = accy__f32_epilogue__avx2,
     .f32_pool_row = accy__f32_pool_row__avx2,
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,
-    .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
-           accy__ew_select__avx2, accy__ew_map_x1__avx2},
+    .ew = {accy__ew_map__avx512, accy__ew_compare__avx512, accy__ew_convert__avx512,
+           accy__ew_select__avx512, accy__ew_map_x1__avx512},
 };
 #endif
 

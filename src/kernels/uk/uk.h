@@ -4,8 +4,8 @@
  * (portable/ with the baseline flags, avx2/ with -mavx2 -mfma, avx512/
  * with those and -mavx512f -mavx512bw -mavx512dq -mavx512vl). A level may
  * take a lower level's variant where it has none of its own (the AVX-512
- * table holds AVX-512 GEMM and depthwise kernels and the AVX2 level's
- * others). Names say
+ * table holds AVX-512 GEMM, depthwise and elementwise kernels and the AVX2
+ * level's others). Names say
  * dtype, op, tile and level, as XNNPACK's and BLIS's do:
  * accy__f32_gemm_6x16__avx2.
  *
@@ -214,6 +214,7 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
   accy__uk_ew_fn accy__ew_map_x1__##sfx(uint16_t op, int32_t dtype);
 ACCY__UK_EW_DECLARE(portable)
 ACCY__UK_EW_DECLARE(avx2)
+ACCY__UK_EW_DECLARE(avx512)
 void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
                                   const float *res, bool clamp, float lo, float hi);
 void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
