@@ -1,9 +1,9 @@
 /* src/kernels/uk/avx512/ew.c: the elementwise microkernels at the avx512
  * level (uk/ew_body.h): the same loops built with the AVX-512 level's flags
  * (contraction stays off, so the exact ops give the portable bits in wider
- * vectors), f32 exp in sixteen lanes, and the AVX2 level's other vector
- * spans (maximum, minimum, clamp, power and the other transcendentals), so
- * that every op has the AVX2 level's bits. */
+ * vectors), the f32 transcendentals (exp, log, tanh, logistic, erf) in
+ * sixteen lanes, and the AVX2 level's spans for maximum, minimum, clamp and
+ * power, so that every op has the AVX2 level's bits. */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -32,33 +32,113 @@ static inline __m512 vm_exp16(__m512 x) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x); /* NaN passes */
 }
 
+static inline __m512 vm_abs16(__m512 x) { return _mm512_andnot_ps(V16(-0.0f), x); }
+static inline __m512 vm_copysign16(__m512 mag, __m512 sgn) {
+  return _mm512_or_ps(vm_abs16(mag), _mm512_and_ps(sgn, V16(-0.0f)));
+}
+static inline __mmask16 vm_isnan16(__m512 x) { return _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q); }
+
+/* vm_log, vm_tanh, vm_logistic and vm_erf of avx2/vmath.h in sixteen lanes:
+ * the same operations in the same order (a blend under a compare's lane
+ * mask where AVX2 blends under its vector mask). */
+static inline __m512 vm_log16(__m512 x) {
+  const __mmask16 tiny = _mm512_cmp_ps_mask(x, V16(1.17549435e-38f), _CMP_LT_OQ);
+  const __m512 xs = _mm512_mask_blend_ps(tiny, x, _mm512_mul_ps(x, V16(8388608.0f)));
+  const __m512i xi = _mm512_castps_si512(xs);
+  __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(xi, 23), _mm512_set1_epi32(127));
+  e = _mm512_mask_sub_epi32(e, tiny, e, _mm512_set1_epi32(23));
+  __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_and_si512(xi, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x3f800000)));
+  const __mmask16 big = _mm512_cmp_ps_mask(m, V16(1.41421356f), _CMP_GT_OQ);
+  m = _mm512_mask_blend_ps(big, m, _mm512_mul_ps(m, V16(0.5f)));
+  e = _mm512_mask_add_epi32(e, big, e, _mm512_set1_epi32(1));
+  const __m512 f = _mm512_sub_ps(m, V16(1.0f));
+  const __m512 s = _mm512_div_ps(f, _mm512_add_ps(f, V16(2.0f)));
+  const __m512 z = _mm512_mul_ps(s, s);
+  __m512 q = V16(kLog[4]);
+  for (int i = 3; i >= 1; i--) q = _mm512_fmadd_ps(q, z, V16(kLog[i]));
+  const __m512 R = _mm512_mul_ps(_mm512_add_ps(z, z), q);
+  const __m512 lm = _mm512_fnmadd_ps(s, _mm512_sub_ps(f, R), f);
+  const __m512 ef = _mm512_cvtepi32_ps(e);
+  __m512 y =
+      _mm512_fmadd_ps(ef, V16(0.693359375f), _mm512_fmadd_ps(ef, V16(-2.12194440e-4f), lm));
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(0.0f), _CMP_EQ_OQ), y,
+                           V16(-__builtin_inff()));
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(__builtin_inff()), _CMP_EQ_OQ), y, x);
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(0.0f), _CMP_LT_OQ), y,
+                           V16(__builtin_nanf("")));
+  return _mm512_mask_blend_ps(vm_isnan16(x), y, x);
+}
+
+static inline __m512 vm_tanh16(__m512 x) {
+  const __m512 ax = vm_abs16(x);
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 h = V16(kTanhSmall[6]);
+  for (int i = 5; i >= 0; i--) h = _mm512_fmadd_ps(h, x2, V16(kTanhSmall[i]));
+  const __m512 small = _mm512_mul_ps(x, h);
+  const __m512 e = vm_exp16(_mm512_add_ps(ax, ax));
+  const __m512 t =
+      _mm512_sub_ps(V16(1.0f), _mm512_div_ps(V16(2.0f), _mm512_add_ps(e, V16(1.0f))));
+  const __m512 large = vm_copysign16(t, x);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, V16(0.625f), _CMP_LT_OQ), large, small);
+}
+
+static inline __m512 vm_logistic16(__m512 x) {
+  const __m512 e = vm_exp16(_mm512_sub_ps(V16(0.0f), vm_abs16(x)));
+  const __m512 d = _mm512_add_ps(V16(1.0f), e);
+  const __m512 pos = _mm512_div_ps(V16(1.0f), d), neg = _mm512_div_ps(e, d);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(0.0f), _CMP_GE_OQ), neg, pos);
+}
+
+static inline __m512 vm_erf16(__m512 x) {
+  const __m512 ax = vm_abs16(x);
+  const __m512i idx = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_min_ps(ax, V16(3.99f)), V16(2.0f)));
+  const __m512 mids = _mm512_broadcast_f32x8(
+      _mm256_setr_ps(0.0f, 0.75f, 1.25f, 1.75f, 2.25f, 2.75f, 3.25f, 3.75f));
+  const __m512 t = _mm512_sub_ps(ax, _mm512_permutexvar_ps(idx, mids));
+  __m512 p = _mm512_permutexvar_ps(idx, _mm512_broadcast_f32x8(_mm256_loadu_ps(kErf[10])));
+  for (int k = 9; k >= 0; k--)
+    p = _mm512_fmadd_ps(p, t,
+                        _mm512_permutexvar_ps(idx, _mm512_broadcast_f32x8(_mm256_loadu_ps(kErf[k]))));
+  p = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, V16(3.92f), _CMP_GE_OQ), p, V16(1.0f));
+  p = _mm512_min_ps(p, V16(1.0f));
+  const __m512 y = vm_copysign16(p, x);
+  return _mm512_mask_blend_ps(vm_isnan16(x), y, x);
+}
+
 /* Sixteen at a time; the tail under a lane mask (lanes past it compute on
  * zeros and are not stored). */
-static void v_exp16_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
-                        size_t s0, size_t s2) {
-  (void)x1, (void)x2, (void)s0, (void)s2;
-  float *y = o;
-  const float *a = x0;
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, vm_exp16(_mm512_loadu_ps(a + i)));
-  if (i < n) {
-    const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(y + i, m, vm_exp16(_mm512_maskz_loadu_ps(m, a + i)));
+#define EW_V16(name, VOP)                                                                  \
+  static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,     \
+                   size_t s0, size_t s2) {                                                 \
+    (void)x1, (void)x2, (void)s0, (void)s2;                                                \
+    float *y = o;                                                                          \
+    const float *a = x0;                                                                   \
+    size_t i = 0;                                                                          \
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, VOP(_mm512_loadu_ps(a + i)));     \
+    if (i < n) {                                                                           \
+      const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);                               \
+      _mm512_mask_storeu_ps(y + i, m, VOP(_mm512_maskz_loadu_ps(m, a + i)));               \
+    }                                                                                      \
   }
-}
+EW_V16(v_exp16_f32, vm_exp16)
+EW_V16(v_log16_f32, vm_log16)
+EW_V16(v_tanh16_f32, vm_tanh16)
+EW_V16(v_logistic16_f32, vm_logistic16)
+EW_V16(v_erf16_f32, vm_erf16)
 
 static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
     case ACCY_OP_EXP: return v_exp16_f32;
+    case ACCY_OP_LOG: return v_log16_f32;
+    case ACCY_OP_TANH: return v_tanh16_f32;
+    case ACCY_OP_LOGISTIC: return v_logistic16_f32;
+    case ACCY_OP_ERF: return v_erf16_f32;
     case ACCY_OP_MAXIMUM:
     case ACCY_OP_MINIMUM:
     case ACCY_OP_CLAMP:
-    case ACCY_OP_POWER:
-    case ACCY_OP_LOG:
-    case ACCY_OP_TANH:
-    case ACCY_OP_LOGISTIC:
-    case ACCY_OP_ERF: return accy__ew_map__avx2(op, dt);
+    case ACCY_OP_POWER: return accy__ew_map__avx2(op, dt);
     default: return NULL;
   }
 }
