@@ -592,7 +592,7 @@ START_TEST(test_reduce_rows_levels_match_portable) {
   tu_rng r;
   tu_rng_seed(&r, 53);
   enum { RS = 1100, ROWS = 9 };
-  static const size_t kLens[] = {0, 1, 7, 8, 9, 16, 23, 31, 32, 33, 40, 63, 64, 80, 100, 1029};
+  static const size_t kLens[] = {0, 1, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 40, 63, 64, 65, 80, 100, 127, 128, 1024, 1029};
   static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
   static float x[ROWS * RS];
   float want[ROWS + 1], got[ROWS + 1], one;
