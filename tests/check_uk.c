@@ -528,7 +528,7 @@ START_TEST(test_pool_row_folds_each_window_in_order) {
   tu_rng r;
   tu_rng_seed(&r, 59);
   enum { RS = 160, ROWS = 4 };
-  static const size_t kLens[] = {1, 5, 7, 8, 9, 15, 16, 17, 27, 54, 55};
+  static const size_t kLens[] = {1, 5, 7, 8, 9, 15, 16, 17, 27, 31, 32, 33, 47, 48, 54, 55, 63};
   static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
   static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
   static float x[RS * ROWS + 16];
