@@ -874,6 +874,70 @@ START_TEST(test_gemm_levels_above_avx2_give_avx2_bits) {
 }
 END_TEST
 
+/* The clamp in the epilogues of the GEMM and depthwise-row kernels follows
+ * the maximum and minimum ops' rules (src/kernels/scalar.h) on every pair of
+ * special values at every level: zeros of both signs against zero bounds
+ * of both signs, NaN, infinities, values equal to a bound; bounds that are
+ * NaN too. The GEMM runs K = 0 from C, so C's values reach the clamp as
+ * they are; the depthwise row gets its values through a residual of a
+ * zero row. NaN results need only be NaN (payloads: docs/ops.md). */
+START_TEST(test_epilogue_clamps_follow_the_ops_rules) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  static const float vals[] = {0.0f, -0.0f, 1.0f, -1.0f, 6.0f, -6.0f, NAN, -NAN,
+                               INFINITY, -INFINITY, 0.5f, 7.0f, 1e-45f, -1e-45f, 3.0f, -3.0f};
+  static const float bounds[][2] = {{0.0f, 6.0f},   {-0.0f, 6.0f},   {0.0f, 0.0f},
+                                    {-0.0f, -0.0f}, {-0.0f, 0.0f},   {0.0f, INFINITY},
+                                    {-1.0f, 1.0f},  {NAN, 1.0f},     {-1.0f, NAN},
+                                    {-INFINITY, INFINITY}, {6.0f, -6.0f}};
+  enum { NV = sizeof vals / sizeof vals[0], LD = 40 };
+  static float c[8 * LD], res[LD], x[3 * 48], w[9];
+  float out[LD];
+  for (int l = 0; l < nl; l++)
+    for (size_t bi = 0; bi < sizeof bounds / sizeof bounds[0]; bi++) {
+      const float lo = bounds[bi][0], hi = bounds[bi][1];
+      const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+      for (size_t rot = 0; rot < NV; rot++) {
+        for (size_t i = 0; i < 8 * LD; i++) c[i] = vals[(i + rot) % NV];
+        accy__uk_epilogue ep = {0};
+        ep.lo = lo, ep.hi = hi;
+        const float a = 1.0f, b[32] = {0};
+        uk->fn(uk->mr, uk->nr, 0, &a, 1, 1, b, (ptrdiff_t)uk->nr, c, LD,
+               ACCY__UK_ACCUMULATE | ACCY__UK_EPILOGUE | ACCY__UK_CLAMP, &ep);
+        for (size_t i = 0; i < uk->mr; i++)
+          for (size_t j = 0; j < uk->nr; j++) {
+            const float v = vals[(i * LD + j + rot) % NV];
+            const float want = accy__min_f32(accy__max_f32(v, lo), hi), got = c[i * LD + j];
+            uint32_t wb, gb;
+            memcpy(&wb, &want, 4);
+            memcpy(&gb, &got, 4);
+            ck_assert_msg(wb == gb || (want != want && got != got),
+                          "%s: GEMM clamp [%a, %a] of %a gives %a, the ops %a", uk->name,
+                          (double)lo, (double)hi, (double)v, (double)got, (double)want);
+          }
+        /* Depthwise row of ow outputs: zero inputs, the residual carries v. */
+        for (size_t ow = 1; ow <= 37; ow += 9) {
+          memset(x, 0, sizeof x);
+          for (size_t i = 0; i < 9; i++) w[i] = 0.0f;
+          for (size_t i = 0; i < ow; i++) res[i] = vals[(i + rot) % NV];
+          accy__uk_row_epilogue rep = {NULL, res, true, lo, hi};
+          ts[l]->f32_dwconv_row(ow, x, 48, 3, 3, 1, 1, w, out, &rep);
+          for (size_t i = 0; i < ow; i++) {
+            const float want = accy__min_f32(accy__max_f32(0.0f + res[i], lo), hi);
+            uint32_t wb, gb;
+            memcpy(&wb, &want, 4);
+            memcpy(&gb, &out[i], 4);
+            ck_assert_msg(wb == gb || (want != want && out[i] != out[i]),
+                          "%s: depthwise clamp [%a, %a] of %a gives %a, the ops %a",
+                          accy__isa_name(ts[l]->isa), (double)lo, (double)hi, (double)res[i],
+                          (double)out[i], (double)want);
+          }
+        }
+      }
+    }
+}
+END_TEST
+
 /* The epilogue microkernel of every level gives the portable bits (which
  * are the unfused add, maximum and minimum ops'), for every combination of
  * bias (one value or one per element), residual and clamp, every length up
@@ -1038,6 +1102,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemm_ind_matches_gathered_panel);
   tcase_add_test(tc, test_gemm_levels_above_avx2_give_avx2_bits);
   tcase_add_test(tc, test_epilogue_levels_match_portable);
+  tcase_add_test(tc, test_epilogue_clamps_follow_the_ops_rules);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
   tcase_add_test(tc, test_pool_row_folds_each_window_in_order);

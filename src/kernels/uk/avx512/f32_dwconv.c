@@ -12,22 +12,10 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/uk/avx512/vmath.h"
 #include "src/kernels/uk/uk.h"
 
 #define ACCY_INLINE static inline __attribute__((always_inline))
-
-/* maximum and minimum with the ops' rules (as avx512/f32_gemm.c). */
-ACCY_INLINE __m512 vmax16(__m512 a, __m512 b) {
-  __m512 r = _mm512_max_ps(a, b);
-  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_ps(a, b));
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
-}
-
-ACCY_INLINE __m512 vmin16(__m512 a, __m512 b) {
-  __m512 r = _mm512_min_ps(a, b);
-  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_or_ps(a, b));
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
-}
 
 /* The first n (0..16) lanes. */
 ACCY_INLINE __mmask16 lanes(size_t n) {
@@ -61,7 +49,7 @@ ACCY_INLINE __m512 load_taps(const float *p, size_t sw, tap_masks m) {
 ACCY_INLINE __m512 row_epi(__m512 v, const accy__uk_row_epilogue *ep, size_t o, __mmask16 m) {
   if (ep->bias) v = _mm512_add_ps(v, _mm512_set1_ps(ep->bias[0]));
   if (ep->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, ep->res + o));
-  if (ep->clamp) v = vmin16(vmax16(v, _mm512_set1_ps(ep->lo)), _mm512_set1_ps(ep->hi));
+  if (ep->clamp) v = vclamp16_any(v, ep->lo, ep->hi);
   return v;
 }
 

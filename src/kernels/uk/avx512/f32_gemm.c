@@ -16,6 +16,7 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/uk/avx512/vmath.h"
 #include "src/kernels/uk/uk.h"
 
 #define MR 8
@@ -26,22 +27,6 @@
 /* The masks of the two column vectors of a tile nr (0..32) wide. */
 ACCY_INLINE __mmask16 lanes(size_t n) {
   return n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
-}
-
-/* maximum and minimum with the ops' rules (docs/ops.md): an equal pair
- * gives the AND (max) or OR (min) of its bits, so +0 against -0 is +0 for
- * the maximum and -0 for the minimum; an unordered pair gives a + b (the
- * NaN, quiet). The AVX2 level's vmax_f32 and vmin_f32, lane for lane. */
-ACCY_INLINE __m512 vmax16(__m512 a, __m512 b) {
-  __m512 r = _mm512_max_ps(a, b);
-  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_ps(a, b));
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
-}
-
-ACCY_INLINE __m512 vmin16(__m512 a, __m512 b) {
-  __m512 r = _mm512_min_ps(a, b);
-  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_or_ps(a, b));
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
 }
 
 /* The epilogue of one row of 32 columns (row |i| of the tile): bias of the
@@ -63,9 +48,8 @@ ACCY_INLINE void epilogue_row(__m512 *v0, __m512 *v1, uint32_t flags, const accy
     *v1 = _mm512_add_ps(*v1, _mm512_maskz_loadu_ps(m1, residual + 16));
   }
   if (flags & ACCY__UK_CLAMP) {
-    const __m512 lo = _mm512_set1_ps(ep->lo), hi = _mm512_set1_ps(ep->hi);
-    *v0 = vmin16(vmax16(*v0, lo), hi);
-    *v1 = vmin16(vmax16(*v1, lo), hi);
+    *v0 = vclamp16_any(*v0, ep->lo, ep->hi);
+    *v1 = vclamp16_any(*v1, ep->lo, ep->hi);
   }
 }
 

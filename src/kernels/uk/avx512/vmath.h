@@ -1,0 +1,44 @@
+/* src/kernels/uk/avx512/vmath.h: the maximum, minimum and clamp rules of
+ * avx2/vmath.h in sixteen lanes, for the avx512 microkernels. Include only
+ * in translation units built with the AVX-512 level's flags. */
+#ifndef ACCY_KERNELS_UK_AVX512_VMATH_H
+#define ACCY_KERNELS_UK_AVX512_VMATH_H
+
+#include <immintrin.h>
+
+/* maximum and minimum with the ops' rules (docs/ops.md): an equal pair
+ * gives the AND (max) or OR (min) of its bits, so +0 against -0 is +0 for
+ * the maximum and -0 for the minimum; an unordered pair gives a + b (the
+ * NaN, quiet). avx2/vmath.h's vmax_f32 and vmin_f32, lane for lane. */
+static inline __m512 vmax16(__m512 a, __m512 b) {
+  __m512 r = _mm512_max_ps(a, b);
+  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_ps(a, b));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
+}
+
+static inline __m512 vmin16(__m512 a, __m512 b) {
+  __m512 r = _mm512_min_ps(a, b);
+  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_or_ps(a, b));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
+}
+
+/* vmin16(vmax16(v, lo), hi) for bounds that are not NaN and a v that is no
+ * signalling NaN (an arithmetic result, as every epilogue's input is):
+ * max_ps and min_ps return their second operand, v, when either is NaN,
+ * which is what a + b gives for a quiet NaN v, and an equal pair (zeros of
+ * either sign are the only equal values whose bits differ) takes the AND
+ * (max) or OR (min) of the bits. Four operations fewer per bound. */
+static inline __m512 vclamp16(__m512 v, __m512 lo, __m512 hi) {
+  __m512 r = _mm512_max_ps(lo, v);
+  r = _mm512_mask_and_ps(r, _mm512_cmp_ps_mask(v, lo, _CMP_EQ_OQ), v, lo);
+  const __m512 s = _mm512_min_ps(hi, r);
+  return _mm512_mask_or_ps(s, _mm512_cmp_ps_mask(r, hi, _CMP_EQ_OQ), r, hi);
+}
+
+/* The clamp of an epilogue: vclamp16 unless a bound is NaN. */
+static inline __m512 vclamp16_any(__m512 v, float lo, float hi) {
+  const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+  return lo == lo && hi == hi ? vclamp16(v, l, h) : vmin16(vmax16(v, l), h);
+}
+
+#endif /* ACCY_KERNELS_UK_AVX512_VMATH_H */
