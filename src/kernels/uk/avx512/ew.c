@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "src/kernels/uk/avx2/vmath.h" /* the coefficients (kExp) */
+#include "src/kernels/uk/avx512/vmath.h"
 #include "src/kernels/uk/uk.h"
 
 #define V16(x) _mm512_set1_ps(x)
@@ -117,7 +118,7 @@ static inline __m512 vm_erf16(__m512 x) {
     size_t i = 0;                                                                          \
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, VOP(_mm512_loadu_ps(a + i)));     \
     if (i < n) {                                                                           \
-      const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);                               \
+      const __mmask16 m = vm_lanes16(n - i);                                               \
       _mm512_mask_storeu_ps(y + i, m, VOP(_mm512_maskz_loadu_ps(m, a + i)));               \
     }                                                                                      \
   }

@@ -17,11 +17,6 @@
 
 #define ACCY_INLINE static inline __attribute__((always_inline))
 
-/* The first n (0..16) lanes. */
-ACCY_INLINE __mmask16 lanes(size_t n) {
-  return n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
-}
-
 /* The input lanes a vector of n outputs reads at stride sw: stride 1 reads
  * inputs 0 .. n - 1 (ml); stride 2 reads inputs 0 .. 2n - 2 of the next
  * thirty-two (ml the first sixteen, mh the rest). */
@@ -31,7 +26,7 @@ typedef struct tap_masks {
 
 ACCY_INLINE tap_masks masks_for(size_t n, size_t sw) {
   const size_t used = sw == 1 ? n : 2 * n - 1;
-  return (tap_masks){lanes(used), lanes(used > 16 ? used - 16 : 0)};
+  return (tap_masks){vm_lanes16(used), vm_lanes16(used > 16 ? used - 16 : 0)};
 }
 
 /* Sixteen inputs of output lanes ox..ox+15 at a tap: consecutive for stride
@@ -62,7 +57,7 @@ ACCY_INLINE void dw_block(size_t nv, size_t n, const float *x, ptrdiff_t x_rs, s
                           size_t kw, ptrdiff_t dw, size_t sw, const float *w, float *out,
                           const size_t *o, const accy__uk_row_epilogue *ep) {
   const tap_masks tm = masks_for(n, sw);
-  const __mmask16 mo = lanes(n);
+  const __mmask16 mo = vm_lanes16(n);
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   const float *p0 = x + o[0] * sw, *p1 = x + o[nv > 1] * sw, *p2 = x + o[nv > 2 ? 2 : 0] * sw,
               *p3 = x + o[nv > 3 ? 3 : 0] * sw;

@@ -24,11 +24,6 @@
 
 #define ACCY_INLINE static inline __attribute__((always_inline))
 
-/* The masks of the two column vectors of a tile nr (0..32) wide. */
-ACCY_INLINE __mmask16 lanes(size_t n) {
-  return n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
-}
-
 /* The epilogue of one row of 32 columns (row |i| of the tile): bias of the
  * row, bias of the columns (|bias_col|), the residual row, then the clamp;
  * in that order, one rounding each. The GEMM and GEMV kernels share it. */
@@ -79,6 +74,21 @@ ACCY_INLINE void epilogue_row(__m512 *v0, __m512 *v1, uint32_t flags, const accy
     av = _mm512_set1_ps(A(7));                                                                \
     c70 = _mm512_fmadd_ps(av, B0, c70), c71 = _mm512_fmadd_ps(av, B1, c71);                   \
   } while (0)
+/* The accumulators from the tile of C at c (rows c_rs apart, the columns
+ * under m0 and m1); rows past mr repeat row 0, which is never stored. */
+#define ACC_LOAD(M0, M1)                                                                   \
+  do {                                                                                     \
+    const float *cr[MR];                                                                   \
+    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;        \
+    c00 = _mm512_maskz_loadu_ps(M0, cr[0]), c01 = _mm512_maskz_loadu_ps(M1, cr[0] + 16);   \
+    c10 = _mm512_maskz_loadu_ps(M0, cr[1]), c11 = _mm512_maskz_loadu_ps(M1, cr[1] + 16);   \
+    c20 = _mm512_maskz_loadu_ps(M0, cr[2]), c21 = _mm512_maskz_loadu_ps(M1, cr[2] + 16);   \
+    c30 = _mm512_maskz_loadu_ps(M0, cr[3]), c31 = _mm512_maskz_loadu_ps(M1, cr[3] + 16);   \
+    c40 = _mm512_maskz_loadu_ps(M0, cr[4]), c41 = _mm512_maskz_loadu_ps(M1, cr[4] + 16);   \
+    c50 = _mm512_maskz_loadu_ps(M0, cr[5]), c51 = _mm512_maskz_loadu_ps(M1, cr[5] + 16);   \
+    c60 = _mm512_maskz_loadu_ps(M0, cr[6]), c61 = _mm512_maskz_loadu_ps(M1, cr[6] + 16);   \
+    c70 = _mm512_maskz_loadu_ps(M0, cr[7]), c71 = _mm512_maskz_loadu_ps(M1, cr[7] + 16);   \
+  } while (0)
 #define ACC_TO_ARRAY(ACC)                                                                   \
   __m512 ACC[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},                      \
                        {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}}
@@ -89,22 +99,12 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
   const float *ar[MR];
   for (size_t i = 0; i < MR; i++) ar[i] = a + (ptrdiff_t)(i < mr ? i : 0) * a_rs;
   const bool full = nr == NR;
-  const __mmask16 m0 = lanes(nr), m1 = lanes(nr > 16 ? nr - 16 : 0);
+  const __mmask16 m0 = vm_lanes16(nr), m1 = vm_lanes16(nr > 16 ? nr - 16 : 0);
   ACC_DECL;
-  if (flags & ACCY__UK_ACCUMULATE) {
-    const float *cr[MR];
-    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
-    c00 = _mm512_maskz_loadu_ps(m0, cr[0]), c01 = _mm512_maskz_loadu_ps(m1, cr[0] + 16);
-    c10 = _mm512_maskz_loadu_ps(m0, cr[1]), c11 = _mm512_maskz_loadu_ps(m1, cr[1] + 16);
-    c20 = _mm512_maskz_loadu_ps(m0, cr[2]), c21 = _mm512_maskz_loadu_ps(m1, cr[2] + 16);
-    c30 = _mm512_maskz_loadu_ps(m0, cr[3]), c31 = _mm512_maskz_loadu_ps(m1, cr[3] + 16);
-    c40 = _mm512_maskz_loadu_ps(m0, cr[4]), c41 = _mm512_maskz_loadu_ps(m1, cr[4] + 16);
-    c50 = _mm512_maskz_loadu_ps(m0, cr[5]), c51 = _mm512_maskz_loadu_ps(m1, cr[5] + 16);
-    c60 = _mm512_maskz_loadu_ps(m0, cr[6]), c61 = _mm512_maskz_loadu_ps(m1, cr[6] + 16);
-    c70 = _mm512_maskz_loadu_ps(m0, cr[7]), c71 = _mm512_maskz_loadu_ps(m1, cr[7] + 16);
-  } else {
+  if (flags & ACCY__UK_ACCUMULATE)
+    ACC_LOAD(m0, m1);
+  else
     ACC_ZERO;
-  }
   if (full && a_rs == 1 && a_cs == MR && mr == MR) {
     /* Packed A (gemm.c's micro-panels): one pointer, MR floats per k. */
     const float *ap = a, *bk = b;
@@ -167,20 +167,10 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
                                      const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
                                      uint32_t flags, const accy__uk_epilogue *ep) {
   ACC_DECL;
-  if (flags & ACCY__UK_ACCUMULATE) {
-    const float *cr[MR];
-    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
-    c00 = _mm512_loadu_ps(cr[0]), c01 = _mm512_loadu_ps(cr[0] + 16);
-    c10 = _mm512_loadu_ps(cr[1]), c11 = _mm512_loadu_ps(cr[1] + 16);
-    c20 = _mm512_loadu_ps(cr[2]), c21 = _mm512_loadu_ps(cr[2] + 16);
-    c30 = _mm512_loadu_ps(cr[3]), c31 = _mm512_loadu_ps(cr[3] + 16);
-    c40 = _mm512_loadu_ps(cr[4]), c41 = _mm512_loadu_ps(cr[4] + 16);
-    c50 = _mm512_loadu_ps(cr[5]), c51 = _mm512_loadu_ps(cr[5] + 16);
-    c60 = _mm512_loadu_ps(cr[6]), c61 = _mm512_loadu_ps(cr[6] + 16);
-    c70 = _mm512_loadu_ps(cr[7]), c71 = _mm512_loadu_ps(cr[7] + 16);
-  } else {
+  if (flags & ACCY__UK_ACCUMULATE)
+    ACC_LOAD(0xffffu, 0xffffu);
+  else
     ACC_ZERO;
-  }
   const float *ap = a;
   for (size_t k = 0; k < kc; k++, ap += MR) {
     const float *bk = b + b_off[k];

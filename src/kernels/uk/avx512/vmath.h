@@ -5,6 +5,12 @@
 #define ACCY_KERNELS_UK_AVX512_VMATH_H
 
 #include <immintrin.h>
+#include <stddef.h>
+
+/* The first n (0..16) lanes of a vector. */
+static inline __mmask16 vm_lanes16(size_t n) {
+  return n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
+}
 
 /* maximum and minimum with the ops' rules (docs/ops.md): an equal pair
  * gives the AND (max) or OR (min) of its bits, so +0 against -0 is +0 for
