@@ -31,8 +31,9 @@ static const accy__uk kAvx2 = {
 #endif
 
 #if ACCY__BUILD_HAS_AVX512
-/* The GEMM, depthwise-row and elementwise microkernels of its own (the
- * elementwise ones take the AVX2 level's spans for all but exp); the others
+/* The GEMM, depthwise-row, max/min pooling and elementwise microkernels of
+ * its own (the elementwise ones take the AVX2 level's spans for all but the
+ * transcendentals, pooling the AVX2 kernel for sums, products and NaN); the others
  * are the AVX2 level's (every AVX-512 CPU runs them), so those kernels' bits
  * are the AVX2 bits, and so are the rest (the same FMA chains and the same
  * vector math operations, whatever the vector width). */
@@ -43,7 +44,7 @@ static const accy__uk kAvx512 = {
                  accy__f32_gemm_ind_8x32__avx512, "f32_gemm_ind_8x32__avx512"},
     .f32_dwconv_row = accy__f32_dwconv_row__avx512,
     .f32_epilogue = accy__f32_epilogue__avx2,
-    .f32_pool_row = accy__f32_pool_row__avx2,
+    .f32_pool_row = accy__f32_pool_row__avx512,
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,
     .ew = {accy__ew_map__avx512, accy__ew_compare__avx512, accy__ew_convert__avx512,
            accy__ew_select__avx512, accy__ew_map_x1__avx512},

@@ -223,6 +223,8 @@ void accy__f32_pool_row__portable(size_t n, const float *x, ptrdiff_t x_rs, size
                                   ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
 void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                               ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
+void accy__f32_pool_row__avx512(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
+                                ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
 void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                     ptrdiff_t dw, size_t sw, const float *w, float *out,
                                     const accy__uk_row_epilogue *ep);

@@ -2,11 +2,12 @@
  * accy__f32_reduce_rows__avx2 (uk.h), built with -mavx2 -mfma.
  *
  * Pooling rows: eight outputs per vector, each window's taps folded in
- * registers; the max/min fold is the scalar rule of src/kernels/scalar.h
- * written with compares and a blend, so every lane gets the bits the
- * portable kernel gives. Unit stride loads directly; stride 2 (the common
- * pooling stride) loads 16 floats and keeps the even ones; other strides
- * run the scalar rule.
+ * registers. Max and min run on order keys (integer max and min, see
+ * key8); a vector whose taps hold a NaN, sums and products fold with the
+ * scalar rule of src/kernels/scalar.h written with compares and a blend, so
+ * every lane gets the bits the portable kernel gives. Unit stride loads
+ * directly; stride 2 (the common pooling stride) loads 16 floats and keeps
+ * the even ones; other strides run the scalar rule.
  *
  * Whole rows: sums in the level's blocked order (sum_row), max and min with
  * max_ps/min_ps and a second, ordered fold when the order matters (a NaN, a
@@ -65,16 +66,61 @@ static inline __m256 taps8_last(const float *x) {
 
 /* Eight outputs from x (output 0's first tap): every tap folded in
  * registers in the window's order. */
-static inline __attribute__((always_inline)) __m256 pool8(const float *x, ptrdiff_t x_rs,
-                                                          size_t kh, size_t kw, ptrdiff_t dx,
-                                                          ptrdiff_t sx, bool last, __m256 acc,
-                                                          int kind) {
+static inline __attribute__((always_inline)) __m256 pool8_fold(const float *x, ptrdiff_t x_rs,
+                                                               size_t kh, size_t kw, ptrdiff_t dx,
+                                                               ptrdiff_t sx, bool last, __m256 acc,
+                                                               int kind) {
   for (size_t ky = 0; ky < kh; ky++)
     for (size_t kx = 0; kx < kw; kx++) {
       const float *t = x + (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dx;
       acc = combine(acc, last ? taps8_last(t) : taps8(t, sx), kind);
     }
   return acc;
+}
+
+/* The order key of each lane (its own inverse): the bits as a signed
+ * integer, the magnitude bits flipped when the sign is set, so that the keys
+ * of numbers are ordered as the numbers are, -0 below +0. Over numbers the
+ * max and min folds are associative and are the maximum and minimum of that
+ * order, so they are one integer max or min per tap. A NaN's key lies above
+ * +inf's (0x7f800000) or below -inf's (0x807fffff). */
+static inline __m256i key8(__m256i b) {
+  return _mm256_xor_si256(b, _mm256_and_si256(_mm256_srai_epi32(b, 31),
+                                              _mm256_set1_epi32(0x7fffffff)));
+}
+
+/* Eight max or min outputs from x (as pool8_fold) by their keys; where a
+ * tap or the identity is a NaN (the last NaN wins, which is no order),
+ * pool8_fold's exact rule instead. The same bits either way. */
+static inline __attribute__((always_inline)) __m256 pool8_order(const float *x, ptrdiff_t x_rs,
+                                                                size_t kh, size_t kw, ptrdiff_t dx,
+                                                                ptrdiff_t sx, bool last,
+                                                                __m256 ident, int kind) {
+  const __m256i id = key8(_mm256_castps_si256(ident));
+  __m256i hi = id, lo = id;
+  for (size_t ky = 0; ky < kh; ky++)
+    for (size_t kx = 0; kx < kw; kx++) {
+      const float *t = x + (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dx;
+      const __m256i k = key8(_mm256_castps_si256(last ? taps8_last(t) : taps8(t, sx)));
+      hi = _mm256_max_epi32(hi, k);
+      lo = _mm256_min_epi32(lo, k);
+    }
+  const __m256i above = _mm256_cmpgt_epi32(hi, _mm256_set1_epi32(0x7f800000));
+  const __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)0x807fffff), lo);
+  const __m256i nan = _mm256_or_si256(above, below);
+  if (!_mm256_testz_si256(nan, nan))
+    return pool8_fold(x, x_rs, kh, kw, dx, sx, last, ident, kind);
+  return _mm256_castsi256_ps(key8(kind == ACCY_REDUCE_MAX ? hi : lo));
+}
+
+/* Eight outputs from x (output 0's first tap) in the window's order. */
+static inline __attribute__((always_inline)) __m256 pool8(const float *x, ptrdiff_t x_rs,
+                                                          size_t kh, size_t kw, ptrdiff_t dx,
+                                                          ptrdiff_t sx, bool last, __m256 ident,
+                                                          int kind) {
+  if (kind == ACCY_REDUCE_MAX || kind == ACCY_REDUCE_MIN)
+    return pool8_order(x, x_rs, kh, kw, dx, sx, last, ident, kind);
+  return pool8_fold(x, x_rs, kh, kw, dx, sx, last, ident, kind);
 }
 
 void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,

@@ -123,6 +123,24 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
       c00 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m0, bk), c00);
       c01 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m1, bk + 16), c01);
     }
+  } else if (nr <= 16) {
+    /* At most 16 columns (a row's last panel): the eight chains of the first
+     * vector only; the second's lanes are all masked off, so its
+     * accumulators are never stored and need no multiply-adds. */
+    const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5],
+                *a6 = ar[6], *a7 = ar[7], *bk = b;
+    for (size_t k = 0; k < kc; k++, bk += b_rs) {
+      const __m512 b0 = _mm512_maskz_loadu_ps(m0, bk);
+      const ptrdiff_t o = (ptrdiff_t)k * a_cs;
+      c00 = _mm512_fmadd_ps(_mm512_set1_ps(a0[o]), b0, c00);
+      c10 = _mm512_fmadd_ps(_mm512_set1_ps(a1[o]), b0, c10);
+      c20 = _mm512_fmadd_ps(_mm512_set1_ps(a2[o]), b0, c20);
+      c30 = _mm512_fmadd_ps(_mm512_set1_ps(a3[o]), b0, c30);
+      c40 = _mm512_fmadd_ps(_mm512_set1_ps(a4[o]), b0, c40);
+      c50 = _mm512_fmadd_ps(_mm512_set1_ps(a5[o]), b0, c50);
+      c60 = _mm512_fmadd_ps(_mm512_set1_ps(a6[o]), b0, c60);
+      c70 = _mm512_fmadd_ps(_mm512_set1_ps(a7[o]), b0, c70);
+    }
   } else if (full && a_cs == 1) {
     /* Rows a_rs apart, read along k. */
     const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5],
