@@ -1037,6 +1037,78 @@ START_TEST(test_elementwise_max_min_follow_scalar_rule) {
 END_TEST
 
 
+/* Depthwise planes (where a level has the kernel): the bits of that level's
+ * row kernel over a zero-padded copy of the plane, for random geometries
+ * (filters 1..5 with dilation, strides 1 and 2, padding 0..2 and a crop,
+ * rows up to 40 outputs, every epilogue), inputs with signed zeros and
+ * negative weights (a zero tap's sign shows); the input is an exactly sized
+ * copy, and nothing past the plane's outputs is written. */
+START_TEST(test_dwconv_plane_gives_the_row_bits) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts), tested = 0;
+  tu_rng r;
+  tu_rng_seed(&r, 83);
+  for (int l = 0; l < nl; l++) {
+    if (!ts[l]->f32_dwconv_plane) continue;
+    for (int rep = 0; rep < 1500; rep++) {
+      accy__uk_dw_geom g;
+      g.KH = tu_rng_range(&r, 1, 5), g.KW = tu_rng_range(&r, 1, 5);
+      g.sh = tu_rng_range(&r, 1, 2), g.sw = tu_rng_range(&r, 1, 2);
+      g.dh = tu_rng_range(&r, 1, 2), g.dw = tu_rng_range(&r, 1, 2);
+      g.ph = tu_rng_range(&r, rep % 7 ? 0 : -1, 2), g.pw = tu_rng_range(&r, rep % 5 ? 0 : -1, 2);
+      g.H = tu_rng_range(&r, 1, 12), g.W = tu_rng_range(&r, 1, 80);
+      const int64_t eh = g.H + 2 * g.ph - (g.KH - 1) * g.dh, ew = g.W + 2 * g.pw - (g.KW - 1) * g.dw;
+      if (eh < 1 || ew < 1) continue;
+      g.OH = (eh - 1) / g.sh + 1, g.OW = (ew - 1) / g.sw + 1;
+      if (g.OW > 40) continue;
+      const size_t nin = (size_t)(g.H * g.W), nout = (size_t)(g.OH * g.OW);
+      float *x = malloc(nin * sizeof(float)), *res = malloc(nout * sizeof(float));
+      float *want = malloc(nout * sizeof(float)), *got = malloc((nout + 16) * sizeof(float));
+      const int64_t Hp = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
+      const int64_t Wp = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 2;
+      float *pad = calloc((size_t)(Hp * Wp) + 16, sizeof(float));
+      ck_assert(x && res && want && got && pad);
+      float w[25], bias = (float)tu_rng_range(&r, -3, 3);
+      tu_fill_random(&r, ACCY_DTYPE_F32, x, nin, false, 0);
+      tu_fill_random(&r, ACCY_DTYPE_F32, res, nout, false, 0);
+      tu_fill_random(&r, ACCY_DTYPE_F32, w, 25, false, 0);
+      for (size_t i = 0; i < nin; i += 3) x[i] = i % 2 ? -0.0f : 0.0f;
+      for (size_t i = 0; i < 25; i += 2) w[i] = -fabsf(w[i]);
+      for (int64_t py = 0; py < Hp; py++) {
+        const int64_t iy = py - g.ph;
+        for (int64_t px = 0; px < Wp; px++) {
+          const int64_t ix = px - g.pw;
+          if (iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) pad[py * Wp + px] = x[iy * g.W + ix];
+        }
+      }
+      const int e = rep % 4; /* none, bias and clamp, residual, all */
+      const accy__uk_row_epilogue ep = {e & 1 ? &bias : NULL, e & 2 ? res : NULL, e & 1, -1.5f, 2.0f};
+      for (int64_t oy = 0; oy < g.OH; oy++) {
+        const accy__uk_row_epilogue er = {ep.bias, ep.res ? ep.res + oy * g.OW : NULL, ep.clamp,
+                                          ep.lo, ep.hi};
+        ts[l]->f32_dwconv_row((size_t)g.OW, pad + oy * g.sh * Wp, g.dh * Wp, (size_t)g.KH,
+                              (size_t)g.KW, g.dw, (size_t)g.sw, w, want + oy * g.OW,
+                              e ? &er : NULL);
+      }
+      for (size_t i = 0; i < nout + 16; i++) got[i] = 12345.0f;
+      ts[l]->f32_dwconv_plane(&g, x, w, got, e ? &ep : NULL);
+      ck_assert_msg(memcmp(want, got, nout * sizeof(float)) == 0,
+                    "%s: dwconv plane %lldx%lld k %lldx%lld s %lld,%lld p %lld,%lld d %lld,%lld "
+                    "epilogue %d differs from the rows",
+                    accy__isa_name(ts[l]->isa), (long long)g.H, (long long)g.W, (long long)g.KH,
+                    (long long)g.KW, (long long)g.sh, (long long)g.sw, (long long)g.ph,
+                    (long long)g.pw, (long long)g.dh, (long long)g.dw, e);
+      for (size_t i = nout; i < nout + 16; i++)
+        ck_assert_msg(got[i] == 12345.0f, "dwconv plane wrote past its outputs");
+      free(x), free(res), free(want), free(got), free(pad);
+      tested++;
+    }
+  }
+  const accy__uk *top = accy__uk_get();
+  if (top->f32_dwconv_plane) ck_assert_int_ge(tested, 300);
+}
+END_TEST
+
 /* Depthwise rows: every level within the dot bound of the portable kernel
  * (FMA above portable), and within one level each output's bits do not
  * depend on where in the row it falls (blocks of 32, of 8, or one alone). */
@@ -1121,6 +1193,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_epilogue_clamps_follow_the_ops_rules);
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
+  tcase_add_test(tc, test_dwconv_plane_gives_the_row_bits);
   tcase_add_test(tc, test_pool_row_folds_each_window_in_order);
   suite_add_tcase(s, tc);
   return s;

@@ -114,6 +114,24 @@ typedef void (*accy__uk_f32_dwconv_row_fn)(size_t ow, const float *x, ptrdiff_t 
                                            size_t kw, ptrdiff_t dw, size_t sw, const float *w,
                                            float *out, const accy__uk_row_epilogue *ep);
 
+/* The geometry of one depthwise plane: an H x W input, a KH x KW filter
+ * at strides sh, sw, low padding ph, pw (negative crops) and dilations dh,
+ * dw, giving OH x OW outputs. */
+typedef struct accy__uk_dw_geom {
+  int64_t H, W, KH, KW, sh, sw, ph, pw, dh, dw, OH, OW;
+} accy__uk_dw_geom;
+
+/* A whole depthwise plane straight from the unpadded input x: output (oy,
+ * ox) is the chain, from +0, over the taps in row-major order of w[ky * KW
+ * + kx] times input (oy sh + ky dh - ph, ox sw + kx dw - pw), or times +0
+ * where that lies outside the plane, then |ep| (bias, the residual at
+ * ep->res + oy OW, clamp); out holds OH rows of OW. The bits of the row
+ * kernel over a zero-padded copy (the same chains, the padding's zeros
+ * included). Strides sw of 1 and 2 only; NULL at a level that has none. */
+typedef void (*accy__uk_f32_dwconv_plane_fn)(const accy__uk_dw_geom *g, const float *x,
+                                             const float *w, float *out,
+                                             const accy__uk_row_epilogue *ep);
+
 /* ---- f32 pooling, a row of windows ----------------------------------------- */
 
 /* out[i] = the fold of |kind| (accy_reduce_kind: sum acc + x, product
@@ -168,6 +186,7 @@ typedef struct accy__uk {
   accy__isa isa;
   accy__uk_f32_gemm f32_gemm;
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
+  accy__uk_f32_dwconv_plane_fn f32_dwconv_plane; /* or NULL */
   accy__uk_f32_epilogue_fn f32_epilogue;
   accy__uk_f32_pool_row_fn f32_pool_row;
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
@@ -234,6 +253,8 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
 void accy__f32_dwconv_row__avx512(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh,
                                   size_t kw, ptrdiff_t dw, size_t sw, const float *w, float *out,
                                   const accy__uk_row_epilogue *ep);
+void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
+                                    float *out, const accy__uk_row_epilogue *ep);
 void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                      float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,

@@ -128,3 +128,133 @@ void accy__f32_dwconv_row__avx512(size_t ow, const float *x, ptrdiff_t x_rs, siz
   }
 #undef DW_BLOCK
 }
+
+/* ---- whole planes, no padded copy --------------------------------------------- */
+
+/* Lanes j < n (n <= 16) whose input column c0 + j lies in [0, W). */
+ACCY_INLINE __mmask16 span_mask(ptrdiff_t c0, ptrdiff_t n, ptrdiff_t W) {
+  const ptrdiff_t lo = c0 < 0 ? -c0 : 0;
+  const ptrdiff_t hi = W - c0 < n ? W - c0 : n;
+  if (hi <= lo) return 0;
+  return (__mmask16)(vm_lanes16((size_t)hi) & ~vm_lanes16((size_t)lo));
+}
+
+/* The input masks of one vector's tap column: the lanes of the plane's
+ * columns among those load_taps reads from column c0 for n outputs. */
+ACCY_INLINE tap_masks plane_masks(ptrdiff_t c0, size_t n, size_t sw, ptrdiff_t W) {
+  if (sw == 1) return (tap_masks){span_mask(c0, (ptrdiff_t)n, W), 0};
+  const ptrdiff_t used = 2 * (ptrdiff_t)n - 1;
+  return (tap_masks){span_mask(c0, used < 16 ? used : 16, W),
+                     span_mask(c0 + 16, used > 16 ? used - 16 : 0, W)};
+}
+
+/* The tap columns of at most this many filter columns keep their masks
+ * across the rows; wider filters compute them per tap. */
+#define PLANE_KW_MAX 8
+
+/* What the rows of one block of output columns share: the columns
+ * [o0, o0 + 32) in two vectors of sixteen, n0 and n1 outputs wide (n1 0:
+ * one vector), and the masks of each tap column. */
+typedef struct plane_block {
+  ptrdiff_t o0;
+  size_t n0, n1;
+  bool keep; /* masks kept (KW <= PLANE_KW_MAX) */
+  tap_masks m0[PLANE_KW_MAX], m1[PLANE_KW_MAX];
+} plane_block;
+
+/* The masks of the tap column of one vector (its first output column o,
+ * n outputs) in input row |in| (false: outside the plane, no lane). */
+ACCY_INLINE tap_masks col_masks(const accy__uk_dw_geom *g, const plane_block *b, bool second,
+                                size_t kx, size_t SW, bool in) {
+  if (!in) return (tap_masks){0, 0};
+  if (b->keep) return second ? b->m1[kx] : b->m0[kx];
+  const ptrdiff_t c = (b->o0 + (second ? 16 : 0)) * (ptrdiff_t)SW + (ptrdiff_t)kx * g->dw - g->pw;
+  return plane_masks(c, second ? b->n1 : b->n0, SW, (ptrdiff_t)g->W);
+}
+
+/* R (1..4) output rows from oy0 of one block: 2 R independent FMA chains
+ * (R with one vector), each output's taps in row-major order; a tap in a
+ * row outside the plane multiplies +0, as the padded copy's zeros did. R,
+ * KH, KW and SW are constants where inlined. */
+ACCY_INLINE void plane_rows(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                            const accy__uk_row_epilogue *ep, const plane_block *b, int64_t oy0,
+                            size_t R, size_t KH, size_t KW, size_t SW) {
+  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
+  const bool two = b->n1 > 0;
+  __m512 a0[4], a1[4];
+#pragma GCC unroll 4
+  for (size_t r = 0; r < R; r++) a0[r] = a1[r] = _mm512_setzero_ps();
+#pragma GCC unroll 3
+  for (size_t ky = 0; ky < KH; ky++)
+#pragma GCC unroll 3
+    for (size_t kx = 0; kx < KW; kx++) {
+      const __m512 wv = _mm512_set1_ps(w[ky * KW + kx]);
+      const ptrdiff_t c0 = b->o0 * (ptrdiff_t)SW + (ptrdiff_t)kx * g->dw - g->pw;
+      const ptrdiff_t c1 = c0 + 16 * (ptrdiff_t)SW;
+#pragma GCC unroll 4
+      for (size_t r = 0; r < R; r++) {
+        const int64_t iy = (oy0 + (int64_t)r) * g->sh + (int64_t)ky * g->dh - g->ph;
+        const bool in = iy >= 0 && iy < g->H;
+        const float *row = x + (in ? iy : 0) * W;
+        a0[r] = _mm512_fmadd_ps(wv, load_taps(row + c0, SW, col_masks(g, b, false, kx, SW, in)),
+                                a0[r]);
+        if (two)
+          a1[r] = _mm512_fmadd_ps(wv, load_taps(row + c1, SW, col_masks(g, b, true, kx, SW, in)),
+                                  a1[r]);
+      }
+    }
+  const __mmask16 mo0 = vm_lanes16(b->n0), mo1 = vm_lanes16(b->n1);
+#pragma GCC unroll 4
+  for (size_t r = 0; r < R; r++) {
+    const int64_t oy = oy0 + (int64_t)r;
+    float *dst = out + oy * OW + b->o0;
+    if (ep) {
+      const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
+                                        ep->lo, ep->hi};
+      a0[r] = row_epi(a0[r], &er, (size_t)b->o0, mo0);
+      if (two) a1[r] = row_epi(a1[r], &er, (size_t)b->o0 + 16, mo1);
+    }
+    _mm512_mask_storeu_ps(dst, mo0, a0[r]);
+    if (two) _mm512_mask_storeu_ps(dst + 16, mo1, a1[r]);
+  }
+}
+
+/* Every row of one block, four at a time. */
+ACCY_INLINE void plane_cols(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                            const accy__uk_row_epilogue *ep, ptrdiff_t o0, size_t KH, size_t KW,
+                            size_t SW) {
+  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
+  plane_block b;
+  b.o0 = o0;
+  b.n0 = OW - o0 < 16 ? (size_t)(OW - o0) : 16;
+  b.n1 = OW - o0 > 16 ? (OW - o0 - 16 < 16 ? (size_t)(OW - o0 - 16) : 16) : 0;
+  b.keep = KW <= PLANE_KW_MAX;
+  for (size_t kx = 0; b.keep && kx < KW; kx++) {
+    const ptrdiff_t c0 = o0 * (ptrdiff_t)SW + (ptrdiff_t)kx * g->dw - g->pw;
+    b.m0[kx] = plane_masks(c0, b.n0, SW, W);
+    b.m1[kx] = plane_masks(c0 + 16 * (ptrdiff_t)SW, b.n1, SW, W);
+  }
+  int64_t oy = 0;
+  for (; oy + 4 <= g->OH; oy += 4) plane_rows(g, x, w, out, ep, &b, oy, 4, KH, KW, SW);
+  switch (g->OH - oy) {
+    case 3: plane_rows(g, x, w, out, ep, &b, oy, 3, KH, KW, SW); break;
+    case 2: plane_rows(g, x, w, out, ep, &b, oy, 2, KH, KW, SW); break;
+    case 1: plane_rows(g, x, w, out, ep, &b, oy, 1, KH, KW, SW); break;
+    default: break;
+  }
+}
+
+void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
+                                    float *out, const accy__uk_row_epilogue *ep) {
+  const bool k33 = g->KH == 3 && g->KW == 3;
+  for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 32) {
+    if (k33 && g->sw == 1)
+      plane_cols(g, x, w, out, ep, o0, 3, 3, 1);
+    else if (k33 && g->sw == 2)
+      plane_cols(g, x, w, out, ep, o0, 3, 3, 2);
+    else if (g->sw == 1)
+      plane_cols(g, x, w, out, ep, o0, (size_t)g->KH, (size_t)g->KW, 1);
+    else
+      plane_cols(g, x, w, out, ep, o0, (size_t)g->KH, (size_t)g->KW, 2);
+  }
+}
