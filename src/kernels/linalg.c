@@ -1178,10 +1178,12 @@ static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
 
 /* One input channel per group (C/G == 1): each output channel o is a 2-D
  * convolution of input channel o / (O/G) with one KH x KW filter. An item is
- * one (image, output channel) plane: the input plane is copied, zero-padded,
- * into the worker workspace (so the row microkernel needs no bounds checks;
- * the zeros add nothing for finite filters, as in the GEMM form), then each
- * output row is one microkernel call. */
+ * one (image, output channel) plane. Where the level has a plane kernel
+ * (f32_dwconv_plane), the plane is one call that reads the input in place
+ * under lane masks. Otherwise the input plane is copied, zero-padded, into
+ * the worker workspace (so the row microkernel needs no bounds checks; the
+ * zeros add nothing for finite filters, as in the GEMM form), then each
+ * output row is one microkernel call. Both give the same bits. */
 typedef struct dwconv {
   accy__uk_f32_dwconv_row_fn row;
   accy__uk_f32_dwconv_plane_fn plane; /* whole planes from the input (NULL: rows) */
@@ -1258,13 +1260,12 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   d->e = *e;
   d->has_epi = e->bias || e->residual || e->clamp;
   /* Whole planes where the level has the kernel (strides 1 and 2 along
-   * rows) and the rows are short (at most 32 outputs, one block of columns):
-   * no padded copy, and one call per plane instead of per row, which is
-   * most of the work of a short row. MobileNetV2 at 1 thread (perf_prof,
-   * fastest of 50): 14 x 14 x 576 0.136 -> 0.091 ms, 7 x 7 x 960 0.107 ->
-   * 0.075 ms, 28 x 28 x 192 0.106 -> 0.085 ms; longer rows ran slower
-   * (56 x 56 x 144 0.224 -> 0.248 ms, stride 2 onto 56 x 56 0.32 -> 0.59). */
-  d->plane = (d->sw == 1 || d->sw == 2) && d->OW <= 32 ? accy__uk_get()->f32_dwconv_plane : NULL;
+   * rows): no padded copy, and one call per plane instead of per row.
+   * MobileNetV2 at 1 thread (perf_prof, fastest of 50): 14 x 14 x 576
+   * 0.136 -> 0.065 ms, 7 x 7 x 960 0.107 -> 0.066, 28 x 28 x 192 0.106 ->
+   * 0.063, 56 x 56 x 144 0.229 -> 0.170, stride 2 onto 56 x 56 0.274 ->
+   * 0.221. */
+  d->plane = d->sw == 1 || d->sw == 2 ? accy__uk_get()->f32_dwconv_plane : NULL;
   d->geom = (accy__uk_dw_geom){d->H, d->W, d->KH, d->KW, d->sh, d->sw, d->ph,
                                d->pw, d->dh, d->dw, d->OH, d->OW};
   if (d->plane)

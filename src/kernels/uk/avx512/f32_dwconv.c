@@ -7,7 +7,13 @@
  * row shorter than 16 is one vector under a lane mask. Stride 1 loads
  * sixteen consecutive inputs per tap; stride 2 loads thirty-one and keeps
  * the even ones (a masked load: nothing past the last input an output uses
- * is read); other strides go through the AVX2 kernel. */
+ * is read); other strides go through the AVX2 kernel.
+ *
+ * Whole planes (f32_dwconv_plane): the same chains read from the unpadded
+ * input, blocks of 32 output columns (two vectors) over every row, the
+ * masks of each tap column kept across the rows; the rows whose taps all
+ * lie in the plane run eight (one vector) or four (two) at a time without
+ * row checks, and a border row's taps outside the plane multiply +0. */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -172,39 +178,46 @@ ACCY_INLINE tap_masks col_masks(const accy__uk_dw_geom *g, const plane_block *b,
   return plane_masks(c, second ? b->n1 : b->n0, SW, (ptrdiff_t)g->W);
 }
 
-/* R (1..4) output rows from oy0 of one block: 2 R independent FMA chains
- * (R with one vector), each output's taps in row-major order; a tap in a
- * row outside the plane multiplies +0, as the padded copy's zeros did. R,
- * KH, KW and SW are constants where inlined. */
+/* R (1..8) output rows from oy0 of one block: R FMA chains per vector,
+ * each output's taps in row-major order; a tap in a row outside the plane
+ * multiplies +0, as the padded copy's zeros did. INSIDE: every row the
+ * taps read lies in the plane (no row checks). R, KH, KW, SW and INSIDE are
+ * constants where inlined. */
 ACCY_INLINE void plane_rows(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
                             const accy__uk_row_epilogue *ep, const plane_block *b, int64_t oy0,
-                            size_t R, size_t KH, size_t KW, size_t SW) {
+                            size_t R, size_t KH, size_t KW, size_t SW, bool INSIDE) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
   const bool two = b->n1 > 0;
-  __m512 a0[4], a1[4];
-#pragma GCC unroll 4
+  __m512 a0[8], a1[8];
+#pragma GCC unroll 8
   for (size_t r = 0; r < R; r++) a0[r] = a1[r] = _mm512_setzero_ps();
 #pragma GCC unroll 3
-  for (size_t ky = 0; ky < KH; ky++)
+  for (size_t ky = 0; ky < KH; ky++) {
+    const float *row[8];
+    bool in[8];
+#pragma GCC unroll 8
+    for (size_t r = 0; r < R; r++) {
+      const int64_t iy = (oy0 + (int64_t)r) * g->sh + (int64_t)ky * g->dh - g->ph;
+      in[r] = INSIDE || (iy >= 0 && iy < g->H);
+      row[r] = x + (in[r] ? iy : 0) * W;
+    }
 #pragma GCC unroll 3
     for (size_t kx = 0; kx < KW; kx++) {
       const __m512 wv = _mm512_set1_ps(w[ky * KW + kx]);
       const ptrdiff_t c0 = b->o0 * (ptrdiff_t)SW + (ptrdiff_t)kx * g->dw - g->pw;
       const ptrdiff_t c1 = c0 + 16 * (ptrdiff_t)SW;
-#pragma GCC unroll 4
+      const tap_masks t0 = col_masks(g, b, false, kx, SW, true);
+      const tap_masks t1 = two ? col_masks(g, b, true, kx, SW, true) : t0;
+      static const tap_masks none = {0, 0};
+#pragma GCC unroll 8
       for (size_t r = 0; r < R; r++) {
-        const int64_t iy = (oy0 + (int64_t)r) * g->sh + (int64_t)ky * g->dh - g->ph;
-        const bool in = iy >= 0 && iy < g->H;
-        const float *row = x + (in ? iy : 0) * W;
-        a0[r] = _mm512_fmadd_ps(wv, load_taps(row + c0, SW, col_masks(g, b, false, kx, SW, in)),
-                                a0[r]);
-        if (two)
-          a1[r] = _mm512_fmadd_ps(wv, load_taps(row + c1, SW, col_masks(g, b, true, kx, SW, in)),
-                                  a1[r]);
+        a0[r] = _mm512_fmadd_ps(wv, load_taps(row[r] + c0, SW, in[r] ? t0 : none), a0[r]);
+        if (two) a1[r] = _mm512_fmadd_ps(wv, load_taps(row[r] + c1, SW, in[r] ? t1 : none), a1[r]);
       }
     }
+  }
   const __mmask16 mo0 = vm_lanes16(b->n0), mo1 = vm_lanes16(b->n1);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (size_t r = 0; r < R; r++) {
     const int64_t oy = oy0 + (int64_t)r;
     float *dst = out + oy * OW + b->o0;
@@ -219,7 +232,19 @@ ACCY_INLINE void plane_rows(const accy__uk_dw_geom *g, const float *x, const flo
   }
 }
 
-/* Every row of one block, four at a time. */
+/* Rows [y0, y1) of one block, R at a time then one by one. */
+ACCY_INLINE void plane_span(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                            const accy__uk_row_epilogue *ep, const plane_block *b, int64_t y0,
+                            int64_t y1, size_t R, size_t KH, size_t KW, size_t SW, bool INSIDE) {
+  int64_t oy = y0;
+  for (; oy + (int64_t)R <= y1; oy += (int64_t)R)
+    plane_rows(g, x, w, out, ep, b, oy, R, KH, KW, SW, INSIDE);
+  for (; oy < y1; oy++) plane_rows(g, x, w, out, ep, b, oy, 1, KH, KW, SW, INSIDE);
+}
+
+/* Every row of one block: the rows whose taps all lie in the plane without
+ * row checks, eight at a time for one vector (eight chains) and four for
+ * two; the border rows one by one with them. */
 ACCY_INLINE void plane_cols(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
                             const accy__uk_row_epilogue *ep, ptrdiff_t o0, size_t KH, size_t KW,
                             size_t SW) {
@@ -234,14 +259,19 @@ ACCY_INLINE void plane_cols(const accy__uk_dw_geom *g, const float *x, const flo
     b.m0[kx] = plane_masks(c0, b.n0, SW, W);
     b.m1[kx] = plane_masks(c0 + 16 * (ptrdiff_t)SW, b.n1, SW, W);
   }
-  int64_t oy = 0;
-  for (; oy + 4 <= g->OH; oy += 4) plane_rows(g, x, w, out, ep, &b, oy, 4, KH, KW, SW);
-  switch (g->OH - oy) {
-    case 3: plane_rows(g, x, w, out, ep, &b, oy, 3, KH, KW, SW); break;
-    case 2: plane_rows(g, x, w, out, ep, &b, oy, 2, KH, KW, SW); break;
-    case 1: plane_rows(g, x, w, out, ep, &b, oy, 1, KH, KW, SW); break;
-    default: break;
-  }
+  /* Inside rows: oy sh - ph >= 0 and oy sh + (KH - 1) dh - ph < H. */
+  int64_t y0 = g->ph > 0 ? (g->ph + g->sh - 1) / g->sh : 0;
+  const int64_t last = g->H - 1 - ((int64_t)KH - 1) * g->dh + g->ph;
+  int64_t y1 = last < 0 ? 0 : last / g->sh + 1;
+  if (y1 > g->OH) y1 = g->OH;
+  if (y0 > y1) y0 = y1;
+  const size_t R = b.n1 ? 4 : 8;
+  plane_span(g, x, w, out, ep, &b, 0, y0, 1, KH, KW, SW, false);
+  if (R == 8)
+    plane_span(g, x, w, out, ep, &b, y0, y1, 8, KH, KW, SW, true);
+  else
+    plane_span(g, x, w, out, ep, &b, y0, y1, 4, KH, KW, SW, true);
+  plane_span(g, x, w, out, ep, &b, y1, g->OH, 1, KH, KW, SW, false);
 }
 
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
