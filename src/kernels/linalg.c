@@ -1033,6 +1033,24 @@ static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint
   conv_tap tap = tap_at(cg, k0);
   for (uint64_t k = 0; k < kcur; k++, tap_next(cg, &tap))
     ty[k] = tap.ky * cg->dh, tx[k] = tap.kx * cg->dw, tp[k] = xb + tap.c * H * W;
+  if (cg->KH == 1 && cg->KW == 1 && cg->sh == 1 && cg->sw == 1 && cg->ph == 0 && cg->pw == 0 &&
+      cg->OH == H && cg->OW == W) {
+    /* Pointwise: a position's input is the same position of each channel,
+     * so a panel's row of a tap is w consecutive floats (a transpose). */
+    for (uint64_t t = 0; t < n; t += w) {
+      const uint64_t valid = count - t < w ? count - t : w;
+      float *d = dst + t * kcur;
+      for (uint64_t k = 0; k < kcur; k++, d += w) {
+        const float *src = tp[k] + p0 + t;
+        if (valid == 8)
+          memcpy(d, src, 8 * sizeof(float)); /* inlined moves */
+        else
+          memcpy(d, src, (size_t)valid * sizeof(float));
+        for (uint64_t i = valid; i < w; i++) d[i] = 0.0f;
+      }
+    }
+    return;
+  }
   for (uint64_t t = 0; t < n; t += w) {
     float *d = dst + t * kcur;
     for (uint64_t k = 0; k < kcur; k++, d += w)
