@@ -1301,7 +1301,8 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
    * 0.136 -> 0.065 ms, 7 x 7 x 960 0.107 -> 0.066, 28 x 28 x 192 0.106 ->
    * 0.063, 56 x 56 x 144 0.229 -> 0.170, stride 2 onto 56 x 56 0.274 ->
    * 0.221. */
-  d->plane = d->sw == 1 || d->sw == 2 ? accy__uk_get()->f32_dwconv_plane : NULL;
+  const bool fits = d->W < (INT64_C(1) << 30) && d->OW < (INT64_C(1) << 30); /* lane maths */
+  d->plane = fits && (d->sw == 1 || d->sw == 2) ? accy__uk_get()->f32_dwconv_plane : NULL;
   d->geom = (accy__uk_dw_geom){d->H, d->W, d->KH, d->KW, d->sh, d->sw, d->ph,
                                d->pw, d->dh, d->dw, d->OH, d->OW};
   if (d->plane)

@@ -127,7 +127,8 @@ typedef struct accy__uk_dw_geom {
  * where that lies outside the plane, then |ep| (bias, the residual at
  * ep->res + oy OW, clamp); out holds OH rows of OW. The bits of the row
  * kernel over a zero-padded copy (the same chains, the padding's zeros
- * included). Strides sw of 1 and 2 only; NULL at a level that has none.
+ * included). Strides sw of 1 and 2 and rows (W, OW) under 2^30 only; NULL
+ * at a level that has none.
  * Reads only the plane's inputs the outputs use. */
 typedef void (*accy__uk_f32_dwconv_plane_fn)(const accy__uk_dw_geom *g, const float *x,
                                              const float *w, float *out,
