@@ -903,10 +903,6 @@ typedef struct conv_gemm {
       px_of[CONV_PAD_MAX_STRIDE * CONV_PAD_MAX_STRIDE]; /* phase i's (py, px) */
 } conv_gemm;
 
-/* Row (c, ky, kx) of im2col (one input channel and filter tap) over the
- * output positions p0 .. p0 + count, into row[0 .. count). Each output
- * row's run reads one input row at a fixed stride, so the run is a zero
- * head, a copy and a zero tail. */
 /* t[u] = src[u * sw] for u < n, reading src[0 .. (n - 1) sw] only: four
  * at a time in SSE2 vectors at strides 1 and 2 (the even floats of two
  * loads), the rest one by one. */
@@ -925,6 +921,10 @@ static inline void gather_run(float *t, const float *src, int64_t n, int64_t sw)
   for (; u < n; u++) t[u] = src[u * sw];
 }
 
+/* Row (c, ky, kx) of im2col (one input channel and filter tap) over the
+ * output positions p0 .. p0 + count, into row[0 .. count). Each output
+ * row's run reads one input row at a fixed stride, so the run is a zero
+ * head, a copy and a zero tail. */
 static void im2col_row(const conv_gemm *cg, const float *xb, int64_t c, int64_t ky, int64_t kx,
                        uint64_t p0, uint64_t count, float *row) {
   const float *xc = xb + c * cg->H * cg->W;
@@ -1223,8 +1223,7 @@ static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
 typedef struct dwconv {
   accy__uk_f32_dwconv_row_fn row;
   accy__uk_f32_dwconv_plane_fn plane; /* whole planes from the input (NULL: rows) */
-  accy__uk_dw_geom geom;
-  int64_t H, W, KH, KW, sh, sw, ph, pw, dh, dw, OH, OW;
+  accy__uk_dw_geom g;     /* the plane's geometry */
   int64_t Hp, Wp;        /* padded plane: the rows and columns the outputs read */
   int64_t O, per_group;  /* output channels; outputs per input channel */
   int64_t in_ch;         /* input channels */
@@ -1240,40 +1239,40 @@ static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
   float *pad = bufs[d->e.residual ? 4 : 3];
   for (uint64_t it = begin; it < end; it++) {
     const int64_t n = (int64_t)it / d->O, o = (int64_t)it % d->O, c = o / d->per_group;
-    const float *plane = x + (n * d->in_ch + c) * d->H * d->W;
+    const float *plane = x + (n * d->in_ch + c) * d->g.H * d->g.W;
     if (d->plane) {
-      const int64_t po = (n * d->O + o) * d->OH * d->OW;
+      const int64_t po = (n * d->O + o) * d->g.OH * d->g.OW;
       const accy__uk_row_epilogue ep = {d->e.bias ? d->e.bias + o : NULL, res ? res + po : NULL,
                                         d->e.clamp, d->e.lo, d->e.hi};
-      d->plane(&d->geom, plane, w + o * d->KH * d->KW, out + po, d->has_epi ? &ep : NULL);
+      d->plane(&d->g, plane, w + o * d->g.KH * d->g.KW, out + po, d->has_epi ? &ep : NULL);
       continue;
     }
     for (int64_t r = 0; r < d->Hp; r++) {
       float *pr = pad + r * d->Wp;
-      const int64_t iy = r - d->ph;
-      if (iy < 0 || iy >= d->H) {
+      const int64_t iy = r - d->g.ph;
+      if (iy < 0 || iy >= d->g.H) {
         memset(pr, 0, (size_t)d->Wp * sizeof(float));
         continue;
       }
       /* zeros, the row's inputs that the plane's columns reach, zeros */
-      const float *src = plane + iy * d->W;
-      int64_t lo = d->pw < d->Wp ? d->pw : d->Wp;
+      const float *src = plane + iy * d->g.W;
+      int64_t lo = d->g.pw < d->Wp ? d->g.pw : d->Wp;
       if (lo < 0) lo = 0; /* a negative pad crops the row */
-      int64_t hi = d->pw + d->W < d->Wp ? d->pw + d->W : d->Wp;
+      int64_t hi = d->g.pw + d->g.W < d->Wp ? d->g.pw + d->g.W : d->Wp;
       if (hi < lo) hi = lo;
       for (int64_t q = 0; q < lo; q++) pr[q] = 0.0f;
-      if (hi > lo) memcpy(pr + lo, src + (lo - d->pw), (size_t)(hi - lo) * sizeof(float));
+      if (hi > lo) memcpy(pr + lo, src + (lo - d->g.pw), (size_t)(hi - lo) * sizeof(float));
       for (int64_t q = hi; q < d->Wp; q++) pr[q] = 0.0f;
     }
-    const float *wo = w + o * d->KH * d->KW;
-    float *dst = out + (n * d->O + o) * d->OH * d->OW;
-    for (int64_t oy = 0; oy < d->OH; oy++) {
+    const float *wo = w + o * d->g.KH * d->g.KW;
+    float *dst = out + (n * d->O + o) * d->g.OH * d->g.OW;
+    for (int64_t oy = 0; oy < d->g.OH; oy++) {
       /* The epilogue runs on each vector before it is stored. */
       accy__uk_row_epilogue ep = {d->e.bias ? d->e.bias + o : NULL,
-                                  res ? res + (n * d->O + o) * d->OH * d->OW + oy * d->OW : NULL,
+                                  res ? res + (n * d->O + o) * d->g.OH * d->g.OW + oy * d->g.OW : NULL,
                                   d->e.clamp, d->e.lo, d->e.hi};
-      d->row((size_t)d->OW, pad + oy * d->sh * d->Wp, d->dh * d->Wp, (size_t)d->KH, (size_t)d->KW,
-             d->dw, (size_t)d->sw, wo, dst + oy * d->OW, d->has_epi ? &ep : NULL);
+      d->row((size_t)d->g.OW, pad + oy * d->g.sh * d->Wp, d->g.dh * d->Wp, (size_t)d->g.KH, (size_t)d->g.KW,
+             d->g.dw, (size_t)d->g.sw, wo, dst + oy * d->g.OW, d->has_epi ? &ep : NULL);
     }
   }
 }
@@ -1283,13 +1282,12 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   dwconv *d = accy__arena_alloc(arena, sizeof *d, 64);
   if (!d) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
   d->row = accy__uk_get()->f32_dwconv_row;
-  d->H = geo->H, d->W = geo->W, d->KH = geo->KH, d->KW = geo->KW;
-  d->sh = geo->sh, d->sw = geo->sw, d->ph = geo->ph, d->pw = geo->pw, d->dh = geo->dh, d->dw = geo->dw;
-  d->OH = geo->OH, d->OW = geo->OW;
-  d->Hp = d->OH ? (d->OH - 1) * d->sh + (d->KH - 1) * d->dh + 1 : 0;
+  d->g = (accy__uk_dw_geom){geo->H,  geo->W,  geo->KH, geo->KW, geo->sh, geo->sw,
+                            geo->ph, geo->pw, geo->dh, geo->dw, geo->OH, geo->OW};
+  d->Hp = d->g.OH ? (d->g.OH - 1) * d->g.sh + (d->g.KH - 1) * d->g.dh + 1 : 0;
   /* One column more than the outputs read: the stride-2 row kernel loads
    * pairs, and reads one element past the last it uses. */
-  d->Wp = d->OW ? (d->OW - 1) * d->sw + (d->KW - 1) * d->dw + 2 : 0;
+  d->Wp = d->g.OW ? (d->g.OW - 1) * d->g.sw + (d->g.KW - 1) * d->g.dw + 2 : 0;
   d->O = O;
   d->per_group = O / in_ch;
   d->in_ch = in_ch;
@@ -1297,23 +1295,18 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   d->has_epi = e->bias || e->residual || e->clamp;
   /* Whole planes where the level has the kernel (strides 1 and 2 along
    * rows): no padded copy, and one call per plane instead of per row.
-   * MobileNetV2 at 1 thread (perf_prof, fastest of 50): 14 x 14 x 576
-   * 0.136 -> 0.065 ms, 7 x 7 x 960 0.107 -> 0.066, 28 x 28 x 192 0.106 ->
-   * 0.063, 56 x 56 x 144 0.229 -> 0.170, stride 2 onto 56 x 56 0.274 ->
-   * 0.221. */
-  const bool fits = d->W < (INT64_C(1) << 30) && d->OW < (INT64_C(1) << 30); /* lane maths */
-  d->plane = fits && (d->sw == 1 || d->sw == 2) ? accy__uk_get()->f32_dwconv_plane : NULL;
-  d->geom = (accy__uk_dw_geom){d->H, d->W, d->KH, d->KW, d->sh, d->sw, d->ph,
-                               d->pw, d->dh, d->dw, d->OH, d->OW};
-  if (d->plane)
-    set_how(k, arena, "depthwise planes f32_dwconv_plane__%s", accy__isa_name(accy__uk_get()->isa));
-  else
-    set_how(k, arena, "depthwise rows (%s)", accy__isa_name(accy__uk_get()->isa));
+   * MobileNetV2 at 1 thread (perf_prof, fastest of 50), the AVX2 kernel:
+   * 14 x 14 x 576 0.167 -> 0.086 ms at avx2 (0.136 -> 0.086 at avx512),
+   * 7 x 7 x 960 0.105 -> 0.054, 56 x 56 x 144 0.275 -> 0.255. */
+  const bool fits = d->g.W < (INT64_C(1) << 30) && d->g.OW < (INT64_C(1) << 30); /* lane maths */
+  d->plane = fits && (d->g.sw == 1 || d->g.sw == 2) ? accy__uk_get()->f32_dwconv_plane : NULL;
+  set_how(k, arena, "depthwise %s (%s)", d->plane ? "planes" : "rows",
+          accy__isa_name(accy__uk_get()->isa));
   k->run = dwconv_f32;
   k->params = d;
   k->n_items = (uint64_t)(N * O);
   k->worker_bytes = d->plane ? 0 : ((uint64_t)(d->Hp * d->Wp) + 16) * sizeof(float);
-  uint64_t cost = (uint64_t)(d->OH * d->OW * d->KH * d->KW);
+  uint64_t cost = (uint64_t)(d->g.OH * d->g.OW * d->g.KH * d->g.KW);
   k->item_cost = cost ? cost : 1;
   return ACCY_STATUS_OK;
 }
