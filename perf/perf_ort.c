@@ -57,6 +57,7 @@ enum {
   ORT_Run = 9,
   ORT_CreateSessionOptions = 10,
   ORT_SetSessionExecutionMode = 13,
+  ORT_EnableProfiling = 14,
   ORT_SetSessionGraphOptimizationLevel = 23,
   ORT_SetIntraOpNumThreads = 24,
   ORT_SetInterOpNumThreads = 25,
@@ -86,6 +87,7 @@ typedef OrtStatus *(*fn_Run)(OrtSession *, const OrtRunOptions *, const char *co
                              const char *const *out_names, size_t n_out, OrtValue **outs);
 typedef OrtStatus *(*fn_CreateSessionOptions)(OrtSessionOptions **out);
 typedef OrtStatus *(*fn_SetInt)(OrtSessionOptions *, int);
+typedef OrtStatus *(*fn_SetStr)(OrtSessionOptions *, const char *);
 typedef OrtStatus *(*fn_SessionGetCount)(const OrtSession *, size_t *out);
 typedef OrtStatus *(*fn_SessionGetName)(const OrtSession *, size_t i, OrtAllocator *, char **out);
 typedef OrtStatus *(*fn_CreateTensorWithData)(const OrtMemoryInfo *, void *data, size_t bytes,
@@ -246,6 +248,14 @@ perf_ort_run *perf_ort_open(perf_ort *o, const char *onnx_path, int threads, int
       status_ok(o,
                 ((fn_SetInt)o->api[ORT_SetSessionGraphOptimizationLevel])(so, ORT_ENABLE_ALL),
                 "SetSessionGraphOptimizationLevel", err, err_size))
+    goto fail;
+  /* ORT's own per-node profile, for finding where the two runtimes differ
+   * (perf/README.md, "Per-node profiles"): a JSON file per session, named
+   * from this prefix. Not used for any number the harness prints. */
+  const char *profile = getenv("ACCY_PERF_ORT_PROFILE");
+  if (profile && *profile &&
+      status_ok(o, ((fn_SetStr)o->api[ORT_EnableProfiling])(so, profile), "EnableProfiling", err,
+                err_size))
     goto fail;
   if (spin >= 0 &&
       status_ok(o, ((fn_AddConfig)o->api[ORT_AddSessionConfigEntry])(
