@@ -44,7 +44,7 @@ static const accy__uk kAvx512 = {
                  accy__f32_gemv_1x128__avx512, "f32_gemv_1x128__avx512",
                  accy__f32_gemm_ind_8x32__avx512, "f32_gemm_ind_8x32__avx512"},
     .f32_dwconv_row = accy__f32_dwconv_row__avx512,
-    .f32_dwconv_plane = accy__f32_dwconv_plane__avx2,
+    .f32_dwconv_plane = accy__f32_dwconv_plane__avx512,
     .f32_epilogue = accy__f32_epilogue__avx2,
     .f32_pool_row = accy__f32_pool_row__avx512,
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,

@@ -257,6 +257,8 @@ void accy__f32_dwconv_row__avx512(size_t ow, const float *x, ptrdiff_t x_rs, siz
                                   const accy__uk_row_epilogue *ep);
 void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, const float *w,
                                   float *out, const accy__uk_row_epilogue *ep);
+void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
+                                    float *out, const accy__uk_row_epilogue *ep);
 void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                      float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
