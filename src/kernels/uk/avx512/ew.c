@@ -15,7 +15,8 @@
 #define V16(x) _mm512_set1_ps(x)
 
 /* vm_exp of avx2/vmath.h in sixteen lanes: the same operations in the same
- * order, so the same bits lane for lane. */
+ * order up to the scaling by 2^n, which gives the same value, so the same
+ * bits lane for lane. */
 static inline __m512 vm_exp16(__m512 x) {
   const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, V16(-104.0f)), V16(89.0f));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, V16(1.44269504088896341f)),
@@ -24,12 +25,12 @@ static inline __m512 vm_exp16(__m512 x) {
   r = _mm512_fnmadd_ps(n, V16(-2.12194440e-4f), r);
   __m512 p = V16(kExp[6]);
   for (int i = 5; i >= 0; i--) p = _mm512_fmadd_ps(p, r, V16(kExp[i]));
-  const __m512i ni = _mm512_cvtps_epi32(n);
-  const __m512i n1 = _mm512_srai_epi32(ni, 1), n2 = _mm512_sub_epi32(ni, n1);
-  const __m512i bias = _mm512_set1_epi32(127);
-  const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
-  const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
-  const __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+  /* p 2^n in one rounding. AVX2 multiplies p by 2^(n >> 1), which is
+   * exact (p is near 1 and n >> 1 >= -75), then by 2^(n - (n >> 1)), which
+   * rounds p 2^n once: the value scalef rounds, so the same bits (overflow
+   * to inf and subnormal results included) in one operation instead of
+   * nine. */
+  const __m512 y = _mm512_scalef_ps(p, n);
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x); /* NaN passes */
 }
 
