@@ -603,11 +603,12 @@ END_TEST
  * when the row holds an inf or a NaN. Every row's bits are those of a call
  * for that row alone (a row never depends on its neighbours). Lengths
  * around the vector blocks of 8 and 32, a row stride wider than the row,
- * special values. */
+ * special values. Levels above AVX2 give its bits, sums included. */
 START_TEST(test_reduce_rows_levels_match_portable) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
   const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  const accy__uk *avx2 = level_table(ts, nl, ACCY__ISA_AVX2);
   tu_rng r;
   tu_rng_seed(&r, 53);
   enum { RS = 1100, ROWS = 9 };
@@ -639,6 +640,14 @@ START_TEST(test_reduce_rows_levels_match_portable) {
           ts[l]->f32_reduce_rows(len, x, rs, ROWS, got, kind);
           ck_assert_msg(got[ROWS] == 12345.0f, "%s: reduce_rows wrote past its rows",
                         accy__isa_name(ts[l]->isa));
+          if (avx2 && ts[l]->isa > ACCY__ISA_AVX2) { /* levels above AVX2 give its bits */
+            float a2[ROWS];
+            avx2->f32_reduce_rows(len, x, rs, ROWS, a2, kind);
+            for (size_t j = 0; j < ROWS; j++)
+              ck_assert_msg(memcmp(&a2[j], &got[j], sizeof(float)) == 0,
+                            "%s: reduce_rows kind %d len %zu row %zu: %a, avx2 %a",
+                            accy__isa_name(ts[l]->isa), kind, len, j, got[j], a2[j]);
+          }
           for (size_t j = 0; j < ROWS; j++) {
             const float *row = x + (ptrdiff_t)j * rs;
             ts[l]->f32_reduce_rows(len, row, rs, 1, &one, kind);
