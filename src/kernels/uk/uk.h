@@ -263,7 +263,5 @@ void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, s
                                      float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
                                  int kind);
-void accy__f32_reduce_rows__avx512(size_t len, const float *x, ptrdiff_t rs, size_t rows,
-                                   float *out, int kind);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

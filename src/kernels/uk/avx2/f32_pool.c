@@ -9,7 +9,7 @@
  * directly; stride 2 (the common pooling stride) loads 16 floats and keeps
  * the even ones; other strides run the scalar rule.
  *
- * Whole rows: sums in the level's blocked order (sum_rows), max and min with
+ * Whole rows: sums in the level's blocked order (sum_row), max and min with
  * max_ps/min_ps and a second, ordered fold when the order matters (a NaN, a
  * zero), products eight rows at a time through transposes (row order). */
 #include "src/internal.h"
@@ -225,39 +225,35 @@ static float fold_row_in_order(size_t n, const float *p, int kind) {
  * sums take elements 32i .. 32i + 31 lane by lane; the full vectors left
  * (at most three) go to the first, second, third; the vectors are added as
  * (v0 + v1) + (v2 + v3), their lanes as ((l0 + l4) + (l2 + l6)) +
- * ((l1 + l5) + (l3 + l7)); the last len % 8 elements follow one by one.
- * R rows (1 or 2, a constant where inlined) at a time, rows rs apart: one
- * row's four chains wait on the adds' latency, two rows' eight keep both
- * adders busy; each row's sum is its own, in its own order. */
-static inline __attribute__((always_inline)) void sum_rows(size_t n, const float *x, ptrdiff_t rs,
-                                                           size_t R, float *out) {
-  __m256 v[2][4];
-#pragma GCC unroll 2
-  for (size_t r = 0; r < R; r++) v[r][0] = v[r][1] = v[r][2] = v[r][3] = _mm256_setzero_ps();
+ * ((l1 + l5) + (l3 + l7)); the last len % 8 elements follow one by one. */
+static float sum_row(size_t n, const float *p) {
+  __m256 v0 = _mm256_setzero_ps(), v1 = v0, v2 = v0, v3 = v0;
   size_t i = 0;
-  for (; i + 32 <= n; i += 32)
-#pragma GCC unroll 2
-    for (size_t r = 0; r < R; r++) {
-      const float *p = x + (ptrdiff_t)r * rs + i;
-      v[r][0] = _mm256_add_ps(v[r][0], _mm256_loadu_ps(p));
-      v[r][1] = _mm256_add_ps(v[r][1], _mm256_loadu_ps(p + 8));
-      v[r][2] = _mm256_add_ps(v[r][2], _mm256_loadu_ps(p + 16));
-      v[r][3] = _mm256_add_ps(v[r][3], _mm256_loadu_ps(p + 24));
-    }
-  const size_t full = (n - i) / 8; /* 0 .. 3 vectors left */
-#pragma GCC unroll 2
-  for (size_t r = 0; r < R; r++) {
-    const float *p = x + (ptrdiff_t)r * rs;
-    for (size_t t = 0; t < full; t++)
-      v[r][t] = _mm256_add_ps(v[r][t], _mm256_loadu_ps(p + i + 8 * t));
-    const __m256 s = _mm256_add_ps(_mm256_add_ps(v[r][0], v[r][1]), _mm256_add_ps(v[r][2], v[r][3]));
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)); /* l0+l4 .. */
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h)); /* (l0+l4)+(l2+l6), (l1+l5)+(l3+l7) */
-    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-    float a = _mm_cvtss_f32(h);
-    for (size_t l = i + 8 * full; l < n; l++) a = a + p[l];
-    out[r] = accy__canon_nan_f32(a);
+  for (; i + 32 <= n; i += 32) {
+    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(p + i));
+    v1 = _mm256_add_ps(v1, _mm256_loadu_ps(p + i + 8));
+    v2 = _mm256_add_ps(v2, _mm256_loadu_ps(p + i + 16));
+    v3 = _mm256_add_ps(v3, _mm256_loadu_ps(p + i + 24));
   }
+  if (i + 8 <= n) {
+    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(p + i));
+    i += 8;
+    if (i + 8 <= n) {
+      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(p + i));
+      i += 8;
+      if (i + 8 <= n) {
+        v2 = _mm256_add_ps(v2, _mm256_loadu_ps(p + i));
+        i += 8;
+      }
+    }
+  }
+  const __m256 v = _mm256_add_ps(_mm256_add_ps(v0, v1), _mm256_add_ps(v2, v3));
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l0+l4 .. l3+l7 */
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));                 /* (l0+l4)+(l2+l6), (l1+l5)+(l3+l7) */
+  h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+  float r = _mm_cvtss_f32(h);
+  for (; i < n; i++) r = r + p[i];
+  return accy__canon_nan_f32(r);
 }
 
 /* Max or min of a row with the portable bits: without NaNs the answer is
@@ -304,8 +300,7 @@ void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_
   size_t j = 0;
   switch (kind) {
     case ACCY_REDUCE_SUM:
-      for (; j + 2 <= rows; j += 2) sum_rows(len, x + (ptrdiff_t)j * rs, rs, 2, out + j);
-      for (; j < rows; j++) sum_rows(len, x + (ptrdiff_t)j * rs, rs, 1, out + j);
+      for (; j < rows; j++) out[j] = sum_row(len, x + (ptrdiff_t)j * rs);
       break;
     case ACCY_REDUCE_PRODUCT:
       if (len >= 8)

@@ -1,6 +1,5 @@
-/* src/kernels/uk/avx512/f32_pool.c: accy__f32_pool_row__avx512 and
- * accy__f32_reduce_rows__avx512 (uk.h), built with the AVX-512 level's
- * flags. The row reduces are AVX2's but for sums (below, at the end).
+/* src/kernels/uk/avx512/f32_pool.c: accy__f32_pool_row__avx512 (uk.h),
+ * built with the AVX-512 level's flags.
  *
  * Max and min pooling at strides 1 and 2, sixteen outputs per vector, in
  * the integer order of the floats' bits: the key of a float is its bits as
@@ -99,58 +98,4 @@ void accy__f32_pool_row__avx512(size_t n, const float *x, ptrdiff_t x_rs,
       accy__f32_pool_row__avx2(m, xi, x_rs, kh, kw, dx, sx, ident, kind,
                                out + i);
   }
-}
-
-/* ---- whole rows ----------------------------------------------------------------- */
-
-/* The AVX2 level's sum order of a row (avx2/f32_pool.c, docs/ops.md) with
- * its four vectors of eight partial sums as two of sixteen: lo = (v0, v1)
- * takes elements 32i .. 32i + 15, hi = (v2, v3) the next sixteen, the full
- * vectors of eight left go to v0, v1, v2 under lane masks (merging: a lane
- * not added to keeps its value, the sign of a zero included), and the
- * halves are added as AVX2 adds v0 + v1 and v2 + v3. The same operations on
- * the same lanes in the same order, so AVX2's bits. R rows (4 or 1, a
- * constant where inlined) at a time, rs apart: eight chains keep both
- * adders busy where one row's two wait on their latency. */
-static inline __attribute__((always_inline)) void sum_rows16(size_t n, const float *x,
-                                                             ptrdiff_t rs, size_t R, float *out) {
-  __m512 lo[4], hi[4];
-#pragma GCC unroll 4
-  for (size_t r = 0; r < R; r++) lo[r] = hi[r] = _mm512_setzero_ps();
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32)
-#pragma GCC unroll 4
-    for (size_t r = 0; r < R; r++) {
-      const float *p = x + (ptrdiff_t)r * rs + i;
-      lo[r] = _mm512_add_ps(lo[r], _mm512_loadu_ps(p));
-      hi[r] = _mm512_add_ps(hi[r], _mm512_loadu_ps(p + 16));
-    }
-  const size_t full = (n - i) / 8; /* 0 .. 3 vectors of eight left */
-  const __mmask16 ml = full >= 2 ? 0xffff : full ? 0x00ff : 0, mh = full == 3 ? 0x00ff : 0;
-#pragma GCC unroll 4
-  for (size_t r = 0; r < R; r++) {
-    const float *p = x + (ptrdiff_t)r * rs;
-    lo[r] = _mm512_mask_add_ps(lo[r], ml, lo[r], _mm512_maskz_loadu_ps(ml, p + i));
-    hi[r] = _mm512_mask_add_ps(hi[r], mh, hi[r], _mm512_maskz_loadu_ps(mh, p + i + 16));
-    const __m256 s01 = _mm256_add_ps(_mm512_castps512_ps256(lo[r]), _mm512_extractf32x8_ps(lo[r], 1));
-    const __m256 s23 = _mm256_add_ps(_mm512_castps512_ps256(hi[r]), _mm512_extractf32x8_ps(hi[r], 1));
-    const __m256 s = _mm256_add_ps(s01, s23);
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-    float a = _mm_cvtss_f32(h);
-    for (size_t l = i + 8 * full; l < n; l++) a = a + p[l];
-    out[r] = accy__canon_nan_f32(a);
-  }
-}
-
-void accy__f32_reduce_rows__avx512(size_t len, const float *x, ptrdiff_t rs, size_t rows,
-                                   float *out, int kind) {
-  if (kind != ACCY_REDUCE_SUM) {
-    accy__f32_reduce_rows__avx2(len, x, rs, rows, out, kind);
-    return;
-  }
-  size_t j = 0;
-  for (; j + 4 <= rows; j += 4) sum_rows16(len, x + (ptrdiff_t)j * rs, rs, 4, out + j);
-  for (; j < rows; j++) sum_rows16(len, x + (ptrdiff_t)j * rs, rs, 1, out + j);
 }
