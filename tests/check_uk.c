@@ -522,6 +522,72 @@ START_TEST(test_elementwise_x1_matches_repeated_operand) {
 }
 END_TEST
 
+/* f32 division by one value is the quotient a / b, bit for bit, at every
+ * level: the vector levels' corrected reciprocal multiply (uk/avx2/ew.c)
+ * included, with divisors and dividends over the whole float range (random
+ * bit patterns: subnormals, infinities and NaNs among them), near the edges
+ * of the window that takes the fast path, and significands of all ones;
+ * vectors whose lanes are all inside the window, and vectors with one lane
+ * outside it. NaNs compare equal whatever their payload. */
+static float f32_of_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static float divide_case(tu_rng *r, int kind) {
+  const uint64_t x = tu_rng_next(r);
+  const uint32_t sign = (uint32_t)(x >> 63) << 31, frac = (uint32_t)x & 0x7fffffu;
+  switch (kind) {
+    case 0: return f32_of_bits((uint32_t)(x >> 16)); /* any bits */
+    case 1: /* inside the window, 2^-60 .. 2^60 */
+      return f32_of_bits(sign | (uint32_t)(127 - 60 + (x >> 32) % 121) << 23 | frac);
+    case 2: /* near its edges */
+      return f32_of_bits(sign | (uint32_t)((x >> 40) & 1 ? 127 + 58 + (x >> 32) % 5
+                                                          : 127 - 62 + (x >> 32) % 5)
+                                    << 23 |
+                         frac);
+    default: /* a significand of all ones, or of one bit */
+      return f32_of_bits(sign | (uint32_t)(127 - 30 + (x >> 32) % 61) << 23 |
+                         ((x >> 45) & 1 ? 0x7fffffu : 1u << ((x >> 46) % 23)));
+  }
+}
+
+START_TEST(test_divide_x1_is_the_quotient) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 41);
+  enum { N = 1003 };
+  static float a[N], got[N + 1];
+  long checked = 0;
+  for (int l = 0; l < nl; l++) {
+    accy__uk_ew_fn f = ts[l]->ew.map_x1(ACCY_OP_DIVIDE, ACCY_DTYPE_F32);
+    ck_assert_ptr_nonnull(f);
+    for (int rep = 0; rep < 400; rep++) {
+      const float b = rep < 8 ? (float[]){0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-149f,
+                                          0x1p-60f, 0x1p60f}[rep]
+                              : divide_case(&r, rep % 4);
+      /* Mostly inside the window (the fast path), with one lane of every
+       * other vector from anywhere. */
+      for (size_t i = 0; i < N; i++)
+        a[i] = divide_case(&r, rep % 5 == 0 ? (int)(i % 4) : i % 32 == 7 ? 0 : 1 + (int)(i % 3));
+      got[N] = 12345.0f;
+      f(N, got, a, &b, NULL, 0, 0);
+      for (size_t i = 0; i < N; i++) {
+        const float want = a[i] / b;
+        ck_assert_msg(memcmp(&want, &got[i], sizeof want) == 0 || (want != want && got[i] != got[i]),
+                      "%s: %a / %a gave %a, not %a", accy__isa_name(ts[l]->isa), (double)a[i],
+                      (double)b, (double)got[i], (double)want);
+      }
+      ck_assert(got[N] == 12345.0f);
+      checked += N;
+    }
+  }
+  ck_assert_int_ge(checked, 400L * N);
+}
+END_TEST
+
 /* pool_row: at every level, each output is the fold of scalar.h's rule from
  * the identity over its window's taps in window order (the bits, with
  * special values among random ones, windows of special values only: NaNs,
@@ -1191,6 +1257,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_elementwise_levels_match_portable);
   tcase_add_test(tc, test_reduce_rows_levels_match_portable);
   tcase_add_test(tc, test_elementwise_x1_matches_repeated_operand);
+  tcase_add_test(tc, test_divide_x1_is_the_quotient);
   tcase_add_test(tc, test_power_levels_match_portable);
   tcase_add_test(tc, test_transcendentals_above_avx2_give_avx2_bits);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);

@@ -600,7 +600,14 @@ accy__uk_ew_fn EW_EXPORT(ew_map)(uint16_t op, int32_t dt) {
     }                                  \
     break;
 
+/* A level's own spans of one-value ops, as EW_OVERRIDE_MAP. */
+#ifndef EW_OVERRIDE_MAP_X1
+#define EW_OVERRIDE_MAP_X1(op, dt) ((accy__uk_ew_fn)NULL)
+#endif
+
 accy__uk_ew_fn EW_EXPORT(ew_map_x1)(uint16_t op, int32_t dt) {
+  accy__uk_ew_fn over = EW_OVERRIDE_MAP_X1(op, dt);
+  if (over) return over;
   switch (op) {
     EW_X1_OPS(EW_LOOKUP_OP_X1)
     default:

@@ -129,6 +129,41 @@ EW_V16(v_tanh16_f32, vm_tanh16)
 EW_V16(v_logistic16_f32, vm_logistic16)
 EW_V16(v_erf16_f32, vm_erf16)
 
+/* Division by one value: AVX2's corrected reciprocal multiply (see
+ * v_divide_f32_x1 in avx2/ew.c), sixteen at a time; the same bits, those of
+ * a / b. */
+#define DIV_X1_LO 0x1p-60f
+#define DIV_X1_HI 0x1p60f
+
+static void v_divide16_f32_x1(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                              size_t s0, size_t s2) {
+  (void)x2, (void)s0, (void)s2;
+  float *y = o;
+  const float *a = x0, b = *(const float *)x1;
+  size_t i = 0;
+  if (__builtin_fabsf(b) >= DIV_X1_LO && __builtin_fabsf(b) <= DIV_X1_HI) {
+    const __m512 vb = V16(b), r = V16(1.0f / b);
+    for (; i + 16 <= n; i += 16) {
+      const __m512 x = _mm512_loadu_ps(a + i), ax = vm_abs16(x);
+      const __mmask16 ok = _mm512_cmp_ps_mask(ax, V16(DIV_X1_LO), _CMP_GE_OQ) &
+                           _mm512_cmp_ps_mask(ax, V16(DIV_X1_HI), _CMP_LE_OQ);
+      __m512 q;
+      if (ok == 0xffff) {
+        const __m512 q0 = _mm512_mul_ps(x, r);
+        q = _mm512_fmadd_ps(_mm512_fnmadd_ps(q0, vb, x), r, q0);
+      } else {
+        q = _mm512_div_ps(x, vb);
+      }
+      _mm512_storeu_ps(y + i, q);
+    }
+  }
+  for (; i < n; i++) y[i] = a[i] / b;
+}
+
+static accy__uk_ew_fn avx512_override_x1(uint16_t op, int32_t dt) {
+  return op == ACCY_OP_DIVIDE && dt == ACCY_DTYPE_F32 ? v_divide16_f32_x1 : NULL;
+}
+
 static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
@@ -146,5 +181,6 @@ static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
 }
 
 #define EW_OVERRIDE_MAP(op, dt) avx512_override(op, dt)
+#define EW_OVERRIDE_MAP_X1(op, dt) avx512_override_x1(op, dt)
 #define EW_EXPORT(name) accy__##name##__avx512
 #include "src/kernels/uk/ew_body.h"
