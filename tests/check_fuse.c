@@ -550,6 +550,19 @@ START_TEST(test_elementwise_groups) {
     out(&g, y);
     compare(&g, 1);
   }
+  /* erf-GELU as torch exports it, x * (erf(x / sqrt 2) + 1) * 0.5: the
+   * divide by a scalar reads it as one value; one task. */
+  {
+    int64_t xd[1] = {70001};
+    accy__type xt = tu_type(ACCY_DTYPE_F32, 1, xd);
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", xt);
+    uint32_t y = un(&g, ACCY_OP_ERF, xt, bin(&g, ACCY_OP_DIVIDE, xt, x, scalar(&g, xt, 1.4142135f)));
+    y = bin(&g, ACCY_OP_MULTIPLY, xt, x, bin(&g, ACCY_OP_ADD, xt, y, scalar(&g, xt, 1.0f)));
+    out(&g, bin(&g, ACCY_OP_MULTIPLY, xt, y, scalar(&g, xt, 0.5f)));
+    compare(&g, 1);
+  }
   /* General broadcasts: [3,1,5] over the middle axis, [4] along axis 1, a
    * transposing [5,3] -> [3,4,5]; compare, select and a convert to f64. */
   {
@@ -674,7 +687,15 @@ START_TEST(test_random_groups) {
           if (tu_rng_range(&rng, 0, 3) == 0) rows[nr++] = bin(&g, ACCY_OP_SUBTRACT, xt, b, v);
           break;
         }
-        case 8: rows[nr++] = bin(&g, ACCY_OP_MULTIPLY, xt, a, scalar(&g, xt, 0.5f)); break;
+        case 8: { /* a scalar broadcast as the second operand (read as one value): the
+                     divide's fast path, and with a divisor below 2^-60 its fallback */
+          static const uint16_t kOps[4] = {ACCY_OP_MULTIPLY, ACCY_OP_DIVIDE, ACCY_OP_SUBTRACT,
+                                           ACCY_OP_DIVIDE};
+          static const float kVals[4] = {0.5f, 1.4142135f, -3.0f, 1e-30f};
+          const int which = (int)tu_rng_range(&rng, 0, 3);
+          rows[nr++] = bin(&g, kOps[which], xt, a, scalar(&g, xt, kVals[which]));
+          break;
+        }
         default: { /* select(a > b, a, b * b) */
           int64_t gt[1] = {ACCY_COMPARE_GT};
           uint32_t cops[2] = {a, b};

@@ -243,7 +243,9 @@ typedef struct group_step {
   int8_t red;               /* GK_REDUCE: accy_reduce_kind (sum..min) */
   const ew_params *ew;      /* GK_EW */
   const group_bcast *bc;    /* GK_GATHER */
-  accy__uk_ew_fn x1;        /* GK_EW_X1: o[i] = op(x0[i], x1[0]) */
+  accy__uk_ew_fn x1;        /* GK_EW_X1: o[i] = op(x0[i], x1[0]); GK_EW: when set, the
+                               second operand is a one-element fill (the value at its slot's
+                               start for every element), run as o[i] = op(x0[i], x1[0]) */
   uint8_t periodic;         /* GK_EW_ROWS: bit i set: operand i is a leaf vector of one row */
   size_t es;                /* element bytes of the result */
   group_src in[3];
@@ -345,7 +347,10 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
             else
               x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * e->elem_bytes[1 + i];
           }
-          e->fn(n, out, x[0], x[1], x[2], e->stride[1], e->stride[3]);
+          if (st->x1)
+            st->x1(n, out, x[0], x[1], NULL, 0, 0);
+          else
+            e->fn(n, out, x[0], x[1], x[2], e->stride[1], e->stride[3]);
           break;
         }
         case GK_GATHER:
@@ -727,6 +732,18 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
         if (!ok) return GROUP_FAIL("leaf %u read at the wrong positions", m, opn, o);
         st.in[i] = (group_src)(-1 - leaf);
       }
+    }
+    if (st.kind == GK_EW && st.ew->arity == 2) {
+      /* The second operand a one-element broadcast of a leaf (a scalar
+       * constant, as GELU's divide by sqrt 2): its slot holds the value
+       * from the tile's first block on, so the op's map_x1 kernel reads
+       * that one value (the same bits as the two-array kernel; a divide
+       * becomes a corrected reciprocal multiply, uk/avx2/ew.c). */
+      const int32_t a0 = group_index(g->members, mi, nd->operands[0]);
+      const int32_t a1 = group_index(g->members, mi, nd->operands[1]);
+      if (a1 >= 0 && a1 != a0 && steps[a1].kind == GK_GATHER && steps[a1].once &&
+          p->nodes[nd->operands[0]].type.dtype == nd->type.dtype)
+        st.x1 = uew->map_x1(nd->op, nd->type.dtype);
     }
     if (mi + 1 < nm) {
       if (st.kind == GK_GATHER && st.once) st.out = slot_of[mi];
