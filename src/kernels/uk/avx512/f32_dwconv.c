@@ -16,9 +16,9 @@
  * (+0 elsewhere, as the padded copy's zeros); the rows whose taps all lie
  * in the plane run eight at a time (eight chains) without row checks.
  * Planes of at most eight output columns are the AVX2 kernel's. 3 x 3
- * filters at stride 1 (most depthwise layers) have a kernel of their own
- * that loads each input row once per filter column for the three output
- * rows that read it (plane3_block). */
+ * filters at strides 1 and 2 (most depthwise layers) have a kernel of their
+ * own that loads each input row once per filter column for the output rows
+ * that read it (plane3_block). */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -248,48 +248,53 @@ ACCY_INLINE void plane_block_rows(const accy__uk_dw_geom *g, const float *x, con
   plane_border(g, x, w, out, ep, &b, oy, g->OH, SW);
 }
 
-/* 3 x 3 taps at stride 1 without dilation (most depthwise layers): a block
- * of sixteen output columns, eight output rows at a time (eight chains),
- * each input row loaded once per filter column and fed to the up to three
- * output rows that read it. Input rows run in order, filter columns inside,
- * so every chain still takes its taps in row-major order; an input row
- * outside the plane is a vector of +0 that is multiplied all the same (a
- * chain may be -0 by then, and adding w * 0 can turn it into +0, as the
- * padded copy's zeros do). Rows past the plane's last are computed from
- * whatever they read and never stored. */
-static void plane3_block(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
-                         const accy__uk_row_epilogue *ep, ptrdiff_t o0) {
+/* 3 x 3 taps at stride SW (1 or 2) without dilation (most depthwise
+ * layers): a block of sixteen output columns, R (<= 8) output rows at a
+ * time (R chains; SW and R constants where inlined), each input row loaded
+ * once per filter column and fed to the output rows that read it (three at
+ * stride 1, one or two at stride 2).
+ * Input rows run in order, filter columns inside, so every chain still
+ * takes its taps in row-major order; an input row outside the plane is a
+ * vector of +0 that is multiplied all the same (a chain may be -0 by then,
+ * and adding w * 0 can turn it into +0, as the padded copy's zeros do).
+ * Rows past the plane's last are computed from whatever they read and never
+ * stored. */
+ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const float *w,
+                              float *out, const accy__uk_row_epilogue *ep, ptrdiff_t o0,
+                              size_t SW, int R) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
   const size_t n = OW - o0 < 16 ? (size_t)(OW - o0) : 16;
-  __mmask16 m[3];
+  tap_masks m[3];
   __m512 wv[9];
-  for (int kx = 0; kx < 3; kx++) m[kx] = span_mask(o0 + kx - g->pw, (ptrdiff_t)n, W);
+  for (int kx = 0; kx < 3; kx++) m[kx] = plane_masks(o0 * (ptrdiff_t)SW + kx - g->pw, n, SW, W);
   for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
   const __mmask16 mo = vm_lanes16(n);
-  for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) {
+  const tap_masks none = {0, 0};
+  for (int64_t oy0 = 0; oy0 < g->OH; oy0 += R) {
     __m512 a[8];
 #pragma GCC unroll 8
-    for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_ps();
-    /* Input row i (0 .. 9) of the group, iy = oy0 - ph + i, feeds output
-     * row r = i - ky for ky = 0, 1, 2. */
-#pragma GCC unroll 10
-    for (int i = 0; i < 10; i++) {
-      const int64_t iy = oy0 - g->ph + i;
+    for (int r = 0; r < R; r++) a[r] = _mm512_setzero_ps();
+    /* Input row i of the group, iy = oy0 SW - ph + i, feeds output row r
+     * where r SW + ky = i, for ky = 0, 1, 2. */
+#pragma GCC unroll 17
+    for (int i = 0; i < (R - 1) * (int)SW + 3; i++) {
+      const int64_t iy = oy0 * (int64_t)SW - g->ph + i;
       const bool in = iy >= 0 && iy < g->H;
-      const float *row = x + (in ? iy : 0) * W + o0 - g->pw;
+      const float *row = x + (in ? iy : 0) * W + o0 * (ptrdiff_t)SW - g->pw;
 #pragma GCC unroll 3
       for (int kx = 0; kx < 3; kx++) {
-        const __m512 v = in ? _mm512_maskz_loadu_ps(m[kx], row + kx) : _mm512_setzero_ps();
+        const __m512 v = load_taps(row + kx, SW, in ? m[kx] : none);
 #pragma GCC unroll 3
         for (int ky = 0; ky < 3; ky++) {
-          const int r = i - ky;
-          if (r >= 0 && r < 8) a[r] = _mm512_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
+          const int d = i - ky, r = d / (int)SW;
+          if (d >= 0 && d % (int)SW == 0 && r < R)
+            a[r] = _mm512_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
         }
       }
     }
-    const int64_t nr = g->OH - oy0 < 8 ? g->OH - oy0 : 8;
+    const int64_t nr = g->OH - oy0 < R ? g->OH - oy0 : R;
 #pragma GCC unroll 8
-    for (int r = 0; r < 8; r++) {
+    for (int r = 0; r < R; r++) {
       if (r >= nr) break;
       const int64_t oy = oy0 + r;
       __m512 v = a[r];
@@ -303,10 +308,27 @@ static void plane3_block(const accy__uk_dw_geom *g, const float *x, const float 
   }
 }
 
+static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                      const accy__uk_row_epilogue *ep) {
+  for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) plane3_block(g, x, w, out, ep, o0, 1, 8);
+}
+
+/* Four rows at a time at stride 2: eight compiled three times as slowly
+ * under clang's AddressSanitizer (each masked load is checked lane by lane),
+ * for a few percent on the layers (576 x 14 x 14 to 7 x 7: 0.049 against
+ * 0.056 ms). */
+static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                      const accy__uk_row_epilogue *ep) {
+  for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) plane3_block(g, x, w, out, ep, o0, 2, 4);
+}
+
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
                                     float *out, const accy__uk_row_epilogue *ep) {
-  if (g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1) {
-    for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) plane3_block(g, x, w, out, ep, o0);
+  if (g->KH == 3 && g->KW == 3 && g->sh == g->sw && g->sh <= 2 && g->dh == 1 && g->dw == 1) {
+    if (g->sh == 1)
+      plane3_s1(g, x, w, out, ep);
+    else
+      plane3_s2(g, x, w, out, ep);
     return;
   }
   /* Rows of at most eight outputs fill half a vector here; the AVX2
