@@ -332,9 +332,10 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
   /* The item's C block for a consumer (workspace_bytes counts it). */
   float *cw = g->c_store && ws ? (float *)ws + ws_a_floats(g) + ws_b_floats(g) : NULL;
   if (g->c_store && !cw) return;
-  /* A consumer applies the epilogue, except where B has scattered rows: the
-   * ind kernel takes bias_row and the clamp (gemm.h). */
-  const uint32_t ep_flags = g->c_store && !g->b_off ? 0u : g->ep_flags;
+  /* A consumer applies the epilogue, except where B has scattered rows (the
+   * ind kernel takes bias_row and the clamp, gemm.h) or ep_in_tile says the
+   * microkernel does. */
+  const uint32_t ep_flags = g->c_store && !g->b_off && !g->ep_in_tile ? 0u : g->ep_flags;
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t ni = it % g->n_items, rest = it / g->n_items;
     const uint64_t mi = rest % g->m_items, bi = rest / g->m_items;

@@ -107,6 +107,10 @@ typedef struct accy__gemm {
   ptrdiff_t bias_row_bs;
   bool has_residual;
   uint32_t ep_flags; /* 0, or ACCY__UK_EPILOGUE [| ACCY__UK_CLAMP] */
+  /* With C to a consumer: the microkernel still applies the epilogue (a
+   * bias and the clamp, no residual) before the consumer gets the tile, as
+   * it always does where B has scattered rows (b_off). */
+  bool ep_in_tile;
   /* Geometry, from accy__gemm_plan: items of mb rows and nb columns, walked
    * in sub-blocks of mb_sub rows (mb_sub == mb unless B comes from a
    * provider, whose items span more rows so that B is built fewer times). */
