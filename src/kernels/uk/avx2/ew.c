@@ -117,18 +117,15 @@ static void v_clamp_f32(size_t n, void *o, const void *x0, const void *x1, const
  * overflow anywhere: only |a| and |b| in [2^-60, 2^60] take it, so that
  * every value above stays a normal float; a vector with any other lane
  * (zero, subnormal, infinite, NaN, huge) is divided, as is the tail. */
-#define DIV_X1_LO 0x1p-60f
-#define DIV_X1_HI 0x1p60f
-
 static void v_divide_f32_x1(size_t n, void *o, const void *x0, const void *x1, const void *x2,
                             size_t s0, size_t s2) {
   (void)x2, (void)s0, (void)s2;
   float *y = o;
   const float *a = x0, b = *(const float *)x1;
   size_t i = 0;
-  if (fabsf(b) >= DIV_X1_LO && fabsf(b) <= DIV_X1_HI) {
+  if (fabsf(b) >= VM_DIV_X1_LO && fabsf(b) <= VM_DIV_X1_HI) {
     const __m256 vb = _mm256_set1_ps(b), r = _mm256_set1_ps(1.0f / b);
-    const __m256 lo = _mm256_set1_ps(DIV_X1_LO), hi = _mm256_set1_ps(DIV_X1_HI);
+    const __m256 lo = _mm256_set1_ps(VM_DIV_X1_LO), hi = _mm256_set1_ps(VM_DIV_X1_HI);
     const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     for (; i + 8 <= n; i += 8) {
       const __m256 x = _mm256_loadu_ps(a + i), ax = _mm256_and_ps(x, mag);

@@ -13,6 +13,13 @@
 
 #include <immintrin.h>
 
+/* The operands of a division by one value that take the corrected
+ * reciprocal multiply (avx2/ew.c's v_divide_f32_x1, and the AVX-512 level's
+ * in sixteen lanes): |a| and |b| in this window, where nothing underflows or
+ * overflows. */
+#define VM_DIV_X1_LO 0x1p-60f
+#define VM_DIV_X1_HI 0x1p60f
+
 /* exp: fit error 1.90e-09 */
 static const float kExp[7] = {1.000000000e+00f, 1.000000000e+00f, 4.999999106e-01f, 1.666642129e-01f, 4.166835919e-02f, 8.374771103e-03f, 1.382942079e-03f};
 /* log: fit error 4.24e-12 */
@@ -58,10 +65,9 @@ static inline __m256 vm_exp(__m256 x) {
   for (int i = 5; i >= 0; i--) p = _mm256_fmadd_ps(p, r, V8(kExp[i]));
   /* Scale by 2^n in two exact steps, so that subnormal results round once
    * and 2^128 is reachable: n in [-150, 128] splits into halves in
-   * [-75, 64]. */
-  /* x <= -104 (a mask's -1e4, -inf) gives +0: p 2^-150 with p below 1.
-   * Those lanes scale by 2^0 and take the +0 afterwards, so that no
-   * multiply produces a subnormal, which costs a microcode assist per
+   * [-75, 64]. x <= -104 (a mask's -1e4, -inf) gives +0 (p 2^-150 with p
+   * below 1): those lanes scale by 2^0 and take the +0 afterwards, so that
+   * no multiply produces a subnormal, which costs a microcode assist per
    * instruction on Intel cores; the same bits. */
   const __m256 dead = _mm256_cmp_ps(x, V8(-104.0f), _CMP_LE_OQ);
   const __m256i ni = _mm256_andnot_si256(_mm256_castps_si256(dead), _mm256_cvtps_epi32(n));

@@ -8,7 +8,7 @@
 
 #include <immintrin.h>
 
-#include "src/kernels/uk/avx2/vmath.h" /* the coefficients (kExp) */
+#include "src/kernels/uk/avx2/vmath.h" /* the coefficients (kExp), the divide window */
 #include "src/kernels/uk/avx512/vmath.h"
 #include "src/kernels/uk/uk.h"
 
@@ -136,21 +136,18 @@ EW_V16(v_erf16_f32, vm_erf16)
 /* Division by one value: AVX2's corrected reciprocal multiply (see
  * v_divide_f32_x1 in avx2/ew.c), sixteen at a time; the same bits, those of
  * a / b. */
-#define DIV_X1_LO 0x1p-60f
-#define DIV_X1_HI 0x1p60f
-
 static void v_divide16_f32_x1(size_t n, void *o, const void *x0, const void *x1, const void *x2,
                               size_t s0, size_t s2) {
   (void)x2, (void)s0, (void)s2;
   float *y = o;
   const float *a = x0, b = *(const float *)x1;
   size_t i = 0;
-  if (__builtin_fabsf(b) >= DIV_X1_LO && __builtin_fabsf(b) <= DIV_X1_HI) {
+  if (__builtin_fabsf(b) >= VM_DIV_X1_LO && __builtin_fabsf(b) <= VM_DIV_X1_HI) {
     const __m512 vb = V16(b), r = V16(1.0f / b);
     for (; i + 16 <= n; i += 16) {
       const __m512 x = _mm512_loadu_ps(a + i), ax = vm_abs16(x);
-      const __mmask16 ok = _mm512_cmp_ps_mask(ax, V16(DIV_X1_LO), _CMP_GE_OQ) &
-                           _mm512_cmp_ps_mask(ax, V16(DIV_X1_HI), _CMP_LE_OQ);
+      const __mmask16 ok = _mm512_cmp_ps_mask(ax, V16(VM_DIV_X1_LO), _CMP_GE_OQ) &
+                           _mm512_cmp_ps_mask(ax, V16(VM_DIV_X1_HI), _CMP_LE_OQ);
       __m512 q;
       if (ok == 0xffff) {
         const __m512 q0 = _mm512_mul_ps(x, r);
