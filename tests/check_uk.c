@@ -613,47 +613,56 @@ START_TEST(test_pool_row_folds_each_window_in_order) {
       for (ptrdiff_t sx = 1; sx <= 3; sx++)
         for (size_t k = 1; k <= 3; k++)
           for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
-            for (int rep = 0; rep < 5; rep++) {
+            for (int rep = 0; rep < 12; rep++) {
               const size_t n = kLens[li];
-              const ptrdiff_t dx = k == 2 ? 2 : 1;
+              /* Windows of 2 with and without a dilation; every other case
+               * with one row fewer (a window at the top or bottom edge). */
+              const ptrdiff_t dx = k == 2 && rep % 2 ? 2 : 1;
+              const size_t kh = k > 1 && rep >= 6 ? k - 1 : k;
               tu_fill_random(&r, ACCY_DTYPE_F32, x, RS * ROWS + 16, false, 0);
-              if (rep == 1)
+              const int data = rep % 6;
+              if (data == 1)
                 for (size_t i = 0; i < RS * ROWS; i += 3) x[i] = sp[(i / 3) % 8];
-              if (rep == 2) /* special values only */
+              if (data == 2) /* special values only */
                 for (size_t i = 0; i < RS * ROWS; i++) x[i] = sp[(i * 5 + i / 7) % 8];
-              if (rep == 3) /* numbers only: signed zeros, infinities, equal values */
+              if (data == 3) /* numbers only: signed zeros, infinities, equal values */
                 for (size_t i = 0; i < RS * ROWS; i++) x[i] = num[(i * 5 + i / 7) % 6];
-              if (rep == 4) /* a few NaNs of distinct payloads and signs among numbers */
+              if (data == 5) /* zeros of both signs where they decide max (min) */
+                for (size_t i = 0; i < RS * ROWS; i++) {
+                  const uint32_t u = (uint32_t)tu_rng_next(&r) % 3;
+                  x[i] = u == 2 ? (kind == ACCY_REDUCE_MIN ? 1.0f : -1.0f) : u ? -0.0f : 0.0f;
+                }
+              if (data == 4) /* a few NaNs of distinct payloads and signs among numbers */
                 for (size_t i = 0; i < RS * ROWS; i += 37) {
                   const uint32_t bits = (i % 2 ? 0xffc00000u : 0x7fc00000u) | (uint32_t)(i + 1);
                   memcpy(&x[i], &bits, sizeof bits);
                 }
               for (size_t i = 0; i < n; i++) {
                 float a = kIdent[kind];
-                for (size_t ky = 0; ky < k; ky++)
+                for (size_t ky = 0; ky < kh; ky++)
                   for (size_t kx = 0; kx < k; kx++)
                     a = accy__fold_kind_f32(a, x[ky * RS + kx * (size_t)dx + i * (size_t)sx], kind);
                 want[i] = a;
               }
               for (size_t i = 0; i < 64; i++) got[i] = 12345.0f;
-              ts[l]->f32_pool_row(n, x, RS, k, k, dx, sx, kIdent[kind], kind, got);
+              ts[l]->f32_pool_row(n, x, RS, kh, k, dx, sx, kIdent[kind], kind, got);
               /* Max and min keep the last NaN's payload: the bits, NaNs included. */
               const bool same = kind >= ACCY_REDUCE_MAX
                                     ? memcmp(want, got, n * sizeof(float)) == 0
                                     : tu_first_difference(ACCY_DTYPE_F32, want, got, n) == SIZE_MAX;
               ck_assert_msg(same,
-                            "%s: pool_row kind %d stride %td window %zu n %zu rep %d differs "
-                            "from the scalar fold",
-                            accy__isa_name(ts[l]->isa), kind, sx, k, n, rep);
+                            "%s: pool_row kind %d stride %td window %zux%zu dilation %td n %zu "
+                            "rep %d differs from the scalar fold",
+                            accy__isa_name(ts[l]->isa), kind, sx, kh, k, dx, n, rep);
               for (size_t i = n; i < 64; i++)
                 ck_assert_msg(got[i] == 12345.0f, "%s: pool_row wrote past its %zu outputs",
                               accy__isa_name(ts[l]->isa), n);
-              if (rep == 0) {
-                const size_t len = (k - 1) * RS + (k - 1) * (size_t)dx + (n - 1) * (size_t)sx + 1;
+              if (data == 0) {
+                const size_t len = (kh - 1) * RS + (k - 1) * (size_t)dx + (n - 1) * (size_t)sx + 1;
                 float *exact = malloc(len * sizeof(float));
                 ck_assert_ptr_nonnull(exact);
                 memcpy(exact, x, len * sizeof(float));
-                ts[l]->f32_pool_row(n, exact, RS, k, k, dx, sx, kIdent[kind], kind, got);
+                ts[l]->f32_pool_row(n, exact, RS, kh, k, dx, sx, kIdent[kind], kind, got);
                 free(exact);
                 ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, want, got, n) == SIZE_MAX,
                               "%s: pool_row on an exact copy differs", accy__isa_name(ts[l]->isa));

@@ -882,18 +882,18 @@ static void pool_rows_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
       pp->row((size_t)(x_hi - x_lo), src + x_lo * sx - pp->plx, (ptrdiff_t)(pp->dy * iw),
               (size_t)ey.count, (size_t)wx, (ptrdiff_t)dx, (ptrdiff_t)sx, pp->ident, pp->kind,
               row + x_lo);
-    /* The edges: their real taps one by one, in the same order. */
+    /* The edges: each a narrower window of its real taps, in the same
+     * order, through the same microkernel (one output per call). */
     for (int64_t ox = 0; ox < ow; ox++) {
       if (ox == x_lo && x_hi > x_lo) ox = x_hi;
       if (ox >= ow) break;
       const win_entry ex = pp->tx[ox];
-      float a = pp->ident;
-      for (int64_t ky = 0; ky < ey.count; ky++) {
-        const float *r = src + ky * pp->dy * iw;
-        for (int64_t kx = 0; kx < ex.count; kx++)
-          a = accy__fold_kind_f32(a, r[ex.first + kx * dx], pp->kind);
+      if (ex.count == 0 || ey.count == 0) {
+        row[ox] = pp->ident;
+        continue;
       }
-      row[ox] = a;
+      pp->row(1, src + ex.first, (ptrdiff_t)(pp->dy * iw), (size_t)ey.count, (size_t)ex.count,
+              (ptrdiff_t)dx, (ptrdiff_t)sx, pp->ident, pp->kind, row + ox);
     }
     if (pp->kind <= ACCY_REDUCE_PRODUCT)
       for (int64_t ox = 0; ox < ow; ox++) row[ox] = accy__canon_nan_f32(row[ox]);
