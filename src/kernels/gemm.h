@@ -43,11 +43,12 @@ typedef void (*accy__gemm_a_block_fn)(const void *ctx, const float *a, uint64_t 
 
 /* Takes one finished item of C: rows m0 .. m0 + rows and columns n0 .. n0
  * + cols of batch index bi, element (m0 + i, n0 + j) at tile[i * ld + j],
- * the plain sums (no epilogue applied). |c| and |r| are those given to
+ * the plain sums (no epilogue applied), in the worker's workspace, which
+ * the consumer may overwrite. |c| and |r| are those given to
  * accy__gemm_run. Lets C have a layout the microkernel cannot store (a
  * convolution's output read transposed) and applies the epilogue itself. */
 typedef void (*accy__gemm_c_store_fn)(const void *ctx, uint64_t bi, uint64_t m0, uint64_t rows,
-                                      uint64_t n0, uint64_t cols, const float *tile, size_t ld,
+                                      uint64_t n0, uint64_t cols, float *tile, size_t ld,
                                       float *c, const float *r);
 
 typedef struct accy__gemm {

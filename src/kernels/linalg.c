@@ -1074,7 +1074,7 @@ static void conv_im2col_a(const void *vctx, const float *x, uint64_t bi, uint64_
  * (position m0 + i, channel n0 + j) goes to output channel n0 + j's row,
  * which then gets the epilogue (the unfused ops' bits, as everywhere). */
 static void conv_store_t(const void *vctx, uint64_t bi, uint64_t m0, uint64_t rows, uint64_t n0,
-                         uint64_t cols, const float *tile, size_t ld, float *c, const float *r) {
+                         uint64_t cols, float *tile, size_t ld, float *c, const float *r) {
   const conv_gemm *cg = vctx;
   const int64_t OHW = cg->OH * cg->OW;
   const uint64_t grp = bi % cg->groups;
@@ -1155,13 +1155,13 @@ static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
 /* The padded form's C consumer: tile column n0 + j is padded position q =
  * oy * Wq + ox, stored (with the epilogue) only where ox < OW. */
 static void conv_store_pad(const void *vctx, uint64_t bi, uint64_t m0, uint64_t rows, uint64_t n0,
-                           uint64_t cols, const float *tile, size_t ld, float *c, const float *r) {
+                           uint64_t cols, float *tile, size_t ld, float *c, const float *r) {
   const conv_gemm *cg = vctx;
   const int64_t OHW = cg->OH * cg->OW, Wp = cg->Wq, OW = cg->OW;
   const uint64_t grp = bi % cg->groups, M = cg->g.M;
   const bool ep = cg->e.bias || cg->e.residual || cg->e.clamp;
   for (uint64_t i = 0; i < rows; i++) {
-    const float *src = tile + i * ld;
+    float *src = tile + i * ld;
     const ptrdiff_t base = ((ptrdiff_t)bi * (ptrdiff_t)M + (ptrdiff_t)(m0 + i)) * OHW;
     const float *bias = cg->e.bias ? cg->e.bias + grp * M + m0 + i : NULL;
     for (uint64_t q = n0; q < n0 + cols;) {
@@ -1171,8 +1171,11 @@ static void conv_store_pad(const void *vctx, uint64_t bi, uint64_t m0, uint64_t 
       if (ox < OW) {
         const uint64_t valid = run < (uint64_t)(OW - ox) ? run : (uint64_t)(OW - ox);
         const ptrdiff_t off = base + oy * OW + ox;
+        /* The epilogue on the run in the workspace (in L1), then one copy:
+         * the output is written once and never read back. */
+        if (ep)
+          epi_run(&cg->e, src + (q - n0), cg->e.residual ? r + off : NULL, (size_t)valid, bias, 0);
         memcpy(c + off, src + (q - n0), valid * sizeof(float));
-        if (ep) epi_run(&cg->e, c + off, cg->e.residual ? r + off : NULL, (size_t)valid, bias, 0);
       }
       q += run;
     }

@@ -32,7 +32,7 @@ static const accy__uk kAvx2 = {
 #endif
 
 #if ACCY__BUILD_HAS_AVX512
-/* The GEMM, depthwise-row, max/min pooling and elementwise microkernels of
+/* The GEMM, depthwise-row, epilogue, max/min pooling and elementwise microkernels of
  * its own (the elementwise ones take the AVX2 level's spans for all but the
  * transcendentals, pooling the AVX2 kernel for sums, products and NaN); the others
  * are the AVX2 level's (every AVX-512 CPU runs them), so those kernels' bits
@@ -45,7 +45,7 @@ static const accy__uk kAvx512 = {
                  accy__f32_gemm_ind_8x32__avx512, "f32_gemm_ind_8x32__avx512"},
     .f32_dwconv_row = accy__f32_dwconv_row__avx512,
     .f32_dwconv_plane = accy__f32_dwconv_plane__avx512,
-    .f32_epilogue = accy__f32_epilogue__avx2,
+    .f32_epilogue = accy__f32_epilogue__avx512,
     .f32_pool_row = accy__f32_pool_row__avx512,
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,
     .ew = {accy__ew_map__avx512, accy__ew_compare__avx512, accy__ew_convert__avx512,
