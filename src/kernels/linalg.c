@@ -1014,6 +1014,9 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
  * kcur * w floats apart: a 7 x 7 convolution ran 20% slower so). For small
  * images, where runs are a few columns; conv_im2col_block's copied runs are
  * faster on large ones. */
+/* Most tap offsets im2col_panels tabulates per panel (16 KiB of stack). */
+#define IM2COL_TAB_MAX 4096
+
 static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint64_t p0,
                           uint64_t count, uint64_t k0, uint64_t kcur, uint64_t w, float *dst) {
   const uint64_t n = (count + w - 1) / w * w;
@@ -1047,6 +1050,39 @@ static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint
         else
           memcpy(d, src, (size_t)valid * sizeof(float));
         for (uint64_t i = valid; i < w; i++) d[i] = 0.0f;
+      }
+    }
+    return;
+  }
+  const int64_t khw = cg->KH * cg->KW;
+  if (khw * (int64_t)w <= IM2COL_TAB_MAX && H * W <= INT32_MAX) {
+    /* Every channel repeats the taps' geometry: per panel, each tap
+     * position's offset in its plane (or -1 over the padding) once, then
+     * each row of the block one lookup per element. */
+    int32_t tab[IM2COL_TAB_MAX];
+    for (uint64_t t = 0; t < n; t += w) {
+      for (int64_t q = 0; q < khw; q++) {
+        const int64_t oy = q / cg->KW * cg->dh, ox = q % cg->KW * cg->dw;
+        for (uint64_t i = 0; i < w; i++) {
+          const int64_t iy = iy0[t + i] + oy, ix = ix0[t + i] + ox;
+          tab[q * (int64_t)w + (int64_t)i] =
+              (uint64_t)iy < (uint64_t)H && (uint64_t)ix < (uint64_t)W ? (int32_t)(iy * W + ix)
+                                                                      : -1;
+        }
+      }
+      float *d = dst + t * kcur;
+      int64_t q = (int64_t)(k0 % (uint64_t)khw);
+      for (uint64_t k = 0; k < kcur; k++, d += w) {
+        const int32_t *o = tab + q * (int64_t)w;
+        const float *src = tp[k];
+        /* Branch-free: the padding's lanes load the plane's first float
+         * and keep +0 (the pattern of padding changes with every tap). */
+        for (uint64_t i = 0; i < w; i++) {
+          const int32_t oi = o[i];
+          const float v = src[oi < 0 ? 0 : oi];
+          d[i] = oi < 0 ? 0.0f : v;
+        }
+        if (++q == khw) q = 0;
       }
     }
     return;
