@@ -1179,7 +1179,7 @@ static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
           if (sw == 1)
             memcpy(dst + lo, row, (size_t)(hi - lo) * sizeof(float));
           else
-            for (int64_t x = lo; x < hi; x++) dst[x] = row[(x - lo) * sw];
+            gather_run(dst + lo, row, hi - lo, sw);
         }
         if (hi < Wq) memset(dst + hi, 0, (size_t)(Wq - hi) * sizeof(float));
       }
@@ -1445,9 +1445,13 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   /* The padded form needs strides of at most CONV_PAD_MAX_STRIDE and its
    * phase planes of at most DOT_PACK_MAX_FLOATS. It copies the input about
    * once where im2col copies it KH KW / (sh sw) times, and pays off only
-   * where that is at least 4 (the default choice; ACCY_CONV_FORM=2 takes
-   * it wherever it applies): 7 x 7 at stride 2 (12x) ran 22-25% faster, 3 x
-   * 3 at stride 2 (2.25x) 0-9% slower, at stride 1 (9x) 5-14% faster. */
+   * where that is at least 2 (the default choice; ACCY_CONV_FORM=2 takes
+   * it wherever it applies): 7 x 7 at stride 2 (12x) ran 22-25% faster, at
+   * stride 1 (9x) 5-14% faster; 3 x 3 at stride 2 (2.25x), with the AVX-512
+   * kernels on an Intel Xeon, 15-20% faster than im2col (ResNet-18's 64 ->
+   * 128 at 28 x 28 and 128 -> 256 at 14 x 14), where an AVX2 Zen 3 had
+   * measured it 0-9% slower with the kernels of then. A 1 x 1 at stride 2
+   * (0.25x) stays with im2col. */
   uint64_t padded_cols = 0, padded_floats = 0;
   bool pays = false;
   if (cg->sh >= 1 && cg->sw >= 1 && cg->sh <= CONV_PAD_MAX_STRIDE &&
@@ -1476,7 +1480,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
         accy__mul_u64(nf, (uint64_t)cg->Wq, &nf) && nf <= DOT_PACK_MAX_FLOATS) {
       padded_cols = (uint64_t)((cg->OH - 1) * cg->Wq + cg->OW);
       padded_floats = nf + g->uk.nr;
-      pays = cg->KH * cg->KW >= 4 * cg->sh * cg->sw;
+      pays = cg->KH * cg->KW >= 2 * cg->sh * cg->sw;
     }
   }
   const int form = conv_form(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, padded_cols, pays);
