@@ -95,12 +95,17 @@ static inline __m256i key8(__m256i b) {
 static inline __attribute__((always_inline)) __m256 pool8_order(const float *x, ptrdiff_t x_rs,
                                                                 size_t kh, size_t kw, ptrdiff_t dx,
                                                                 ptrdiff_t sx, bool last,
-                                                                __m256 ident, int kind) {
+                                                                __m256 ident, int kind, size_t KW) {
   const __m256i id = key8(_mm256_castps_si256(ident));
   __m256i hi = id, lo = id;
+  /* KW (a constant 2 or 3 where dx is 1; 0: kw and dx as given) unrolls a
+   * row's taps. */
+  const size_t nkx = KW ? KW : kw;
+  const ptrdiff_t step = KW ? 1 : dx;
   for (size_t ky = 0; ky < kh; ky++)
-    for (size_t kx = 0; kx < kw; kx++) {
-      const float *t = x + (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dx;
+#pragma GCC unroll 3
+    for (size_t kx = 0; kx < nkx; kx++) {
+      const float *t = x + (ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * step;
       const __m256i k = key8(_mm256_castps_si256(last ? taps8_last(t) : taps8(t, sx)));
       hi = _mm256_max_epi32(hi, k);
       lo = _mm256_min_epi32(lo, k);
@@ -117,9 +122,9 @@ static inline __attribute__((always_inline)) __m256 pool8_order(const float *x, 
 static inline __attribute__((always_inline)) __m256 pool8(const float *x, ptrdiff_t x_rs,
                                                           size_t kh, size_t kw, ptrdiff_t dx,
                                                           ptrdiff_t sx, bool last, __m256 ident,
-                                                          int kind) {
+                                                          int kind, size_t KW) {
   if (kind == ACCY_REDUCE_MAX || kind == ACCY_REDUCE_MIN)
-    return pool8_order(x, x_rs, kh, kw, dx, sx, last, ident, kind);
+    return pool8_order(x, x_rs, kh, kw, dx, sx, last, ident, kind, KW);
   return pool8_fold(x, x_rs, kh, kw, dx, sx, last, ident, kind);
 }
 
@@ -128,30 +133,45 @@ void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t k
   if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
   size_t i = 0;
   const __m256 id = _mm256_set1_ps(ident);
-#define POOL_ROW(KIND)                                                                        \
+#define POOL_ROW(KIND, KW)                                                                        \
   do {                                                                                        \
     if (sx == 1 && n >= 8) {                                                                  \
       for (; i + 8 <= n; i += 8)                                                              \
-        _mm256_storeu_ps(out + i, pool8(x + i, x_rs, kh, kw, dx, 1, false, id, KIND));        \
+        _mm256_storeu_ps(out + i, pool8(x + i, x_rs, kh, kw, dx, 1, false, id, KIND, KW));        \
       /* The last eight outputs again, overlapping: the same values. */                      \
       if (i < n)                                                                              \
-        _mm256_storeu_ps(out + n - 8, pool8(x + n - 8, x_rs, kh, kw, dx, 1, false, id, KIND)); \
+        _mm256_storeu_ps(out + n - 8, pool8(x + n - 8, x_rs, kh, kw, dx, 1, false, id, KIND, KW)); \
       i = n;                                                                                  \
     } else if (sx == 2 && n >= 8) {                                                           \
       /* Vectors while output i + 8 exists (its taps lie past the float      \
        * the load reads beyond a vector's last tap), then the last eight. */                  \
       for (; i + 8 < n; i += 8)                                                               \
-        _mm256_storeu_ps(out + i, pool8(x + 2 * i, x_rs, kh, kw, dx, 2, false, id, KIND));    \
+        _mm256_storeu_ps(out + i, pool8(x + 2 * i, x_rs, kh, kw, dx, 2, false, id, KIND, KW));    \
       _mm256_storeu_ps(out + n - 8,                                                           \
-                       pool8(x + 2 * (n - 8), x_rs, kh, kw, dx, 2, true, id, KIND));          \
+                       pool8(x + 2 * (n - 8), x_rs, kh, kw, dx, 2, true, id, KIND, KW));          \
       i = n;                                                                                  \
     }                                                                                         \
   } while (0)
+  /* Max and min of 3- and 2-wide windows (dx 1) with their taps unrolled. */
+  const size_t kw_c = dx == 1 && (kw == 2 || kw == 3) ? kw : 0;
   switch (kind) {
-    case ACCY_REDUCE_SUM: POOL_ROW(ACCY_REDUCE_SUM); break;
-    case ACCY_REDUCE_PRODUCT: POOL_ROW(ACCY_REDUCE_PRODUCT); break;
-    case ACCY_REDUCE_MAX: POOL_ROW(ACCY_REDUCE_MAX); break;
-    default: POOL_ROW(ACCY_REDUCE_MIN); break;
+    case ACCY_REDUCE_SUM: POOL_ROW(ACCY_REDUCE_SUM, 0); break;
+    case ACCY_REDUCE_PRODUCT: POOL_ROW(ACCY_REDUCE_PRODUCT, 0); break;
+    case ACCY_REDUCE_MAX:
+      if (kw_c == 3)
+        POOL_ROW(ACCY_REDUCE_MAX, 3);
+      else if (kw_c == 2)
+        POOL_ROW(ACCY_REDUCE_MAX, 2);
+      else
+        POOL_ROW(ACCY_REDUCE_MAX, 0);
+      break;
+    default:
+      if (kw_c == 3)
+        POOL_ROW(ACCY_REDUCE_MIN, 3);
+      else if (kw_c == 2)
+        POOL_ROW(ACCY_REDUCE_MIN, 2);
+      else
+        POOL_ROW(ACCY_REDUCE_MIN, 0);
   }
 #undef POOL_ROW
   /* Rows shorter than a vector and other strides: the portable rule, which
