@@ -1005,6 +1005,9 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
   }
 }
 
+/* Most tap offsets im2col_panels tabulates per panel (16 KiB of stack). */
+#define IM2COL_TAB_MAX 4096
+
 /* im2col rows k0 .. k0 + kcur over output positions p0 .. p0 + count as
  * panels of |w| positions (position p0 + t + i of row k0 + k at
  * dst[t * kcur + k * w + i] for t a multiple of w), written in place: each
@@ -1014,9 +1017,6 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
  * kcur * w floats apart: a 7 x 7 convolution ran 20% slower so). For small
  * images, where runs are a few columns; conv_im2col_block's copied runs are
  * faster on large ones. */
-/* Most tap offsets im2col_panels tabulates per panel (16 KiB of stack). */
-#define IM2COL_TAB_MAX 4096
-
 static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint64_t p0,
                           uint64_t count, uint64_t k0, uint64_t kcur, uint64_t w, float *dst) {
   const uint64_t n = (count + w - 1) / w * w;

@@ -154,25 +154,22 @@ void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t k
   } while (0)
   /* Max and min of 3- and 2-wide windows (dx 1) with their taps unrolled. */
   const size_t kw_c = dx == 1 && (kw == 2 || kw == 3) ? kw : 0;
+#define POOL_WIDTHS(KIND)       \
+  do {                          \
+    if (kw_c == 3)              \
+      POOL_ROW(KIND, 3);        \
+    else if (kw_c == 2)         \
+      POOL_ROW(KIND, 2);        \
+    else                        \
+      POOL_ROW(KIND, 0);        \
+  } while (0)
   switch (kind) {
     case ACCY_REDUCE_SUM: POOL_ROW(ACCY_REDUCE_SUM, 0); break;
     case ACCY_REDUCE_PRODUCT: POOL_ROW(ACCY_REDUCE_PRODUCT, 0); break;
-    case ACCY_REDUCE_MAX:
-      if (kw_c == 3)
-        POOL_ROW(ACCY_REDUCE_MAX, 3);
-      else if (kw_c == 2)
-        POOL_ROW(ACCY_REDUCE_MAX, 2);
-      else
-        POOL_ROW(ACCY_REDUCE_MAX, 0);
-      break;
-    default:
-      if (kw_c == 3)
-        POOL_ROW(ACCY_REDUCE_MIN, 3);
-      else if (kw_c == 2)
-        POOL_ROW(ACCY_REDUCE_MIN, 2);
-      else
-        POOL_ROW(ACCY_REDUCE_MIN, 0);
+    case ACCY_REDUCE_MAX: POOL_WIDTHS(ACCY_REDUCE_MAX); break;
+    default: POOL_WIDTHS(ACCY_REDUCE_MIN); break;
   }
+#undef POOL_WIDTHS
 #undef POOL_ROW
   /* Rows shorter than a vector and other strides: the portable rule, which
    * every lane above follows. */

@@ -16,7 +16,6 @@
 #include "src/internal.h"
 
 #include <immintrin.h>
-#include <string.h>
 
 #include "src/kernels/scalar.h"
 #include "src/kernels/uk/avx512/vmath.h"
