@@ -1051,9 +1051,14 @@ accy_status accy__pool_acquire(uint32_t n_threads, accy__pool **out) {
  * them leave, but they may still be exiting when the last session's
  * destroy returns, and a process that exits then has their thread-local
  * blocks in flight (valgrind: "possibly lost"). Wait, at most a second,
- * until the kernel has no such thread any more. */
+ * until the kernel has no such thread any more.
+ * LLVM's libomp (its omp.h defines KMP_VERSION_MAJOR) keeps a finished
+ * team's workers alive in its own thread pool for the next team and ends
+ * them only at process exit, so there the wait could never succeed: it
+ * would cost a full second per worker on every pool release (clang builds
+ * of the test suite spent most of their time here). */
 static void wait_for_threads(accy__pool *pool) {
-#ifdef __linux__
+#if defined(__linux__) && !defined(KMP_VERSION_MAJOR)
   pid_t pid = getpid();
   struct timespec pause = {0, 100000};
   for (uint32_t i = 1; i < pool->n_threads && i < ACCY_SCHED_MAX_THREADS; i++) {
