@@ -19,6 +19,7 @@ imports accy (so torch and libaccy never share a process).
 """
 import argparse
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -397,8 +398,13 @@ def torch_net(arch, batch, path):
     with torch.no_grad():
         torch.set_num_threads(max(1, os.cpu_count() or 1))
         y = model(x)
+        # torch 2.9 and later export through dynamo by default (opset 18 and up);
+        # the TorchScript exporter writes the opset-13 graphs these nets always had.
+        extra = {}
+        if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+            extra["dynamo"] = False
         torch.onnx.export(model, x, path, opset_version=13, input_names=["x"], output_names=["y"],
-                          do_constant_folding=True)
+                          do_constant_folding=True, **extra)
     import onnx
     # Deep nets in float32 (torch's own result is the reference, itself rounded): a
     # relative tolerance of 5e-4 of the output scale, plus 5e-4 relative per element.
