@@ -505,15 +505,17 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: rows of %llu do not fit the root", root,
                      (unsigned long long)L);
   const uint64_t n_rows = L ? ne / L : 0;
-  /* Rows per block: eight while a slot of them stays within 8 KiB of f32,
+  /* Rows per block: eight while a slot of them stays within 4 KiB of f32,
    * fewer for longer rows, so that the few slots a block's steps pass
    * between them stay in L1. Softmax and layer norm over rows of 1024 (an
    * Intel Xeon, 48 KiB L1): 32 KiB slots 2.17 and 2.52 ms, 16 KiB 2.08 and
-   * 2.27, 8 KiB 1.95 and 2.12, 4 KiB the same. */
+   * 2.27, 8 KiB 1.95 and 2.12, 4 KiB the same; on a Zen 4 (32 KiB L1) the
+   * softmax's three slots, its input and its output outgrow L1 at 8 KiB:
+   * 2.51 ms there against 1.80-1.85 at 4 KiB (perf/perf_prof, 4096 rows). */
   uint64_t blk = GROUP_CHUNK;
   if (L) {
     blk = GROUP_ROW_BLOCK;
-    while (blk > 1 && blk * L > 2048) blk /= 2;
+    while (blk > 1 && blk * L > 1024) blk /= 2;
   }
   size_t max_es = 1;
   for (uint32_t mi = 0; mi < nm; mi++) {
