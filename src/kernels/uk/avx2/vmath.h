@@ -54,8 +54,22 @@ static inline __m256 vm_pow2i(__m256i k) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
 }
 
+/* Below this magnitude e^x is a normal f32 (n in [-125, 127], p in [0.7,
+ * 1.42]), so p 2^n is one exact multiply and no lane needs the clamps, the
+ * two-step scaling or the NaN pass: vm_exp's fast path, the same bits. */
+#define VM_EXP_FAST_ABS 86.5f
+
 static inline __m256 vm_exp(__m256 x) {
   /* x = n ln2 + r, |r| <= ln2/2; ln2 split so that n * hi is exact. */
+  if (_mm256_movemask_ps(_mm256_cmp_ps(vm_abs(x), V8(VM_EXP_FAST_ABS), _CMP_LE_OQ)) == 0xff) {
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, V8(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, V8(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, V8(-2.12194440e-4f), r);
+    __m256 p = V8(kExp[6]);
+    for (int i = 5; i >= 0; i--) p = _mm256_fmadd_ps(p, r, V8(kExp[i]));
+    return _mm256_mul_ps(p, vm_pow2i(_mm256_cvtps_epi32(n)));
+  }
   const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, V8(-104.0f)), V8(89.0f));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, V8(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
