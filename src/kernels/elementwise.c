@@ -240,6 +240,8 @@ typedef struct group_step {
   bool row;                 /* a row value (else one value per row) */
   bool once;                /* a gather of one element: its slot is filled at
                                the first block of a tile and kept */
+  bool one;                 /* once, and every reader takes only the slot's first
+                               element (a map_x1 kernel): only that is filled */
   int8_t red;               /* GK_REDUCE: accy_reduce_kind (sum..min) */
   const ew_params *ew;      /* GK_EW */
   const group_bcast *bc;    /* GK_GATHER */
@@ -357,7 +359,8 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           if (!st->once)
             group_gather(st->bc, x0, st->es, base, n, out);
           else if (b == begin)
-            group_gather(st->bc, x0, st->es, 0, (size_t)(st->row ? blk * L : blk), out);
+            group_gather(st->bc, x0, st->es, 0, st->one ? 1 : (size_t)(st->row ? blk * L : blk),
+                         out);
           break;
         case GK_EW_X1: { /* x0: row values; in[1]: a per-row slot */
           const ew_params *e = st->ew;
@@ -628,7 +631,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     if (!accy__type_elements(&nd->type, &mn) || (mn != ne && (!L || mn != n_rows)))
       return GROUP_FAIL("%llu elements in a group of %llu", m, opn, (unsigned long long)mn,
                         (unsigned long long)ne);
-    group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .red = 0, .ew = NULL,
+    group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .one = false, .red = 0, .ew = NULL,
                      .bc = NULL, .x1 = NULL, .periodic = 0, .es = accy__dtype_size(nd->type.dtype),
                      .in = {0, 0, 0}, .out = -1};
     const accy__op_trait *tr = accy__op_trait_of(nd->op);
@@ -762,6 +765,24 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     if (left[mi] != 0)
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "node %u: member not read in the group",
                        g->members[mi]);
+  /* A one-element fill that only map_x1 kernels read needs its first
+   * element only (a scalar constant of a chain: 3 of its 7 steps). */
+  for (uint32_t mi = 0; mi < nm; mi++) {
+    if (steps[mi].kind != GK_GATHER || !steps[mi].once) continue;
+    bool one = true;
+    for (uint32_t u = mi + 1; u < nm && one; u++) {
+      const group_step *us = &steps[u];
+      if (us->kind == GK_NONE) continue;
+      const uint32_t n_in = us->kind == GK_EW || us->kind == GK_EW_ROWS ? us->ew->arity
+                            : us->kind == GK_EW_X1                      ? 2
+                                                                        : 1;
+      for (uint32_t q = 0; q < n_in; q++)
+        if (us->in[q] == steps[mi].out &&
+            (us->kind != GK_EW || !us->x1 || q != 1 || us->in[0] == steps[mi].out))
+          one = false;
+    }
+    steps[mi].one = one;
+  }
   gp->n_steps = nm;
   gp->n_leaves = g->n_leaves;
   gp->row_len = L;
