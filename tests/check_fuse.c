@@ -628,12 +628,13 @@ END_TEST
  * binary arithmetic, reduces over rows, broadcasts of per-row values, of
  * constant vectors along the rows and of scalars, compare and select, and
  * sometimes a per-row value as a second output. Fused (however the rules
- * group them) and unfused give the same bits, inline and on two workers. */
+ * group them, and however the group's elementwise runs form register
+ * chains) and unfused give the same bits, inline and on two workers. */
 START_TEST(test_random_groups) {
   tu_rng rng;
   tu_rng_seed(&rng, 4500);
   static const int64_t kLens[] = {16, 17, 64, 100, 300};
-  for (int prog_i = 0; prog_i < 150; prog_i++) {
+  for (int prog_i = 0; prog_i < 300; prog_i++) {
     const int64_t R = tu_rng_range(&rng, 1, 21), L = kLens[tu_rng_range(&rng, 0, 4)];
     int64_t xd[2] = {R, L}, kd[2] = {R, 1}, rd[1] = {R}, ld[1] = {L};
     int64_t ax01[2] = {0, 1}, ax1[1] = {1};
@@ -650,7 +651,13 @@ START_TEST(test_random_groups) {
     for (int s = 0; s < steps; s++) {
       const uint32_t a = rows[tu_rng_range(&rng, 0, nr - 1)], b = rows[tu_rng_range(&rng, 0, nr - 1)];
       switch (tu_rng_range(&rng, 0, 9)) {
-        case 0: rows[nr++] = un(&g, tu_rng_range(&rng, 0, 1) ? ACCY_OP_TANH : ACCY_OP_NEGATE, xt, a); break;
+        case 0: { /* every unary op a register chain has (uk.h, ACCY__CH_*) */
+          static const uint16_t kUn[8] = {ACCY_OP_TANH, ACCY_OP_NEGATE, ACCY_OP_EXP, ACCY_OP_LOG,
+                                          ACCY_OP_LOGISTIC, ACCY_OP_ERF, ACCY_OP_SQRT,
+                                          ACCY_OP_RSQRT};
+          rows[nr++] = un(&g, kUn[tu_rng_range(&rng, 0, 7)], xt, a);
+          break;
+        }
         case 1: rows[nr++] = bin(&g, ACCY_OP_ADD, xt, a, b); break;
         case 2: rows[nr++] = bin(&g, ACCY_OP_MULTIPLY, xt, a, b); break;
         case 3: { /* a reduce and its per-row value */
@@ -685,6 +692,12 @@ START_TEST(test_random_groups) {
           rows[nr++] = tu_rng_range(&rng, 0, 3) == 0 ? bin(&g, ACCY_OP_MULTIPLY, xt, v, a)
                                                      : bin(&g, ACCY_OP_ADD, xt, a, v);
           if (tu_rng_range(&rng, 0, 3) == 0) rows[nr++] = bin(&g, ACCY_OP_SUBTRACT, xt, b, v);
+          /* the vector first of a subtract or divide: a chain's reversed ops */
+          if (tu_rng_range(&rng, 0, 3) == 0) {
+            const uint32_t last = rows[nr - 1];
+            rows[nr++] = bin(&g, tu_rng_range(&rng, 0, 1) ? ACCY_OP_SUBTRACT : ACCY_OP_DIVIDE, xt,
+                             v, last);
+          }
           break;
         }
         case 8: { /* a scalar broadcast as the second operand (read as one value): the

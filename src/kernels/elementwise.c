@@ -222,7 +222,8 @@ typedef enum group_kind {
   GK_COPY,      /* a reshape: the same elements */
   GK_EW_X1,     /* a binary op whose second operand is a per-row value, row by row */
   GK_EW_ROWS,   /* an elementwise op, row by row, some operands one vector for every row */
-  GK_NONE       /* a broadcast over rows that its users read per row: no work */
+  GK_NONE,      /* a broadcast over rows that its users read per row: no work */
+  GK_CHAIN      /* a run of elementwise members in registers (uk f32_chain) */
 } group_kind;
 
 /* Where a step reads one operand: a slot (>= 0) or leaf -1 - index. */
@@ -234,6 +235,26 @@ typedef struct group_bcast {
   int64_t dims[ACCY_MAX_RANK];
   int64_t sstride[ACCY_MAX_RANK]; /* source elements per step of each axis (0: broadcast) */
 } group_bcast;
+
+/* Where a chain op's other operand comes from. */
+typedef enum chain_src_kind {
+  CS_NONE,        /* a unary op */
+  CS_VEC,         /* a row value at the chain's positions: a slot or a leaf */
+  CS_SCALAR_SLOT, /* a one-element fill: the value at its slot's start */
+  CS_SCALAR_LEAF, /* a leaf scalar (an elementwise operand of stride 0) */
+  CS_PER_ROW,     /* a per-row slot: value j for row j */
+  CS_PERIODIC     /* a leaf vector of one row, for every row */
+} chain_src_kind;
+
+typedef struct group_chain {
+  uint32_t n_ops;
+  bool per_row; /* an operand changes from row to row: one call per row */
+  group_src x0; /* the first member's row operand */
+  struct {
+    uint8_t op, kind; /* ACCY__CH_*, chain_src_kind */
+    group_src src;
+  } ops[ACCY__UK_CHAIN_MAX];
+} group_chain;
 
 typedef struct group_step {
   uint8_t kind;             /* group_kind */
@@ -252,6 +273,8 @@ typedef struct group_step {
   size_t es;                /* element bytes of the result */
   group_src in[3];
   int16_t out;              /* slot, or -1 for the root's buffer */
+  bool absorbed;            /* a member of a chain that a later step runs: no work */
+  const group_chain *chain; /* GK_CHAIN: the run this step ends */
 } group_step;
 
 typedef struct group_params {
@@ -261,6 +284,7 @@ typedef struct group_params {
   uint64_t block;           /* items per block: elements (flat) or rows */
   size_t slot_bytes;
   accy__uk_f32_reduce_rows_fn reduce_rows; /* row reduces, as the reduce kernel's */
+  accy__uk_f32_chain_fn chain;             /* GK_CHAIN */
   const group_step *steps;
 } group_params;
 
@@ -333,6 +357,7 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
     const uint64_t nb = end - b < blk ? end - b : blk;
     for (uint32_t si = 0; si < gp->n_steps; si++) {
       const group_step *st = &gp->steps[si];
+      if (st->absorbed) continue;
       const uint64_t base = st->row ? b * L : b; /* first element of the block */
       const size_t n = (size_t)(st->row ? nb * L : nb);
       char *out = st->out >= 0 ? ws + (size_t)st->out * gp->slot_bytes
@@ -394,6 +419,45 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           break;
         }
         case GK_NONE: break;
+        case GK_CHAIN: {
+          const group_chain *c = st->chain;
+          accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
+          const float *vec[ACCY__UK_CHAIN_MAX];
+          for (uint32_t q = 0; q < c->n_ops; q++) {
+            const group_src src = c->ops[q].src;
+            const char *at = src >= 0 ? ws + (size_t)src * gp->slot_bytes
+                                      : (const char *)bufs[-src];
+            ops[q] = (accy__uk_chain_op){c->ops[q].op, NULL, 0.0f};
+            vec[q] = NULL;
+            switch (c->ops[q].kind) {
+              case CS_VEC: vec[q] = (const float *)(const void *)at + (src >= 0 ? 0 : base); break;
+              case CS_SCALAR_SLOT:
+              case CS_SCALAR_LEAF: memcpy(&ops[q].s, at, 4); break;
+              case CS_PERIODIC: ops[q].p = (const float *)(const void *)at; break;
+              default: break; /* CS_NONE; CS_PER_ROW below */
+            }
+          }
+          const float *x0f = c->x0 >= 0 ? (const float *)(const void *)(ws + (size_t)c->x0 *
+                                                                                gp->slot_bytes)
+                                        : (const float *)bufs[-c->x0] + base;
+          float *of = (float *)(void *)out;
+          if (!c->per_row) {
+            for (uint32_t q = 0; q < c->n_ops; q++)
+              if (vec[q]) ops[q].p = vec[q];
+            gp->chain(n, of, x0f, ops, c->n_ops);
+            break;
+          }
+          for (uint64_t j = 0; j < nb; j++) {
+            for (uint32_t q = 0; q < c->n_ops; q++) {
+              if (vec[q]) ops[q].p = vec[q] + j * L;
+              if (c->ops[q].kind == CS_PER_ROW)
+                ops[q].s = ((const float *)(const void *)(ws + (size_t)c->ops[q].src *
+                                                                   gp->slot_bytes))[j];
+            }
+            gp->chain((size_t)L, of + j * L, x0f + j * L, ops, c->n_ops);
+          }
+          break;
+        }
         case GK_FILL_ROWS: /* x0: a per-row slot */
           for (uint64_t j = 0; j < nb; j++)
             fill_any(out + j * L * st->es, x0 + j * st->es, st->es, (size_t)L);
@@ -485,6 +549,145 @@ bool accy__group_row_fill(const accy__program *p, uint32_t b, uint64_t len, uint
     want *= rt->dims[a];
   }
   return true;
+}
+
+/* ---- chains ---------------------------------------------------------------------
+ *
+ * A run of elementwise members, each reading the one before it (its only
+ * reader), runs in registers: the run's last step calls the level's f32
+ * chain microkernel, which loads each operand once and stores once, and the
+ * other members do nothing. Members of a run are f32 ops the chain kernel
+ * has (uk.h: ACCY__CH_*), computed as the map kernels compute them, so a
+ * chain gives the bits of its members one by one. Only steps that write
+ * nothing may sit between two members (broadcasts read per row, one-element
+ * fills, which are filled at a tile's first block and never move): the
+ * chain's operands are then still in their slots when its last step runs. */
+
+/* The chain op of a member's node, else -1. |rev|: the running value is the
+ * second operand. */
+static int chain_op_of(uint16_t op, bool rev) {
+  switch (op) {
+    case ACCY_OP_ADD: return ACCY__CH_ADD;
+    case ACCY_OP_SUBTRACT: return rev ? ACCY__CH_RSUB : ACCY__CH_SUB;
+    case ACCY_OP_MULTIPLY: return ACCY__CH_MUL;
+    case ACCY_OP_DIVIDE: return rev ? ACCY__CH_RDIV : ACCY__CH_DIV;
+    case ACCY_OP_NEGATE: return ACCY__CH_NEG;
+    case ACCY_OP_SQRT: return ACCY__CH_SQRT;
+    case ACCY_OP_RSQRT: return ACCY__CH_RSQRT;
+    default: return -1; /* the transcendentals run their spans (uk.h) */
+  }
+}
+
+/* Operand |i| of step |st| as a chain source. */
+static void chain_src(const group_step *st, uint32_t i, uint8_t *kind, group_src *src) {
+  *src = st->in[i];
+  if (st->kind == GK_EW_X1) {
+    *kind = i == 1 ? CS_PER_ROW : CS_VEC;
+  } else if (st->kind == GK_EW_ROWS && (st->periodic & (1u << i))) {
+    *kind = CS_PERIODIC;
+  } else if (st->in[i] >= 0) {
+    *kind = st->kind == GK_EW && st->x1 && i == 1 ? CS_SCALAR_SLOT : CS_VEC;
+  } else {
+    *kind = st->ew->stride[1 + i] == 0 ? CS_SCALAR_LEAF : CS_VEC;
+  }
+}
+
+/* Whether member |mi|'s step can be in a chain: an f32 row value of an op
+ * the chain kernel has, with one or two operands. */
+static bool chain_member(const accy__program *p, const accy__ew_group *g, const group_step *st,
+                         uint32_t mi) {
+  if (st->kind != GK_EW && st->kind != GK_EW_X1 && st->kind != GK_EW_ROWS) return false;
+  if (!st->row || st->es != 4 || !st->ew || st->ew->arity < 1 || st->ew->arity > 2) return false;
+  const accy__node *nd = &p->nodes[g->members[mi]];
+  if (nd->type.dtype != ACCY_DTYPE_F32 || chain_op_of(nd->op, false) < 0) return false;
+  if ((nd->op == ACCY_OP_NEGATE || nd->op == ACCY_OP_SQRT || nd->op == ACCY_OP_RSQRT) !=
+      (st->ew->arity == 1))
+    return false;
+  for (uint32_t o = 0; o < nd->n_operands; o++)
+    if (p->nodes[nd->operands[o]].type.dtype != ACCY_DTYPE_F32) return false;
+  return true;
+}
+
+/* Steps that may sit between two members of a chain: they write nothing the
+ * chain reads after they run. */
+static bool chain_passive(const group_step *st) {
+  return st->kind == GK_NONE || (st->kind == GK_GATHER && st->once);
+}
+
+static accy_status group_form_chains(const accy__program *p, const accy__ew_group *g,
+                                     group_step *steps, uint32_t nm, accy__arena *arena) {
+  /* Readers of each member among the later members (operand references). */
+  uint32_t uses[ACCY__EW_GROUP_MAX_NODES] = {0};
+  for (uint32_t ci = 0; ci < nm; ci++) {
+    const accy__node *cn = &p->nodes[g->members[ci]];
+    for (uint32_t o = 0; o < cn->n_operands; o++) {
+      const int32_t at = group_index(g->members, ci, cn->operands[o]);
+      if (at >= 0) uses[at]++;
+    }
+  }
+  for (uint32_t mi = 0; mi + 1 < nm;) {
+    if (!chain_member(p, g, &steps[mi], mi)) {
+      mi++;
+      continue;
+    }
+    group_chain c;
+    memset(&c, 0, sizeof c);
+    /* The first member: its running value is a row operand. */
+    const group_step *st = &steps[mi];
+    const accy__node *nd = &p->nodes[g->members[mi]];
+    uint8_t k0, k1 = CS_NONE;
+    group_src s0, s1 = 0;
+    chain_src(st, 0, &k0, &s0);
+    if (st->ew->arity == 2) chain_src(st, 1, &k1, &s1);
+    bool rev = false;
+    if (k0 != CS_VEC) {
+      if (k1 != CS_VEC) {
+        mi++;
+        continue;
+      }
+      rev = true;
+    }
+    c.x0 = rev ? s1 : s0;
+    c.ops[0].op = (uint8_t)chain_op_of(nd->op, rev);
+    c.ops[0].kind = rev ? k0 : k1;
+    c.ops[0].src = rev ? s0 : s1;
+    c.n_ops = 1;
+    uint32_t last = mi;
+    for (;;) {
+      uint32_t nx = last + 1;
+      while (nx < nm && chain_passive(&steps[nx])) nx++;
+      if (nx >= nm || c.n_ops == ACCY__UK_CHAIN_MAX || uses[last] != 1 || steps[last].out < 0 ||
+          !chain_member(p, g, &steps[nx], nx))
+        break;
+      const group_step *ns = &steps[nx];
+      const group_src prev = steps[last].out;
+      uint8_t a0, a1 = CS_NONE;
+      group_src b0, b1 = 0;
+      chain_src(ns, 0, &a0, &b0);
+      if (ns->ew->arity == 2) chain_src(ns, 1, &a1, &b1);
+      const bool in0 = a0 == CS_VEC && b0 == prev, in1 = a1 == CS_VEC && b1 == prev;
+      if (in0 == in1) break; /* it does not read the run's value, or reads it twice */
+      c.ops[c.n_ops].op = (uint8_t)chain_op_of(p->nodes[g->members[nx]].op, in1);
+      c.ops[c.n_ops].kind = in1 ? a0 : a1;
+      c.ops[c.n_ops].src = in1 ? b0 : b1;
+      c.n_ops++;
+      last = nx;
+    }
+    if (last > mi) {
+      for (uint32_t q = 0; q < c.n_ops; q++)
+        if (c.ops[q].kind == CS_PER_ROW || c.ops[q].kind == CS_PERIODIC) c.per_row = true;
+
+      group_chain *pc = accy__arena_alloc(arena, sizeof *pc, 8);
+      if (!pc) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+      *pc = c;
+      for (uint32_t q = mi; q < last; q++)
+        if (!chain_passive(&steps[q])) steps[q].absorbed = true;
+      steps[last].kind = GK_CHAIN;
+      steps[last].chain = pc;
+    }
+    mi = last + 1;
+  }
+  return ACCY_STATUS_OK;
 }
 
 /* A cause naming the member: GROUP_FAIL(fmt, node, op name, ...). */
@@ -631,7 +834,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     if (!accy__type_elements(&nd->type, &mn) || (mn != ne && (!L || mn != n_rows)))
       return GROUP_FAIL("%llu elements in a group of %llu", m, opn, (unsigned long long)mn,
                         (unsigned long long)ne);
-    group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .one = false, .red = 0, .ew = NULL,
+    group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .one = false, .red = 0, .absorbed = false, .chain = NULL, .ew = NULL,
                      .bc = NULL, .x1 = NULL, .periodic = 0, .es = accy__dtype_size(nd->type.dtype),
                      .in = {0, 0, 0}, .out = -1};
     const accy__op_trait *tr = accy__op_trait_of(nd->op);
@@ -783,6 +986,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     }
     steps[mi].one = one;
   }
+  gp->chain = accy__uk_get()->f32_chain;
+  if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, arena));
   gp->n_steps = nm;
   gp->n_leaves = g->n_leaves;
   gp->row_len = L;

@@ -28,6 +28,7 @@ static const accy__uk kAvx2 = {
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,
     .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
            accy__ew_select__avx2, accy__ew_map_x1__avx2},
+    .f32_chain = accy__f32_chain__avx2,
 };
 #endif
 
@@ -50,6 +51,7 @@ static const accy__uk kAvx512 = {
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,
     .ew = {accy__ew_map__avx512, accy__ew_compare__avx512, accy__ew_convert__avx512,
            accy__ew_select__avx512, accy__ew_map_x1__avx512},
+    .f32_chain = accy__f32_chain__avx512,
 };
 #endif
 

@@ -182,6 +182,46 @@ typedef struct accy__uk_ew {
   accy__uk_ew_fn (*map_x1)(uint16_t op, int32_t dtype);
 } accy__uk_ew;
 
+/* ---- f32 elementwise chains ------------------------------------------------- */
+
+/* The ops a chain applies to its running value v. Binary ones take one
+ * other operand b (RSUB, RDIV: b - v, b / v). */
+enum {
+  ACCY__CH_ADD,
+  ACCY__CH_SUB,
+  ACCY__CH_RSUB,
+  ACCY__CH_MUL,
+  ACCY__CH_DIV,
+  ACCY__CH_RDIV,
+  ACCY__CH_NEG,
+  ACCY__CH_SQRT,
+  ACCY__CH_RSQRT,
+  ACCY__CH_COUNT
+};
+/* Most ops in one chain. */
+#define ACCY__UK_CHAIN_MAX 16u
+
+typedef struct accy__uk_chain_op {
+  uint8_t op;     /* ACCY__CH_* */
+  const float *p; /* a binary op's operand: n floats (NULL: the value s for every element;
+                     a unary op ignores both) */
+  float s;
+} accy__uk_chain_op;
+
+/* o[i] = op_{n_ops-1}( .. op_1(op_0(x0[i], b_0), b_1) .., b_{n_ops-1}): a
+ * fused group's run of elementwise members (src/kernels/elementwise.c) in
+ * registers, one load of each operand and one store per element. Each op
+ * is the one IEEE operation (two for rsqrt: 1 / sqrt) that the level's map
+ * (or map_x1) kernel of its ACCY op computes, so the chain gives the bits
+ * of the members one by one. (The transcendentals stay out: run a few
+ * vectors at a time through a call, their polynomial chains' latency shows;
+ * a softmax's exp in a chain ran 15-35% slower than its span.) o may be x0
+ * or an operand (each element is read before it is written); nothing past
+ * n is read or written; n_ops <= ACCY__UK_CHAIN_MAX. NULL at levels without
+ * one. */
+typedef void (*accy__uk_f32_chain_fn)(size_t n, float *o, const float *x0,
+                                      const accy__uk_chain_op *ops, uint32_t n_ops);
+
 /* ---- the table of one level -------------------------------------------------- */
 
 typedef struct accy__uk {
@@ -193,6 +233,7 @@ typedef struct accy__uk {
   accy__uk_f32_pool_row_fn f32_pool_row;
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
   accy__uk_ew ew;
+  accy__uk_f32_chain_fn f32_chain; /* or NULL */
 } accy__uk;
 
 /* The table of |isa|, or NULL when this build has no such level. The CPU
@@ -236,6 +277,10 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
 ACCY__UK_EW_DECLARE(portable)
 ACCY__UK_EW_DECLARE(avx2)
 ACCY__UK_EW_DECLARE(avx512)
+void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
+                           uint32_t n_ops);
+void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
+                             uint32_t n_ops);
 void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
                                   const float *res, bool clamp, float lo, float hi);
 void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,

@@ -144,6 +144,78 @@ static void v_divide_f32_x1(size_t n, void *o, const void *x0, const void *x1, c
   for (; i < n; i++) y[i] = a[i] / b;
 }
 
+/* ---- chains (uk.h: accy__uk_f32_chain_fn) ----------------------------------
+ * Eight vectors of eight per op dispatch, then eight at a time; the last
+ * n % 8 elements go through the same code on zero-padded copies. Each op is
+ * its map kernel's IEEE operation (v_divide_f32_x1 gives a / b's bits;
+ * negation flips the sign bit, as -x does). */
+static inline __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
+  switch (op) {
+    case ACCY__CH_ADD: return _mm256_add_ps(v, b);
+    case ACCY__CH_SUB: return _mm256_sub_ps(v, b);
+    case ACCY__CH_RSUB: return _mm256_sub_ps(b, v);
+    case ACCY__CH_MUL: return _mm256_mul_ps(v, b);
+    case ACCY__CH_DIV: return _mm256_div_ps(v, b);
+    case ACCY__CH_RDIV: return _mm256_div_ps(b, v);
+    case ACCY__CH_NEG: return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f));
+    case ACCY__CH_SQRT: return _mm256_sqrt_ps(v);
+    default: return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(v));
+  }
+}
+
+/* Eight elements at x0 + i (operands at + i) through the chain. */
+static inline __m256 ch_one8(const float *x0, size_t i, const accy__uk_chain_op *ops,
+                             uint32_t n_ops) {
+  __m256 v = _mm256_loadu_ps(x0 + i);
+  for (uint32_t k = 0; k < n_ops; k++) {
+    const accy__uk_chain_op *c = &ops[k];
+    v = ch_op8(c->op, v, c->p ? _mm256_loadu_ps(c->p + i) : _mm256_set1_ps(c->s));
+  }
+  return v;
+}
+
+void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
+                           uint32_t n_ops) {
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m256 v[8];
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; u++) v[u] = _mm256_loadu_ps(x0 + i + 8 * u);
+    for (uint32_t k = 0; k < n_ops; k++) {
+      const accy__uk_chain_op *c = &ops[k];
+      if (c->p) {
+        const float *b = c->p + i;
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; u++) v[u] = ch_op8(c->op, v[u], _mm256_loadu_ps(b + 8 * u));
+      } else {
+        const __m256 b = _mm256_set1_ps(c->s);
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; u++) v[u] = ch_op8(c->op, v[u], b);
+      }
+    }
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; u++) _mm256_storeu_ps(o + i + 8 * u, v[u]);
+  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, ch_one8(x0, i, ops, n_ops));
+  if (i < n) {
+    /* Copies of the tail, zero-padded; the chain's vector operands too. */
+    float tx[8] = {0}, tb[ACCY__UK_CHAIN_MAX][8], ty[8];
+    accy__uk_chain_op t[ACCY__UK_CHAIN_MAX] = {{0}};
+    const uint32_t nk = n_ops < ACCY__UK_CHAIN_MAX ? n_ops : ACCY__UK_CHAIN_MAX;
+    const size_t r = n - i;
+    for (size_t j = 0; j < r; j++) tx[j] = x0[i + j];
+    for (uint32_t k = 0; k < nk; k++) {
+      t[k] = ops[k];
+      if (ops[k].p) {
+        for (size_t j = 0; j < 8; j++) tb[k][j] = j < r ? ops[k].p[i + j] : 0.0f;
+        t[k].p = tb[k];
+      }
+    }
+    _mm256_storeu_ps(ty, ch_one8(tx, 0, t, nk));
+    for (size_t j = 0; j < r; j++) o[i + j] = ty[j];
+  }
+}
+
 static accy__uk_ew_fn avx2_override_x1(uint16_t op, int32_t dt) {
   return op == ACCY_OP_DIVIDE && dt == ACCY_DTYPE_F32 ? v_divide_f32_x1 : NULL;
 }

@@ -173,6 +173,61 @@ static void v_divide16_f32_x1(size_t n, void *o, const void *x0, const void *x1,
   for (; i < n; i++) y[i] = a[i] / b;
 }
 
+/* ---- chains (uk.h: accy__uk_f32_chain_fn) ----------------------------------
+ * Four vectors of sixteen per op dispatch; the tail sixteen at a time under
+ * a lane mask (masked-off lanes compute on zeros and are not stored). Each
+ * op is its map kernel's IEEE operation (v_divide16_f32_x1 gives a / b's
+ * bits; negation flips the sign bit, as -x does). */
+static inline __m512 ch_op16(uint8_t op, __m512 v, __m512 b) {
+  switch (op) {
+    case ACCY__CH_ADD: return _mm512_add_ps(v, b);
+    case ACCY__CH_SUB: return _mm512_sub_ps(v, b);
+    case ACCY__CH_RSUB: return _mm512_sub_ps(b, v);
+    case ACCY__CH_MUL: return _mm512_mul_ps(v, b);
+    case ACCY__CH_DIV: return _mm512_div_ps(v, b);
+    case ACCY__CH_RDIV: return _mm512_div_ps(b, v);
+    case ACCY__CH_NEG: return _mm512_xor_ps(v, V16(-0.0f));
+    case ACCY__CH_SQRT: return _mm512_sqrt_ps(v);
+    default: return _mm512_div_ps(V16(1.0f), _mm512_sqrt_ps(v));
+  }
+}
+
+void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
+                             uint32_t n_ops) {
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512 v0 = _mm512_loadu_ps(x0 + i), v1 = _mm512_loadu_ps(x0 + i + 16);
+    __m512 v2 = _mm512_loadu_ps(x0 + i + 32), v3 = _mm512_loadu_ps(x0 + i + 48);
+    for (uint32_t k = 0; k < n_ops; k++) {
+      const accy__uk_chain_op *c = &ops[k];
+      if (c->p) {
+        const float *b = c->p + i;
+        v0 = ch_op16(c->op, v0, _mm512_loadu_ps(b));
+        v1 = ch_op16(c->op, v1, _mm512_loadu_ps(b + 16));
+        v2 = ch_op16(c->op, v2, _mm512_loadu_ps(b + 32));
+        v3 = ch_op16(c->op, v3, _mm512_loadu_ps(b + 48));
+      } else {
+        const __m512 b = V16(c->s);
+        v0 = ch_op16(c->op, v0, b), v1 = ch_op16(c->op, v1, b);
+        v2 = ch_op16(c->op, v2, b), v3 = ch_op16(c->op, v3, b);
+      }
+    }
+    _mm512_storeu_ps(o + i, v0);
+    _mm512_storeu_ps(o + i + 16, v1);
+    _mm512_storeu_ps(o + i + 32, v2);
+    _mm512_storeu_ps(o + i + 48, v3);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = vm_lanes16(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x0 + i);
+    for (uint32_t k = 0; k < n_ops; k++) {
+      const accy__uk_chain_op *c = &ops[k];
+      v = ch_op16(c->op, v, c->p ? _mm512_maskz_loadu_ps(m, c->p + i) : V16(c->s));
+    }
+    _mm512_mask_storeu_ps(o + i, m, v);
+  }
+}
+
 static accy__uk_ew_fn avx512_override_x1(uint16_t op, int32_t dt) {
   return op == ACCY_OP_DIVIDE && dt == ACCY_DTYPE_F32 ? v_divide16_f32_x1 : NULL;
 }
