@@ -522,6 +522,81 @@ START_TEST(test_elementwise_x1_matches_repeated_operand) {
 }
 END_TEST
 
+/* A register chain (uk.h, f32_chain) gives the bits of its ops' map kernels
+ * run one by one, at every level that has one: random chains of 1 to 16
+ * ops over lengths around the vector and block sizes, operands arrays or
+ * one value (edge values among them), reversed subtract and divide, the
+ * result written in place over x0 half the time; nothing past n written. */
+START_TEST(test_chain_matches_map_kernels) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 41);
+  enum { NMAX = 300 };
+  static const uint16_t kOp[ACCY__CH_COUNT] = {
+      [ACCY__CH_ADD] = ACCY_OP_ADD,       [ACCY__CH_SUB] = ACCY_OP_SUBTRACT,
+      [ACCY__CH_RSUB] = ACCY_OP_SUBTRACT, [ACCY__CH_MUL] = ACCY_OP_MULTIPLY,
+      [ACCY__CH_DIV] = ACCY_OP_DIVIDE,    [ACCY__CH_RDIV] = ACCY_OP_DIVIDE,
+      [ACCY__CH_NEG] = ACCY_OP_NEGATE,    [ACCY__CH_SQRT] = ACCY_OP_SQRT,
+      [ACCY__CH_RSQRT] = ACCY_OP_RSQRT};
+  static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, INFINITY, -INFINITY, 1e-40f, 3e38f};
+  static float x0[NMAX + 16], opnd[ACCY__UK_CHAIN_MAX][NMAX], rep[NMAX], want[NMAX + 16],
+      tmp[NMAX], got[NMAX + 16];
+  int tested = 0;
+  for (int l = 0; l < nl; l++) {
+    if (!ts[l]->f32_chain) continue;
+    for (int rep_i = 0; rep_i < 400; rep_i++) {
+      const size_t n = rep_i < 80 ? (size_t)rep_i : (size_t)tu_rng_range(&r, 0, NMAX);
+      const uint32_t n_ops = (uint32_t)tu_rng_range(&r, 1, ACCY__UK_CHAIN_MAX);
+      accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
+      tu_fill_random(&r, ACCY_DTYPE_F32, x0, n, true, 2);
+      for (uint32_t k = 0; k < n_ops; k++) {
+        ops[k].op = (uint8_t)tu_rng_range(&r, 0, ACCY__CH_COUNT - 1);
+        tu_fill_random(&r, ACCY_DTYPE_F32, opnd[k], n, true, 2);
+        const bool scalar = tu_rng_range(&r, 0, 2) == 0;
+        ops[k].p = scalar ? NULL : opnd[k];
+        ops[k].s = tu_rng_range(&r, 0, 3) == 0 ? sp[tu_rng_range(&r, 0, 8)] : opnd[k][0];
+      }
+      /* The reference: the map kernels one by one. */
+      memcpy(want, x0, n * 4);
+      for (uint32_t k = 0; k < n_ops; k++) {
+        const uint8_t op = ops[k].op;
+        accy__uk_ew_fn f = ts[l]->ew.map(kOp[op], ACCY_DTYPE_F32);
+        ck_assert_ptr_nonnull(f);
+        const float *b = ops[k].p;
+        if (!b) {
+          for (size_t i = 0; i < n; i++) rep[i] = ops[k].s;
+          b = rep;
+        }
+        if (op == ACCY__CH_NEG || op == ACCY__CH_SQRT || op == ACCY__CH_RSQRT)
+          f(n, tmp, want, NULL, NULL, 0, 0);
+        else if (op == ACCY__CH_RSUB || op == ACCY__CH_RDIV)
+          f(n, tmp, b, want, NULL, 1, 1);
+        else
+          f(n, tmp, want, b, NULL, 1, 1);
+        memcpy(want, tmp, n * 4);
+      }
+      const bool in_place = rep_i % 2;
+      for (size_t i = n; i < n + 16; i++) got[i] = x0[i] = -7.0f;
+      if (in_place) {
+        memcpy(got, x0, n * 4);
+        ts[l]->f32_chain(n, got, got, ops, n_ops);
+      } else {
+        ts[l]->f32_chain(n, got, x0, ops, n_ops);
+      }
+      const size_t d = tu_first_difference(ACCY_DTYPE_F32, want, got, n);
+      ck_assert_msg(d == SIZE_MAX, "%s: chain of %u ops, n %zu, differs at %zu: %a vs %a",
+                    accy__isa_name(ts[l]->isa), n_ops, n, d, (double)want[d], (double)got[d]);
+      for (size_t i = n; i < n + 16; i++)
+        ck_assert_msg(got[i] == -7.0f, "%s: chain wrote past %zu", accy__isa_name(ts[l]->isa), n);
+      tested++;
+    }
+  }
+  const accy__cpu *cpu = accy__cpu_get();
+  if (cpu->detected >= ACCY__ISA_AVX2 && accy__uk_for(ACCY__ISA_AVX2)) ck_assert_int_ge(tested, 400);
+}
+END_TEST
+
 /* f32 division by one value is the quotient a / b, bit for bit, at every
  * level: the vector levels' corrected reciprocal multiply (uk/avx2/ew.c)
  * included, with divisors and dividends over the whole float range (random
@@ -1267,6 +1342,7 @@ static Suite *uk_suite(void) {
   TCase *tc = tcase_create("gemm");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_gemm_microkernels);
+  tcase_add_test(tc, test_chain_matches_map_kernels);
   tcase_add_loop_test(tc, test_gemm_driver, 0, 3);
   tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
   suite_add_tcase(s, tc);
