@@ -592,12 +592,13 @@ static void chain_src(const group_step *st, uint32_t i, uint8_t *kind, group_src
   }
 }
 
-/* Whether member |mi|'s step can be in a chain: an f32 row value of an op
- * the chain kernel has, with one or two operands. */
+/* Whether member |mi|'s step can be in a chain: an f32 value (a row value,
+ * or a per-row one: a chain's members are all one or all the other) of an
+ * op the chain kernel has, with one or two operands. */
 static bool chain_member(const accy__program *p, const accy__ew_group *g, const group_step *st,
                          uint32_t mi) {
   if (st->kind != GK_EW && st->kind != GK_EW_X1 && st->kind != GK_EW_ROWS) return false;
-  if (!st->row || st->es != 4 || !st->ew || st->ew->arity < 1 || st->ew->arity > 2) return false;
+  if (st->es != 4 || !st->ew || st->ew->arity < 1 || st->ew->arity > 2) return false;
   const accy__node *nd = &p->nodes[g->members[mi]];
   if (nd->type.dtype != ACCY_DTYPE_F32 || chain_op_of(nd->op, false) < 0) return false;
   if ((nd->op == ACCY_OP_NEGATE || nd->op == ACCY_OP_SQRT || nd->op == ACCY_OP_RSQRT) !=
@@ -657,7 +658,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       uint32_t nx = last + 1;
       while (nx < nm && chain_passive(&steps[nx])) nx++;
       if (nx >= nm || c.n_ops == ACCY__UK_CHAIN_MAX || uses[last] != 1 || steps[last].out < 0 ||
-          !chain_member(p, g, &steps[nx], nx))
+          !chain_member(p, g, &steps[nx], nx) || steps[nx].row != steps[mi].row)
         break;
       const group_step *ns = &steps[nx];
       const group_src prev = steps[last].out;
