@@ -10,6 +10,7 @@
 #include "src/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "src/base/half.h"
@@ -616,7 +617,11 @@ static bool chain_passive(const group_step *st) {
 }
 
 static accy_status group_form_chains(const accy__program *p, const accy__ew_group *g,
-                                     group_step *steps, uint32_t nm, accy__arena *arena) {
+                                     group_step *steps, uint32_t nm, accy__arena *arena,
+                                     accy__kernel *k) {
+  char how[200];
+  size_t hl = 0;
+  how[0] = 0;
   /* Readers of each member among the later members (operand references). */
   uint32_t uses[ACCY__EW_GROUP_MAX_NODES] = {0};
   for (uint32_t ci = 0; ci < nm; ci++) {
@@ -685,8 +690,24 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
         if (!chain_passive(&steps[q])) steps[q].absorbed = true;
       steps[last].kind = GK_CHAIN;
       steps[last].chain = pc;
+      /* For accy describe --plan: the runs, by their first and last node. */
+      if (hl < sizeof how) {
+        const int w = snprintf(how + hl, sizeof how - hl, "%s%%%u..%%%u (%u ops)",
+                               hl ? ", " : "register chains ", g->members[mi], g->members[last],
+                               c.n_ops);
+        hl = w < 0 ? sizeof how : hl + (size_t)w;
+      }
     }
     mi = last + 1;
+  }
+  if (hl) {
+    const size_t len = strnlen(how, sizeof how - 1);
+    char *d = accy__arena_alloc(arena, len + 1, 1);
+    if (d) {
+      memcpy(d, how, len);
+      d[len] = 0;
+      k->how = d;
+    }
   }
   return ACCY_STATUS_OK;
 }
@@ -988,7 +1009,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     steps[mi].one = one;
   }
   gp->chain = accy__uk_get()->f32_chain;
-  if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, arena));
+  if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, arena, k));
   gp->n_steps = nm;
   gp->n_leaves = g->n_leaves;
   gp->row_len = L;
