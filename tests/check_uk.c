@@ -597,6 +597,82 @@ START_TEST(test_chain_matches_map_kernels) {
 }
 END_TEST
 
+/* The im2col row gathers (uk.h, f32_gather_rows) copy exactly what the
+ * offsets say at every level: rows made of one to three runs of consecutive
+ * offsets (with padding lanes among them), rows of scattered offsets (no
+ * runs: stride 2), every panel width 1..8, NaN payloads and signed zeros
+ * kept; nothing past w written in a row, nothing past the last row. */
+START_TEST(test_gather_rows_copy_the_offsets) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 43);
+  enum { PLANE = 400, KMAX = 40 };
+  static float planes[4][PLANE];
+  for (int p = 0; p < 4; p++)
+    for (int i = 0; i < PLANE; i++) {
+      const uint32_t bits = (uint32_t)tu_rng_next(&r);
+      float f;
+      memcpy(&f, &bits, 4);
+      planes[p][i] = f; /* any bits: NaNs with payloads, infinities, -0 */
+    }
+  static accy__uk_gather_row rows[KMAX];
+  const accy__uk_gather_row *rp[KMAX];
+  const float *src[KMAX];
+  float want[KMAX * 8 + 8], got[KMAX * 8 + 8];
+  int tested = 0;
+  for (int rep = 0; rep < 300; rep++) {
+    const size_t w = (size_t)tu_rng_range(&r, 1, 8), kcur = (size_t)tu_rng_range(&r, 1, KMAX);
+    for (size_t k = 0; k < kcur; k++) {
+      accy__uk_gather_row *row = &rows[k];
+      memset(row, 0, sizeof *row);
+      src[k] = planes[tu_rng_range(&r, 0, 3)];
+      rp[k] = row;
+      const int kind = (int)tu_rng_range(&r, 0, 2);
+      if (kind == 2) { /* scattered: no runs */
+        for (int i = 0; i < 8; i++)
+          row->off[i] = (size_t)i < w && tu_rng_range(&r, 0, 4) ? (int32_t)tu_rng_range(&r, 0, PLANE - 1) : -1;
+        row->n_runs = ACCY__UK_GATHER_RUNS + 1;
+        continue;
+      }
+      /* runs: lanes split into 1..3 groups, each base + i, some lanes padding */
+      const unsigned nr = (unsigned)tu_rng_range(&r, 1, ACCY__UK_GATHER_RUNS);
+      int32_t base[ACCY__UK_GATHER_RUNS];
+      for (unsigned u = 0; u < nr; u++) base[u] = (int32_t)tu_rng_range(&r, 0, PLANE - 8) - (int32_t)u * 3;
+      row->n_runs = 0;
+      for (int i = 0; i < 8; i++) {
+        const unsigned u = (unsigned)i * nr / 8;
+        const bool pad = (size_t)i >= w || tu_rng_range(&r, 0, 5) == 0 || base[u] + i < 0;
+        row->off[i] = pad ? -1 : base[u] + i;
+        if (pad) continue;
+        unsigned v = 0;
+        while (v < row->n_runs && row->base[v] != base[u]) v++;
+        if (v == row->n_runs) row->base[row->n_runs] = base[u], row->mask[row->n_runs++] = 0;
+        row->mask[v] |= (uint8_t)(1u << i);
+      }
+    }
+    accy__f32_gather_rows__portable(kcur, w, want, src, rp);
+    for (int l = 0; l < nl; l++) {
+      for (size_t i = 0; i < KMAX * 8 + 8; i++) got[i] = -5.0f;
+      ts[l]->f32_gather_rows(kcur, w, got, src, rp);
+      ck_assert_msg(memcmp(want, got, kcur * w * 4) == 0, "%s: gather rows (w %zu, %zu rows) differ",
+                    accy__isa_name(ts[l]->isa), w, kcur);
+      for (size_t i = kcur * w; i < KMAX * 8 + 8; i++)
+        ck_assert_msg(got[i] == -5.0f, "%s: gather rows wrote past the block", accy__isa_name(ts[l]->isa));
+      tested++;
+    }
+    /* the portable one against the offsets themselves */
+    for (size_t k = 0; k < kcur; k++)
+      for (size_t i = 0; i < w; i++) {
+        const int32_t o = rows[k].off[i];
+        const float e = o < 0 ? 0.0f : src[k][o];
+        ck_assert_msg(memcmp(&want[k * w + i], &e, 4) == 0, "portable gather rows: row %zu lane %zu", k, i);
+      }
+  }
+  ck_assert_int_ge(tested, 300);
+}
+END_TEST
+
 /* f32 division by one value is the quotient a / b, bit for bit, at every
  * level: the vector levels' corrected reciprocal multiply (uk/avx2/ew.c)
  * included, with divisors and dividends over the whole float range (random
@@ -1343,6 +1419,7 @@ static Suite *uk_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_gemm_microkernels);
   tcase_add_test(tc, test_chain_matches_map_kernels);
+  tcase_add_test(tc, test_gather_rows_copy_the_offsets);
   tcase_add_loop_test(tc, test_gemm_driver, 0, 3);
   tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
   suite_add_tcase(s, tc);

@@ -11,6 +11,7 @@ static const accy__uk kPortable = {
     .f32_epilogue = accy__f32_epilogue__portable,
     .f32_pool_row = accy__f32_pool_row__portable,
     .f32_reduce_rows = accy__f32_reduce_rows__portable,
+    .f32_gather_rows = accy__f32_gather_rows__portable,
     .ew = {accy__ew_map__portable, accy__ew_compare__portable, accy__ew_convert__portable,
            accy__ew_select__portable, accy__ew_map_x1__portable},
 };
@@ -29,6 +30,7 @@ static const accy__uk kAvx2 = {
     .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
            accy__ew_select__avx2, accy__ew_map_x1__avx2},
     .f32_chain = accy__f32_chain__avx2,
+    .f32_gather_rows = accy__f32_gather_rows__avx2,
 };
 #endif
 
@@ -52,6 +54,7 @@ static const accy__uk kAvx512 = {
     .ew = {accy__ew_map__avx512, accy__ew_compare__avx512, accy__ew_convert__avx512,
            accy__ew_select__avx512, accy__ew_map_x1__avx512},
     .f32_chain = accy__f32_chain__avx512,
+    .f32_gather_rows = accy__f32_gather_rows__avx2,
 };
 #endif
 

@@ -162,6 +162,30 @@ typedef void (*accy__uk_f32_pool_row_fn)(size_t n, const float *x, ptrdiff_t x_r
 typedef void (*accy__uk_f32_reduce_rows_fn)(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                             float *out, int kind);
 
+/* ---- im2col gathers ------------------------------------------------------------- */
+
+/* Where the w <= 8 lanes of one row of an im2col^T micro-panel come from:
+ * off[i], the lane's offset in its plane, or -1 (the padding, or i >= w):
+ * +0. Where the lanes form at most ACCY__UK_GATHER_RUNS runs of
+ * consecutive offsets (each output row a panel spans, at stride 1), run r
+ * also as lane i reading base[r] + i for the lanes of mask[r]. */
+#define ACCY__UK_GATHER_W 8
+#define ACCY__UK_GATHER_RUNS 3
+typedef struct accy__uk_gather_row {
+  int32_t off[ACCY__UK_GATHER_W];
+  int32_t base[ACCY__UK_GATHER_RUNS];
+  uint8_t mask[ACCY__UK_GATHER_RUNS];
+  uint8_t n_runs; /* ACCY__UK_GATHER_RUNS + 1: no such runs, use off */
+} accy__uk_gather_row;
+
+/* For k < kcur and i < w: d[k * w + i] = rows[k]->off[i] >= 0 ?
+ * src[k][rows[k]->off[i]] : +0. A copy, so every level gives the same
+ * floats (a NaN's payload included); vector levels load the runs with lane
+ * masks (nothing outside a run's lanes is read). */
+typedef void (*accy__uk_f32_gather_rows_fn)(size_t kcur, size_t w, float *d,
+                                            const float *const *src,
+                                            const accy__uk_gather_row *const *rows);
+
 /* ---- elementwise ------------------------------------------------------------- */
 
 /* n elements of one op (uk/ew_body.h): o[i] = op(x0[i], x1[i], x2[i]); the
@@ -234,6 +258,7 @@ typedef struct accy__uk {
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
   accy__uk_ew ew;
   accy__uk_f32_chain_fn f32_chain; /* or NULL */
+  accy__uk_f32_gather_rows_fn f32_gather_rows;
 } accy__uk;
 
 /* The table of |isa|, or NULL when this build has no such level. The CPU
@@ -306,6 +331,10 @@ void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, con
                                   float *out, const accy__uk_row_epilogue *ep);
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
                                     float *out, const accy__uk_row_epilogue *ep);
+void accy__f32_gather_rows__portable(size_t kcur, size_t w, float *d, const float *const *src,
+                                     const accy__uk_gather_row *const *rows);
+void accy__f32_gather_rows__avx2(size_t kcur, size_t w, float *d, const float *const *src,
+                                 const accy__uk_gather_row *const *rows);
 void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                      float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,

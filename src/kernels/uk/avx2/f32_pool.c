@@ -332,3 +332,35 @@ void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_
       break;
   }
 }
+
+/* accy__f32_gather_rows (uk.h): a row made of runs is the OR of one masked
+ * load per run (masked-off lanes read nothing and give +0); any other row
+ * one eight-lane gather, its lanes past w and over the padding masked off. */
+static inline __m256i lane_mask8(unsigned bits) {
+  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i b = _mm256_set1_epi32((int)bits);
+  return _mm256_cmpeq_epi32(_mm256_and_si256(b, bit), bit);
+}
+
+void accy__f32_gather_rows__avx2(size_t kcur, size_t w, float *d, const float *const *src,
+                                 const accy__uk_gather_row *const *rows) {
+  const __m256i in_w = lane_mask8((1u << w) - 1u);
+  const __m256i minus1 = _mm256_set1_epi32(-1);
+  for (size_t k = 0; k < kcur; k++, d += w) {
+    const accy__uk_gather_row *r = rows[k];
+    __m256 v;
+    if (r->n_runs <= ACCY__UK_GATHER_RUNS) {
+      v = _mm256_setzero_ps();
+      for (unsigned q = 0; q < r->n_runs; q++)
+        v = _mm256_or_ps(v, _mm256_maskload_ps(src[k] + r->base[q], lane_mask8(r->mask[q])));
+    } else {
+      const __m256i o = _mm256_loadu_si256((const __m256i *)(const void *)r->off);
+      const __m256i live = _mm256_and_si256(in_w, _mm256_cmpgt_epi32(o, minus1));
+      v = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src[k], o, _mm256_castsi256_ps(live), 4);
+    }
+    if (w == 8)
+      _mm256_storeu_ps(d, v);
+    else
+      _mm256_maskstore_ps(d, in_w, v);
+  }
+}

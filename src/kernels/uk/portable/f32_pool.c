@@ -35,3 +35,18 @@ void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, s
     out[j] = kind <= ACCY_REDUCE_PRODUCT ? accy__canon_nan_f32(a) : a;
   }
 }
+
+void accy__f32_gather_rows__portable(size_t kcur, size_t w, float *d, const float *const *src,
+                                     const accy__uk_gather_row *const *rows) {
+  for (size_t k = 0; k < kcur; k++, d += w) {
+    const int32_t *o = rows[k]->off;
+    const float *x = src[k];
+    /* Branch-free: the padding's lanes load the plane's first float and
+     * keep +0. */
+    for (size_t i = 0; i < w; i++) {
+      const int32_t oi = o[i];
+      const float v = x[oi < 0 ? 0 : oi];
+      d[i] = oi < 0 ? 0.0f : v;
+    }
+  }
+}
