@@ -268,6 +268,18 @@ ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const f
   __m512 wv[9];
   for (int kx = 0; kx < 3; kx++) m[kx] = plane_masks(o0 * (ptrdiff_t)SW + kx - g->pw, n, SW, W);
   for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
+  /* At stride 2 a row's three taps are the even, odd and next-even columns
+   * of its 2n + 1 columns from c0: loaded once (three masked loads, the
+   * 33rd column alone) and picked apart, instead of two loads per tap. A
+   * lane's tap is the same column, or +0 outside the plane, as load_taps
+   * gives it, so the same bits. */
+  const ptrdiff_t c0 = o0 * (ptrdiff_t)SW - g->pw, used = 2 * (ptrdiff_t)n + 1;
+  const __mmask16 rl = span_mask(c0, used < 16 ? used : 16, W);
+  const __mmask16 rh = span_mask(c0 + 16, used > 32 ? 16 : used > 16 ? used - 16 : 0, W);
+  const __mmask16 rx = span_mask(c0 + 32, used > 32 ? 1 : 0, W);
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i e2 = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
   const __mmask16 mo = vm_lanes16(n);
   const tap_masks none = {0, 0};
   for (int64_t oy0 = 0; oy0 < g->OH; oy0 += R) {
@@ -281,9 +293,19 @@ ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const f
       const int64_t iy = oy0 * (int64_t)SW - g->ph + i;
       const bool in = iy >= 0 && iy < g->H;
       const float *row = x + (in ? iy : 0) * W + o0 * (ptrdiff_t)SW - g->pw;
+      __m512 t3[3];
+      if (SW == 2) {
+        const __m512 lo = _mm512_maskz_loadu_ps(in ? rl : 0, row);
+        const __m512 hi = _mm512_maskz_loadu_ps(in ? rh : 0, row + 16);
+        const __m512 ex = _mm512_maskz_loadu_ps(in ? rx : 0, row + 32);
+        t3[0] = _mm512_permutex2var_ps(lo, ev, hi);
+        t3[1] = _mm512_permutex2var_ps(lo, od, hi);
+        t3[2] = _mm512_mask_broadcastss_ps(_mm512_permutex2var_ps(lo, e2, hi), 0x8000,
+                                           _mm512_castps512_ps128(ex));
+      }
 #pragma GCC unroll 3
       for (int kx = 0; kx < 3; kx++) {
-        const __m512 v = load_taps(row + kx, SW, in ? m[kx] : none);
+        const __m512 v = SW == 2 ? t3[kx] : load_taps(row + kx, SW, in ? m[kx] : none);
 #pragma GCC unroll 3
         for (int ky = 0; ky < 3; ky++) {
           const int d = i - ky, r = d / (int)SW;

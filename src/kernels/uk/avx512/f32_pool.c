@@ -1,7 +1,10 @@
 /* src/kernels/uk/avx512/f32_pool.c: accy__f32_pool_row__avx512 (uk.h),
  * built with the AVX-512 level's flags.
  *
- * Max and min pooling at strides 1 and 2, sixteen outputs per vector.
+ * Max and min pooling at strides 1 and 2, sixteen outputs per vector;
+ * windows three wide at stride 2 (the max pools of ResNet and SqueezeNet)
+ * fold the window's rows first and pick each output's three taps out of
+ * the folded row.
  * Over numbers the max and min folds of scalar.h are associative: each is
  * the largest (smallest) of the window in the order of the numbers with -0
  * below +0, which is what VRANGEPS computes, one instruction per tap
@@ -79,6 +82,47 @@ pool16(size_t m, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw, ptrdiff_t
   return true;
 }
 
+/* pool16 for windows three wide at stride 2: the window's rows folded
+ * first, one vector pair per row for the block's 2m + 1 columns (and the
+ * 33rd column in a third vector), then the three taps of each output as
+ * the even, odd and next-even columns of the folded row. Over numbers the
+ * answer of any order (VRANGEPS, as pool16); false (nothing stored) when a
+ * loaded column is a NaN. */
+static inline __attribute__((always_inline)) bool
+pool16_3s2(size_t m, const float *x, ptrdiff_t x_rs, size_t kh, bool is_max, float *out) {
+  const size_t cols = 2 * m + 1;
+  const __mmask16 ml = vm_lanes16(cols < 16 ? cols : 16);
+  const __mmask16 mh = vm_lanes16(cols > 32 ? 16 : cols > 16 ? cols - 16 : 0);
+  const __mmask16 mx = cols > 32 ? 1 : 0;
+  __m512 lo = _mm512_setzero_ps(), hi = lo, ex = lo;
+  __mmask16 nan = 0;
+#define POOL_RANGE3(A, B) (is_max ? _mm512_range_ps((A), (B), 5) : _mm512_range_ps((A), (B), 4))
+  for (size_t ky = 0; ky < kh; ky++) {
+    const float *row = x + (ptrdiff_t)ky * x_rs;
+    const __m512 l = _mm512_maskz_loadu_ps(ml, row), h = _mm512_maskz_loadu_ps(mh, row + 16);
+    const __m512 e = _mm512_maskz_loadu_ps(mx, row + 32);
+    nan |= _mm512_mask_cmp_ps_mask(ml, l, l, _CMP_UNORD_Q) |
+           _mm512_mask_cmp_ps_mask(mh, h, h, _CMP_UNORD_Q) |
+           _mm512_mask_cmp_ps_mask(mx, e, e, _CMP_UNORD_Q);
+    if (ky == 0) {
+      lo = l, hi = h, ex = e;
+    } else {
+      lo = POOL_RANGE3(lo, l), hi = POOL_RANGE3(hi, h), ex = POOL_RANGE3(ex, e);
+    }
+  }
+  if (nan) return false;
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i e2 = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
+  const __m512 even = _mm512_permutex2var_ps(lo, ev, hi), odd = _mm512_permutex2var_ps(lo, od, hi);
+  __m512 next = _mm512_permutex2var_ps(lo, e2, hi); /* lane 15: column 32, below */
+  next = _mm512_mask_broadcastss_ps(next, 0x8000, _mm512_castps512_ps128(ex));
+  const __m512 acc = POOL_RANGE3(POOL_RANGE3(even, odd), next);
+#undef POOL_RANGE3
+  _mm512_mask_storeu_ps(out, vm_lanes16(m), acc);
+  return true;
+}
+
 /* The row for one window width: full blocks with constant masks, then the
  * tail. */
 static inline __attribute__((always_inline)) void
@@ -86,6 +130,15 @@ pool_blocks(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw, ptrd
             ptrdiff_t sx, float ident, int kind, __m512 id, bool is_max, size_t KW, float *out) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   size_t i = 0;
+  if (KW == 3 && sx == 2 && kh > 0) {
+    for (; i < n; i += 16) {
+      const size_t m = n - i < 16 ? n - i : 16;
+      const float *xi = x + (ptrdiff_t)i * 2;
+      if (!pool16_3s2(m, xi, x_rs, kh, is_max, out + i))
+        accy__f32_pool_row__avx2(m, xi, x_rs, kh, kw, dx, sx, ident, kind, out + i);
+    }
+    return;
+  }
   for (; i + 16 <= n; i += 16) {
     const float *xi = x + (ptrdiff_t)i * sx;
     if (!pool16(16, xi, x_rs, kh, kw, dx, sx, id, is_max, even, KW, out + i))
