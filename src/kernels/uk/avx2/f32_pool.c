@@ -118,6 +118,47 @@ static inline __attribute__((always_inline)) __m256 pool8_order(const float *x, 
   return _mm256_castsi256_ps(key8(kind == ACCY_REDUCE_MAX ? hi : lo));
 }
 
+/* Eight max or min outputs of windows three wide at stride 2 from x
+ * (output 0's first tap), as pool8_order computes them, with the window's
+ * rows folded first: per row the seventeen columns x[0 .. 16] the eight
+ * windows read (every one a tap, so nothing past the last tap is read) as
+ * order keys, folded over the rows; then each output's three taps are the
+ * even, odd and next-even columns of the folded row. Where a key is a NaN's
+ * (or the identity is a NaN), false: the caller folds the block exactly. */
+static inline __attribute__((always_inline)) bool pool8_3s2(const float *x, ptrdiff_t x_rs,
+                                                            size_t kh, __m256 ident, int kind,
+                                                            __m256 *res) {
+  const __m256i id = key8(_mm256_castps_si256(ident));
+  __m256i hl = id, hh = id, hx = id, ll = id, lh = id, lx = id;
+  for (size_t ky = 0; ky < kh; ky++) {
+    const float *row = x + (ptrdiff_t)ky * x_rs;
+    const __m256i kl = key8(_mm256_castps_si256(_mm256_loadu_ps(row)));
+    const __m256i kh8 = key8(_mm256_castps_si256(_mm256_loadu_ps(row + 8)));
+    const __m256i kx = key8(_mm256_castps_si256(_mm256_broadcast_ss(row + 16)));
+    hl = _mm256_max_epi32(hl, kl), hh = _mm256_max_epi32(hh, kh8), hx = _mm256_max_epi32(hx, kx);
+    ll = _mm256_min_epi32(ll, kl), lh = _mm256_min_epi32(lh, kh8), lx = _mm256_min_epi32(lx, kx);
+  }
+  const __m256i hi = _mm256_max_epi32(_mm256_max_epi32(hl, hh), hx);
+  const __m256i lo = _mm256_min_epi32(_mm256_min_epi32(ll, lh), lx);
+  const __m256i above = _mm256_cmpgt_epi32(hi, _mm256_set1_epi32(0x7f800000));
+  const __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)0x807fffff), lo);
+  const __m256i nan = _mm256_or_si256(above, below);
+  if (!_mm256_testz_si256(nan, nan)) return false;
+  const bool mx = kind == ACCY_REDUCE_MAX;
+  const __m256 a = _mm256_castsi256_ps(mx ? hl : ll), b = _mm256_castsi256_ps(mx ? hh : lh);
+  /* even: columns 0, 2, .., 14; odd: 1, 3, .., 15; next: 2, 4, .., 16. */
+  const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+  const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  const __m256i even = _mm256_castpd_si256(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8));
+  const __m256i odd = _mm256_castpd_si256(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8));
+  __m256i next = _mm256_permutevar8x32_epi32(even, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7));
+  next = _mm256_blend_epi32(next, mx ? hx : lx, 0x80);
+  const __m256i k = mx ? _mm256_max_epi32(_mm256_max_epi32(even, odd), next)
+                       : _mm256_min_epi32(_mm256_min_epi32(even, odd), next);
+  *res = _mm256_castsi256_ps(key8(k));
+  return true;
+}
+
 /* Eight outputs from x (output 0's first tap) in the window's order. */
 static inline __attribute__((always_inline)) __m256 pool8(const float *x, ptrdiff_t x_rs,
                                                           size_t kh, size_t kw, ptrdiff_t dx,
@@ -141,6 +182,20 @@ void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t k
       /* The last eight outputs again, overlapping: the same values. */                      \
       if (i < n)                                                                              \
         _mm256_storeu_ps(out + n - 8, pool8(x + n - 8, x_rs, kh, kw, dx, 1, false, id, KIND, KW)); \
+      i = n;                                                                                  \
+    } else if (sx == 2 && n >= 8 && KW == 3 && kh > 0 &&                                      \
+               ((KIND) == ACCY_REDUCE_MAX || (KIND) == ACCY_REDUCE_MIN)) {                    \
+      /* Rows folded first (pool8_3s2): blocks of eight, the last one      \
+       * overlapping; a block with a NaN among its taps folds exactly. */                     \
+      for (;;) {                                                                              \
+        const size_t b = i + 8 <= n ? i : n - 8;                                              \
+        __m256 v;                                                                             \
+        if (!pool8_3s2(x + 2 * b, x_rs, kh, id, KIND, &v))                                    \
+          v = pool8_fold(x + 2 * b, x_rs, kh, kw, dx, 2, b + 8 == n, id, KIND);               \
+        _mm256_storeu_ps(out + b, v);                                                         \
+        if (b + 8 >= n) break;                                                                \
+        i += 8;                                                                               \
+      }                                                                                       \
       i = n;                                                                                  \
     } else if (sx == 2 && n >= 8) {                                                           \
       /* Vectors while output i + 8 exists (its taps lie past the float      \
