@@ -59,24 +59,26 @@ static inline __m256 vm_pow2i(__m256i k) {
  * two-step scaling or the NaN pass: vm_exp's fast path, the same bits. */
 #define VM_EXP_FAST_ABS 86.5f
 
-static inline __m256 vm_exp(__m256 x) {
-  /* x = n ln2 + r, |r| <= ln2/2; ln2 split so that n * hi is exact. */
-  if (_mm256_movemask_ps(_mm256_cmp_ps(vm_abs(x), V8(VM_EXP_FAST_ABS), _CMP_LE_OQ)) == 0xff) {
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, V8(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, V8(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, V8(-2.12194440e-4f), r);
-    __m256 p = V8(kExp[6]);
-    for (int i = 5; i >= 0; i--) p = _mm256_fmadd_ps(p, r, V8(kExp[i]));
-    return _mm256_mul_ps(p, vm_pow2i(_mm256_cvtps_epi32(n)));
-  }
-  const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, V8(-104.0f)), V8(89.0f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, V8(1.44269504088896341f)),
+/* e^x = p 2^n for x = n ln2 + r, |r| <= ln2/2 (ln2 split so that n * hi is
+ * exact): p, the degree-6 polynomial of r, and n (rounded, as a float). */
+static inline __m256 vm_exp_poly(__m256 x, __m256 *n_out) {
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, V8(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, V8(0.693359375f), xc);
+  __m256 r = _mm256_fnmadd_ps(n, V8(0.693359375f), x);
   r = _mm256_fnmadd_ps(n, V8(-2.12194440e-4f), r);
   __m256 p = V8(kExp[6]);
   for (int i = 5; i >= 0; i--) p = _mm256_fmadd_ps(p, r, V8(kExp[i]));
+  *n_out = n;
+  return p;
+}
+
+static inline __m256 vm_exp(__m256 x) {
+  __m256 n;
+  if (_mm256_movemask_ps(_mm256_cmp_ps(vm_abs(x), V8(VM_EXP_FAST_ABS), _CMP_LE_OQ)) == 0xff) {
+    const __m256 p = vm_exp_poly(x, &n);
+    return _mm256_mul_ps(p, vm_pow2i(_mm256_cvtps_epi32(n)));
+  }
+  const __m256 p = vm_exp_poly(_mm256_min_ps(_mm256_max_ps(x, V8(-104.0f)), V8(89.0f)), &n);
   /* Scale by 2^n in two exact steps, so that subnormal results round once
    * and 2^128 is reachable: n in [-150, 128] splits into halves in
    * [-75, 64]. x <= -104 (a mask's -1e4, -inf) gives +0 (p 2^-150 with p

@@ -14,29 +14,31 @@
 
 #define V16(x) _mm512_set1_ps(x)
 
+/* vm_exp_poly of avx2/vmath.h in sixteen lanes. */
+static inline __m512 vm_exp_poly16(__m512 x, __m512 *n_out) {
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, V16(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, V16(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, V16(-2.12194440e-4f), r);
+  __m512 p = V16(kExp[6]);
+  for (int i = 5; i >= 0; i--) p = _mm512_fmadd_ps(p, r, V16(kExp[i]));
+  *n_out = n;
+  return p;
+}
+
 /* vm_exp of avx2/vmath.h in sixteen lanes: the same operations in the same
  * order up to the scaling by 2^n, which gives the same value, so the same
  * bits lane for lane. */
 static inline __m512 vm_exp16(__m512 x) {
+  __m512 n;
   /* vm_exp's fast path (every lane's |x| <= VM_EXP_FAST_ABS): no clamps,
    * no dead lanes, no NaN; scalef gives the same exact product. */
   if (_mm512_cmp_ps_mask(_mm512_andnot_ps(V16(-0.0f), x), V16(VM_EXP_FAST_ABS), _CMP_LE_OQ) ==
       0xffff) {
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, V16(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, V16(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, V16(-2.12194440e-4f), r);
-    __m512 p = V16(kExp[6]);
-    for (int i = 5; i >= 0; i--) p = _mm512_fmadd_ps(p, r, V16(kExp[i]));
+    const __m512 p = vm_exp_poly16(x, &n);
     return _mm512_scalef_ps(p, n);
   }
-  const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, V16(-104.0f)), V16(89.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, V16(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, V16(0.693359375f), xc);
-  r = _mm512_fnmadd_ps(n, V16(-2.12194440e-4f), r);
-  __m512 p = V16(kExp[6]);
-  for (int i = 5; i >= 0; i--) p = _mm512_fmadd_ps(p, r, V16(kExp[i]));
+  const __m512 p = vm_exp_poly16(_mm512_min_ps(_mm512_max_ps(x, V16(-104.0f)), V16(89.0f)), &n);
   /* p 2^n in one rounding. AVX2 multiplies p by 2^(n >> 1), which is
    * exact (p is near 1 and n >> 1 >= -75), then by 2^(n - (n >> 1)), which
    * rounds p 2^n once: the value scalef rounds, so the same bits (overflow
