@@ -277,9 +277,6 @@ ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const f
   const __mmask16 rl = span_mask(c0, used < 16 ? used : 16, W);
   const __mmask16 rh = span_mask(c0 + 16, used > 32 ? 16 : used > 16 ? used - 16 : 0, W);
   const __mmask16 rx = span_mask(c0 + 32, used > 32 ? 1 : 0, W);
-  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  const __m512i e2 = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
   const __mmask16 mo = vm_lanes16(n);
   const tap_masks none = {0, 0};
   for (int64_t oy0 = 0; oy0 < g->OH; oy0 += R) {
@@ -298,10 +295,7 @@ ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const f
         const __m512 lo = _mm512_maskz_loadu_ps(in ? rl : 0, row);
         const __m512 hi = _mm512_maskz_loadu_ps(in ? rh : 0, row + 16);
         const __m512 ex = _mm512_maskz_loadu_ps(in ? rx : 0, row + 32);
-        t3[0] = _mm512_permutex2var_ps(lo, ev, hi);
-        t3[1] = _mm512_permutex2var_ps(lo, od, hi);
-        t3[2] = _mm512_mask_broadcastss_ps(_mm512_permutex2var_ps(lo, e2, hi), 0x8000,
-                                           _mm512_castps512_ps128(ex));
+        vm_taps3_s2(lo, hi, ex, t3);
       }
 #pragma GCC unroll 3
       for (int kx = 0; kx < 3; kx++) {

@@ -111,13 +111,9 @@ pool16_3s2(size_t m, const float *x, ptrdiff_t x_rs, size_t kh, bool is_max, flo
     }
   }
   if (nan) return false;
-  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  const __m512i e2 = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
-  const __m512 even = _mm512_permutex2var_ps(lo, ev, hi), odd = _mm512_permutex2var_ps(lo, od, hi);
-  __m512 next = _mm512_permutex2var_ps(lo, e2, hi); /* lane 15: column 32, below */
-  next = _mm512_mask_broadcastss_ps(next, 0x8000, _mm512_castps512_ps128(ex));
-  const __m512 acc = POOL_RANGE3(POOL_RANGE3(even, odd), next);
+  __m512 t[3];
+  vm_taps3_s2(lo, hi, ex, t);
+  const __m512 acc = POOL_RANGE3(POOL_RANGE3(t[0], t[1]), t[2]);
 #undef POOL_RANGE3
   _mm512_mask_storeu_ps(out, vm_lanes16(m), acc);
   return true;
