@@ -700,15 +700,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     }
     mi = last + 1;
   }
-  if (hl) {
-    const size_t len = strnlen(how, sizeof how - 1);
-    char *d = accy__arena_alloc(arena, len + 1, 1);
-    if (d) {
-      memcpy(d, how, len);
-      d[len] = 0;
-      k->how = d;
-    }
-  }
+  if (hl) accy__kernel_set_how(k, arena, "%s", how);
   return ACCY_STATUS_OK;
 }
 
@@ -856,9 +848,10 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     if (!accy__type_elements(&nd->type, &mn) || (mn != ne && (!L || mn != n_rows)))
       return GROUP_FAIL("%llu elements in a group of %llu", m, opn, (unsigned long long)mn,
                         (unsigned long long)ne);
-    group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .one = false, .red = 0, .absorbed = false, .chain = NULL, .ew = NULL,
-                     .bc = NULL, .x1 = NULL, .periodic = 0, .es = accy__dtype_size(nd->type.dtype),
-                     .in = {0, 0, 0}, .out = -1};
+    group_step st = {.kind = GK_EW, .row = mn == ne, .once = false, .one = false, .red = 0,
+                     .ew = NULL, .bc = NULL, .x1 = NULL, .periodic = 0,
+                     .es = accy__dtype_size(nd->type.dtype), .in = {0, 0, 0}, .out = -1,
+                     .absorbed = false, .chain = NULL};
     const accy__op_trait *tr = accy__op_trait_of(nd->op);
     uint32_t n_in = nd->n_operands;
     if (tr && tr->family == ACCY__FAMILY_ELEMENTWISE) {

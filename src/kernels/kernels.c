@@ -2,6 +2,8 @@
  * family column), and the copy kernel. */
 #include "src/internal.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "src/kernels/kernels.h"
@@ -33,6 +35,21 @@ static accy_status prepare_family(const accy__op_trait *t, const accy__program *
     default: break;
   }
   return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no kernel for op code %u", p->nodes[node].op);
+}
+
+void accy__kernel_set_how(accy__kernel *k, accy__arena *arena, const char *fmt, ...) {
+  char buf[200];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  const size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+  char *d = accy__arena_alloc(arena, len + 1, 1);
+  if (!d) return;
+  memcpy(d, buf, len);
+  d[len] = 0;
+  k->how = d;
 }
 
 accy_status accy__kernel_prepare(const accy__program *p, uint32_t node, accy__arena *arena,

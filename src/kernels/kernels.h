@@ -61,6 +61,12 @@ struct accy__kernel {
   const char *how;
 };
 
+/* k->how as printf would write it (at most 199 characters), in the arena;
+ * left as it was when that fails (describing is not worth a failed
+ * compile). */
+void accy__kernel_set_how(accy__kernel *k, accy__arena *arena, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* An epilogue fused into a dot_general or convolution kernel (f32 only;
  * src/compile/fuse.h): after the sum, y = clamp(sum + bias[c] + residual),
  * c the result's channel index (accy__kernel_epilogue_axis), each step

@@ -37,8 +37,6 @@
 #include "src/internal.h"
 
 #include <stdlib.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -320,25 +318,6 @@ static void epi_run(const epi *e, float *dst, const float *res, size_t n, const 
   e->run(n, dst, bias, bstride, res, e->clamp, e->lo, e->hi);
 }
 
-/* k->how (kernels.h) as printf would write it, in the arena; left NULL when
- * that fails (describing is not worth a failed compile). */
-static void set_how(accy__kernel *k, accy__arena *arena, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_how(accy__kernel *k, accy__arena *arena, const char *fmt, ...) {
-  char buf[160];
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  const size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-  char *d = accy__arena_alloc(arena, len + 1, 1);
-  if (!d) return;
-  memcpy(d, buf, len);
-  d[len] = 0;
-  k->how = d;
-}
-
 /* A kernel's launch buffer (kernels.h: after its two operands and the
  * residual) and its worker workspace (after that buffer, if any). */
 static inline void *temp_of(void *const *bufs, bool residual) { return bufs[residual ? 4 : 3]; }
@@ -507,7 +486,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     }
   }
   gemm_set_epilogue(g, e, false);
-  set_how(k, arena, "GEMM %s%s%s, B %s", g->uk.name, g->uk.gemv ? " / " : "",
+  accy__kernel_set_how(k, arena, "GEMM %s%s%s, B %s", g->uk.name, g->uk.gemv ? " / " : "",
           g->uk.gemv ? g->uk.gemv_name : "",
           packed ? "packed at compile time" : g->b_run_packed ? "packed per launch (pre-pass)"
                                                               : "packed per item");
@@ -1355,7 +1334,7 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
    * 7 x 7 x 960 0.105 -> 0.054, 56 x 56 x 144 0.275 -> 0.255. */
   const bool fits = d->g.W < (INT64_C(1) << 30) && d->g.OW < (INT64_C(1) << 30); /* lane maths */
   d->plane = fits && (d->g.sw == 1 || d->g.sw == 2) ? accy__uk_get()->f32_dwconv_plane : NULL;
-  set_how(k, arena, "depthwise %s (%s)", d->plane ? "planes" : "rows",
+  accy__kernel_set_how(k, arena, "depthwise %s (%s)", d->plane ? "planes" : "rows",
           accy__isa_name(accy__uk_get()->isa));
   k->run = dwconv_f32;
   k->params = d;
@@ -1632,20 +1611,20 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   }
   switch (form) {
     case CONV_TRANSPOSED:
-      set_how(k, arena, "convolution as GEMM %s, transposed (positions as rows)%s", g->uk.name,
+      accy__kernel_set_how(k, arena, "convolution as GEMM %s, transposed (positions as rows)%s", g->uk.name,
               g->a_run_packed ? ", im2col^T per launch (pre-pass)" : ", im2col^T per item");
       break;
     case CONV_PADDED:
-      set_how(k, arena,
+      accy__kernel_set_how(k, arena,
               "convolution as GEMM %s, padded input (pre-pass, %u phase%s), taps in place",
               g->uk.ind_name, cg->nph, cg->nph == 1 ? "" : "s");
       break;
     default:
       if (pointwise)
-        set_how(k, arena, "convolution as GEMM %s, pointwise, input %s", g->uk.name,
+        accy__kernel_set_how(k, arena, "convolution as GEMM %s, pointwise, input %s", g->uk.name,
                 g->b_run_packed ? "packed per launch (pre-pass)" : "read in place");
       else
-        set_how(k, arena, "convolution as GEMM %s, im2col per item", g->uk.name);
+        accy__kernel_set_how(k, arena, "convolution as GEMM %s, im2col per item", g->uk.name);
   }
   k->run = conv_gemm_f32;
   k->params = cg;
@@ -1778,7 +1757,7 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi
   if (!accy__mul_u64(cp->ax[2].out, taps, &cost) || cost > (UINT64_C(1) << 62))
     cost = UINT64_C(1) << 62;
   k->item_cost = cost > 0 ? cost : cp->ax[2].out > 0 ? cp->ax[2].out : 1;
-  set_how(k, arena, "convolution by direct loops");
+  accy__kernel_set_how(k, arena, "convolution by direct loops");
   return ACCY_STATUS_OK;
 
 bad_attrs:
