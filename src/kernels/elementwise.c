@@ -423,19 +423,20 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
         case GK_CHAIN: {
           const group_chain *c = st->chain;
           accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
-          const float *vec[ACCY__UK_CHAIN_MAX];
+          const float *vec[ACCY__UK_CHAIN_MAX], *per_row[ACCY__UK_CHAIN_MAX];
           for (uint32_t q = 0; q < c->n_ops; q++) {
             const group_src src = c->ops[q].src;
             const char *at = src >= 0 ? ws + (size_t)src * gp->slot_bytes
                                       : (const char *)bufs[-src];
             ops[q] = (accy__uk_chain_op){c->ops[q].op, NULL, 0.0f};
-            vec[q] = NULL;
+            vec[q] = per_row[q] = NULL;
             switch (c->ops[q].kind) {
               case CS_VEC: vec[q] = (const float *)(const void *)at + (src >= 0 ? 0 : base); break;
               case CS_SCALAR_SLOT:
               case CS_SCALAR_LEAF: memcpy(&ops[q].s, at, 4); break;
               case CS_PERIODIC: ops[q].p = (const float *)(const void *)at; break;
-              default: break; /* CS_NONE; CS_PER_ROW below */
+              case CS_PER_ROW: per_row[q] = (const float *)(const void *)at; break;
+              default: break; /* CS_NONE */
             }
           }
           const float *x0f = c->x0 >= 0 ? (const float *)(const void *)(ws + (size_t)c->x0 *
@@ -451,9 +452,7 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           for (uint64_t j = 0; j < nb; j++) {
             for (uint32_t q = 0; q < c->n_ops; q++) {
               if (vec[q]) ops[q].p = vec[q] + j * L;
-              if (c->ops[q].kind == CS_PER_ROW)
-                ops[q].s = ((const float *)(const void *)(ws + (size_t)c->ops[q].src *
-                                                                   gp->slot_bytes))[j];
+              if (per_row[q]) ops[q].s = per_row[q][j];
             }
             gp->chain((size_t)L, of + j * L, x0f + j * L, ops, c->n_ops);
           }
