@@ -332,10 +332,11 @@ START_TEST(test_conv_epilogues) {
   const int64_t P = (H - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad, PW = (W - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad;
   int64_t od[4] = {2, cfg[c].o, (P - cfg[c].k) / cfg[c].s + 1, (PW - cfg[c].k) / cfg[c].s + 1};
   accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od);
-  /* ACCY_CONV_FORM: the three layouts of the GEMM form (the others ignore
-   * it; the padded one needs unit strides). */
-  for (int run_i = 0; run_i < 6; run_i++) {
-    static const char *const kForm[3] = {"0", "1", "2"};
+  /* ACCY_CONV_FORM: the three layouts of the GEMM form and Winograd (the
+   * others ignore it; the padded one needs unit strides, Winograd 3 x 3
+   * at unit stride above the portable level). */
+  for (int run_i = 0; run_i < 8; run_i++) {
+    static const char *const kForm[4] = {"0", "1", "2", "3"};
     const int residual = run_i % 2;
     setenv("ACCY_CONV_FORM", kForm[run_i / 2], 1);
     prog g = {.rng = &rng};
@@ -362,12 +363,13 @@ END_TEST
  * partial sum to -0) under a ReLU: maximum(-0, +0) is +0, and the fused
  * clamp must say so too; the same for a residual of -0 added to a -0. Loop
  * over a GEMM (dot), a depthwise and a GEMM-form convolution (in its three
- * layouts: ACCY_CONV_FORM=1 and 2 on the last two). */
+ * layouts: ACCY_CONV_FORM=1 and 2 on the last two), and Winograd (3). */
 START_TEST(test_fused_relu_of_negative_zero) {
   tu_rng rng;
   tu_rng_seed(&rng, 4300);
   if (_i == 3) setenv("ACCY_CONV_FORM", "1", 1);
   if (_i == 4) setenv("ACCY_CONV_FORM", "2", 1);
+  if (_i == 5) setenv("ACCY_CONV_FORM", "3", 1); /* Winograd above portable */
   prog g = {.rng = &rng};
   accy__program_init(&g.p);
   accy__type ot;
@@ -737,7 +739,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_dot_input_b_packed_per_launch);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
-  tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 5);
+  tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 6);
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 6);

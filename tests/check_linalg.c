@@ -127,9 +127,28 @@ static void bounds_reset(size_t n) {
   g_bound_cap = n;
 }
 
+/* A convolution run as Winograd F(2x2, 3x3) (docs/ops.md) has a bound of
+ * its own: (C + 12) * (2^-24 * S + 64 * 2^-149), C its input channels and S
+ * the transforms evaluated on magnitudes, |A^T| (sum over channels of
+ * |G| |g| |G^T| . |B^T| |d| |B|) |A| (wino_bounds fills g_wabs). g_wino_c
+ * is C while that bound applies, 0 otherwise. */
+static double *g_wabs;
+static int64_t g_wino_c;
+
 /* True when |got| meets the bound of element |i| (f32 above portable). */
 static bool within_bound(size_t i, double got, double ref) {
   (void)ref;
+  if (g_wino_c > 0) {
+    /* A non-finite input in the output's window gives a non-finite result
+     * (the transforms mix only the values under one output's window into
+     * it), though where the sum is NaN it may be an infinity and the other
+     * way round. */
+    if (!isfinite(g_exact[i])) return !isfinite(got);
+    const double S = g_wabs[i];
+    if (!isfinite(S) || S > 3.4e38) return true;
+    const double tol = (double)(g_wino_c + 12) * (0x1p-24 * S + 64 * 0x1p-149);
+    return fabs(got - g_exact[i]) <= tol;
+  }
   /* A NaN among the products (a NaN input, or Inf x 0) gives NaN in any
    * order and with FMA. */
   if (isnan(g_exact[i])) return isnan(got);
@@ -777,6 +796,73 @@ static void ref_conv(const lin_case *c, const conv_cfg *g, void *out) {
   }
 }
 
+/* g_wabs for a 2-D, one-group, 3 x 3, unit-stride convolution (the
+ * Winograd bound above): per output, its tile's patch of every channel
+ * through the transforms with every coefficient and value made positive. */
+static void wino_bounds(const lin_case *c, const conv_cfg *g) {
+  const uint64_t no = tu_elems(&c->ot);
+  free(g_wabs);
+  g_wabs = calloc(no + 1, sizeof(double));
+  ck_assert(g_wabs != NULL);
+  static const double bt[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+  static const double gm[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, .5, .5}, {0, 0, 1}};
+  static const double at[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+  const int64_t H = g->in[0], W = g->in[1], OH = c->ot.dims[2], OW = c->ot.dims[3];
+  const int64_t C = g->c, O = g->o;
+  for (int64_t n = 0; n < g->n; n++)
+    for (int64_t o = 0; o < O; o++)
+      for (int64_t ty = 0; 2 * ty < OH; ty++)
+        for (int64_t tx = 0; 2 * tx < OW; tx++) {
+          double m[4][4] = {{0}};
+          for (int64_t ch = 0; ch < C; ch++) {
+            double d[4][4], u[4][4], v[4][4], t[4][4];
+            for (int r = 0; r < 4; r++)
+              for (int q = 0; q < 4; q++) {
+                const int64_t iy = 2 * ty - g->pad_lo[0] + r, ix = 2 * tx - g->pad_lo[1] + q;
+                d[r][q] = iy >= 0 && iy < H && ix >= 0 && ix < W
+                              ? fabs(tu_get_f64(ACCY_DTYPE_F32, c->lhs,
+                                                (size_t)(((n * C + ch) * H + iy) * W + ix)))
+                              : 0.0;
+              }
+            double f[3][3];
+            for (int r = 0; r < 3; r++)
+              for (int q = 0; q < 3; q++)
+                f[r][q] = fabs(tu_get_f64(ACCY_DTYPE_F32, c->rhs, (size_t)(((o * C + ch) * 3 + r) * 3 + q)));
+            for (int a = 0; a < 4; a++) /* |B^T| d |B| */
+              for (int q = 0; q < 4; q++) {
+                t[a][q] = 0;
+                for (int r = 0; r < 4; r++) t[a][q] += bt[a][r] * d[r][q];
+              }
+            for (int a = 0; a < 4; a++)
+              for (int b = 0; b < 4; b++) {
+                v[a][b] = 0;
+                for (int q = 0; q < 4; q++) v[a][b] += t[a][q] * bt[b][q];
+              }
+            double tg[4][3];
+            for (int a = 0; a < 4; a++) /* |G| g |G^T| */
+              for (int q = 0; q < 3; q++) {
+                tg[a][q] = 0;
+                for (int r = 0; r < 3; r++) tg[a][q] += gm[a][r] * f[r][q];
+              }
+            for (int a = 0; a < 4; a++)
+              for (int b = 0; b < 4; b++) {
+                u[a][b] = 0;
+                for (int q = 0; q < 3; q++) u[a][b] += tg[a][q] * gm[b][q];
+                m[a][b] += u[a][b] * v[a][b];
+              }
+          }
+          for (int r = 0; r < 2; r++)
+            for (int b = 0; b < 2; b++) {
+              const int64_t oy = 2 * ty + r, ox = 2 * tx + b;
+              if (oy >= OH || ox >= OW) continue;
+              double y = 0;
+              for (int a = 0; a < 4; a++)
+                for (int e = 0; e < 4; e++) y += at[r][a] * m[a][e] * at[b][e];
+              g_wabs[((n * O + o) * OH + oy) * OW + ox] = y;
+            }
+        }
+}
+
 /* Builds, runs and checks one convolution; values from |lv|/|rv| when given,
  * else random. Compares with |want| when given, else with ref_conv. */
 static void conv_case(tu_rng *rng, int32_t dt, const conv_cfg *g, bool edges, const double *lv,
@@ -954,7 +1040,14 @@ static void conv_const_case(tu_rng *rng, const conv_cfg *g, bool edges, bool inf
                 accy__cause());
   void *ref = calloc(tu_elems(&ot) + 1, 4);
   ref_conv(&c, g, ref);
+  /* The default may be Winograd (above portable, 3 x 3 at unit stride,
+   * enough channels), with its bound. */
+  if (c.k.how && strstr(c.k.how, "Winograd")) {
+    wino_bounds(&c, g);
+    g_wino_c = g->c;
+  }
   check_runs(&c, ref, rng);
+  g_wino_c = 0;
   /* The GEMM form's three layouts (channels or positions as the rows, or
    * the taps read from a padded copy of the input; ACCY_CONV_FORM) compute
    * every output as the same chain: the same bits. */
@@ -1002,6 +1095,75 @@ START_TEST(test_conv_constant_filters_match_reference) {
     }
     conv_const_case(&rng, &g, rep % 2 == 1, rep == 7);
   }
+}
+END_TEST
+
+/* Winograd F(2x2, 3x3) (ACCY_CONV_FORM=3): 3 x 3 filters at unit stride
+ * over odd and even sizes, padding of -1 to 2 (cropping, odd output
+ * extents, tiles over the edge), channel counts across the blocks of
+ * tiles and of output channels, one image or two: within its bound of the
+ * exact sums (edge values in half the cases), the same bits for any split
+ * into tiles. At the portable level the kernel is never Winograd. */
+START_TEST(test_conv_winograd_matches_reference) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 1600 + (uint64_t)_i);
+  setenv("ACCY_CONV_FORM", "3", 1);
+  const bool vector = accy__isa_level() != ACCY__ISA_PORTABLE;
+  for (int rep = 0; rep < 6; rep++) {
+    conv_cfg g;
+    memset(&g, 0, sizeof g);
+    g.s = 2;
+    g.n = tu_rng_range(&rng, 1, 2);
+    g.groups = 1;
+    g.c = rep == 0 ? 2 : tu_rng_range(&rng, 2, rep == 5 ? 300 : 40); /* one channel: depthwise */
+    g.o = rep == 1 ? 1 : tu_rng_range(&rng, 1, rep == 2 ? 300 : 60);
+    for (uint32_t i = 0; i < 2; i++) {
+      g.in[i] = tu_rng_range(&rng, 1, rep == 3 ? 40 : rep == 2 || rep == 5 ? 9 : 20);
+      g.k[i] = 3;
+      g.stride[i] = 1;
+      g.pad_lo[i] = tu_rng_range(&rng, -1, 2);
+      g.pad_hi[i] = tu_rng_range(&rng, -1, 2);
+      g.ldil[i] = 1;
+      g.rdil[i] = 1;
+    }
+    if (conv_out_dim(&g, 0) < 1 || conv_out_dim(&g, 1) < 1) g.pad_lo[0] = g.pad_hi[0] = 2, g.pad_lo[1] = g.pad_hi[1] = 2;
+    accy__type lt, rt, ot;
+    conv_types(ACCY_DTYPE_F32, &g, &lt, &rt, &ot);
+    int64_t attrs[2 + 5 * 3];
+    const uint32_t na = conv_attrs(&g, attrs);
+    lin_case c;
+    memset(&c, 0, sizeof c);
+    c.lt = lt, c.rt = rt, c.ot = ot;
+    accy__program_init(&c.p);
+    accy__arena_init(&c.arena);
+    c.lhs = calloc(tu_elems(&lt) + 1, 4);
+    c.rhs = calloc(tu_elems(&rt) + 1, 4);
+    tu_fill_random(&rng, ACCY_DTYPE_F32, c.lhs, (size_t)tu_elems(&lt), rep % 2 == 1, 0);
+    tu_fill_random(&rng, ACCY_DTYPE_F32, c.rhs, (size_t)tu_elems(&rt), false, 0);
+    uint32_t ops[2], node;
+    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_PARAMETER, &lt, NULL, 0, NULL, 0, "x",
+                                            1, NULL, 0, &ops[0]), ACCY_STATUS_OK);
+    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONSTANT, &rt, NULL, 0, NULL, 0, "w", 1,
+                                            c.rhs, tu_elems(&rt) * 4, &ops[1]), ACCY_STATUS_OK);
+    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONVOLUTION, &ot, ops, 2, attrs, na,
+                                            NULL, 0, NULL, 0, &node), ACCY_STATUS_OK);
+    ck_assert_msg(accy__kernel_prepare(&c.p, node, &c.arena, &c.k) == ACCY_STATUS_OK,
+                  "prepare: %s", accy__cause());
+    const bool wino = c.k.how && strstr(c.k.how, "Winograd");
+    ck_assert_msg(wino == vector, "Winograd at %s: %s", accy__isa_name(accy__isa_level()),
+                  c.k.how ? c.k.how : "(none)");
+    void *ref = calloc(tu_elems(&ot) + 1, 4);
+    ref_conv(&c, &g, ref);
+    if (wino) {
+      wino_bounds(&c, &g);
+      g_wino_c = g.c;
+    }
+    check_runs(&c, ref, &rng);
+    g_wino_c = 0;
+    free(ref);
+    case_free(&c);
+  }
+  unsetenv("ACCY_CONV_FORM");
 }
 END_TEST
 
@@ -1130,6 +1292,7 @@ static Suite *linalg_suite(void) {
   tcase_add_loop_test(tc, test_conv_wide_channels_pack_positions_once, 0, 2);
   tcase_add_loop_test(tc, test_conv_pointwise_packs_input_once, 0, 4);
   tcase_add_loop_test(tc, test_conv_constant_filters_match_reference, 0, 4);
+  tcase_add_loop_test(tc, test_conv_winograd_matches_reference, 0, 4);
   tcase_add_loop_test(tc, test_conv_random_configs_match_reference, 0, 2 * N_NUMERIC);
   tcase_add_loop_test(tc, test_conv_zero_extents, 0, N_NUMERIC);
   tcase_add_test(tc, test_conv_rejects_bool);

@@ -673,6 +673,95 @@ START_TEST(test_gather_rows_copy_the_offsets) {
 }
 END_TEST
 
+/* The Winograd F(2x2, 3x3) transforms (uk.h, f32_wino_in and
+ * f32_wino_out) give the portable kernels' bits at every level (NaNs equal
+ * whatever their payload): any bit patterns, 1..64 tiles (vector tails),
+ * output runs of 2n and 2n - 1 columns, one row or two; nothing written
+ * past n tiles of a row of v, past w columns or into the missing row. */
+static float f32_of_bits(uint32_t u);
+
+static bool same_or_both_nan(const float *a, const float *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!(isnan(a[i]) && isnan(b[i])) && memcmp(&a[i], &b[i], 4) != 0) return false;
+  return true;
+}
+
+START_TEST(test_wino_transforms_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  const int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 47);
+  enum { NMAX = 64, VS = NMAX + 16, ROWF = 2 * NMAX + 24 };
+  static float rows[4][ROWF], m[16 * VS + 16], want[16 * VS], got[16 * VS];
+  static float ow[2][2 * NMAX + 16], og[2][2 * NMAX + 16];
+  int tested = 0;
+  for (int rep = 0; rep < 400; rep++) {
+    const size_t n = (size_t)tu_rng_range(&r, 1, NMAX);
+    for (int q = 0; q < 4; q++)
+      for (int i = 0; i < ROWF; i++) {
+        const uint32_t bits = (uint32_t)tu_rng_next(&r);
+        rows[q][i] = rep % 2 ? f32_of_bits(bits) : (float)tu_rng_range(&r, -1000, 1000) / 7.0f;
+      }
+    for (int i = 0; i < 16 * VS + 16; i++)
+      m[i] = rep % 2 ? f32_of_bits((uint32_t)tu_rng_next(&r)) : (float)tu_rng_range(&r, -1000, 1000) / 3.0f;
+    const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
+    for (int i = 0; i < 16 * VS; i++) want[i] = -7.0f;
+    accy__f32_wino_in__portable(n, rp, want, VS);
+    const size_t w = 2 * n - (size_t)tu_rng_range(&r, 0, 1);
+    const bool two = tu_rng_range(&r, 0, 3) != 0;
+    for (int q = 0; q < 2; q++)
+      for (int i = 0; i < 2 * NMAX + 16; i++) ow[q][i] = -7.0f;
+    accy__f32_wino_out__portable(n, m, VS, ow[0], two ? ow[1] : NULL, w);
+    for (int l = 0; l < nl; l++) {
+      const char *name = accy__isa_name(ts[l]->isa);
+      for (int i = 0; i < 16 * VS; i++) got[i] = -7.0f;
+      ts[l]->f32_wino_in(n, rp, got, VS);
+      for (int k = 0; k < 16; k++) {
+        ck_assert_msg(same_or_both_nan(want + k * VS, got + k * VS, n),
+                      "%s: wino_in value %d of %zu tiles differs", name, k, n);
+        for (size_t i = n; i < VS; i++)
+          ck_assert_msg(got[k * VS + i] == -7.0f, "%s: wino_in wrote past %zu tiles", name, n);
+      }
+      for (int q = 0; q < 2; q++)
+        for (int i = 0; i < 2 * NMAX + 16; i++) og[q][i] = -7.0f;
+      ts[l]->f32_wino_out(n, m, VS, og[0], two ? og[1] : NULL, w);
+      for (int q = 0; q < 2; q++) {
+        const size_t valid = q == 0 || two ? w : 0;
+        ck_assert_msg(same_or_both_nan(ow[q], og[q], valid), "%s: wino_out row %d (%zu tiles, w %zu) differs",
+                      name, q, n, w);
+        for (size_t i = valid; i < 2 * NMAX + 16; i++)
+          ck_assert_msg(og[q][i] == -7.0f, "%s: wino_out wrote past column %zu of row %d", name, valid, q);
+      }
+      tested++;
+    }
+    /* the portable ones against the formulas (in order, rounded each step) */
+    if (rep % 2 == 0) {
+      const size_t i = (size_t)tu_rng_range(&r, 0, (int64_t)n - 1);
+      float q[4][4];
+      for (int a = 0; a < 4; a++) {
+        const float *d = rows[a] + 2 * i;
+        q[a][0] = d[0] - d[2], q[a][1] = d[1] + d[2], q[a][2] = d[2] - d[1], q[a][3] = d[1] - d[3];
+      }
+      for (int b = 0; b < 4; b++) {
+        ck_assert(want[(0 + b) * VS + i] == q[0][b] - q[2][b]);
+        ck_assert(want[(4 + b) * VS + i] == q[1][b] + q[2][b]);
+        ck_assert(want[(8 + b) * VS + i] == q[2][b] - q[1][b]);
+        ck_assert(want[(12 + b) * VS + i] == q[1][b] - q[3][b]);
+      }
+      float sv[4][2];
+      for (int a = 0; a < 4; a++) {
+        const float *mm = m + 4 * a * VS + i;
+        sv[a][0] = (mm[0] + mm[VS]) + mm[2 * VS];
+        sv[a][1] = (mm[VS] - mm[2 * VS]) - mm[3 * VS];
+      }
+      if (2 * i < w) ck_assert(ow[0][2 * i] == (sv[0][0] + sv[1][0]) + sv[2][0]);
+      if (two && 2 * i + 1 < w) ck_assert(ow[1][2 * i + 1] == (sv[1][1] - sv[2][1]) - sv[3][1]);
+    }
+  }
+  ck_assert_int_ge(tested, 400);
+}
+END_TEST
+
 /* f32 division by one value is the quotient a / b, bit for bit, at every
  * level: the vector levels' corrected reciprocal multiply (uk/avx2/ew.c)
  * included, with divisors and dividends over the whole float range (random
@@ -1420,6 +1509,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemm_microkernels);
   tcase_add_test(tc, test_chain_matches_map_kernels);
   tcase_add_test(tc, test_gather_rows_copy_the_offsets);
+  tcase_add_test(tc, test_wino_transforms_match_portable);
   tcase_add_loop_test(tc, test_gemm_driver, 0, 3);
   tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
   suite_add_tcase(s, tc);

@@ -1345,6 +1345,269 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
   return ACCY_STATUS_OK;
 }
 
+/* ---- Winograd F(2x2, 3x3) (f32, constant finite 3 x 3 filters, stride 1) --- */
+
+/* A 3 x 3 convolution at unit stride and dilation computes each 2 x 2 block
+ * of outputs (a tile) from the 4 x 4 input patch under it with 16
+ * multiplies per channel pair instead of 36: with the transforms
+ *   U = G g G^T (the filter, 4 x 4, at compile time),
+ *   V = B^T d B (the patch),  Y = A^T (sum over input channels of U . V) A,
+ *   G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
+ *   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],  A^T = [1 1 1 0; 0 1 -1 -1],
+ * the sum over input channels of each of the 16 products is a GEMM
+ * (output channels x input channels times input channels x tiles), 2.25x
+ * fewer multiply-adds than the direct sum. Each transform is a fixed
+ * sequence of additions (and exact halvings), so the bits depend on the
+ * shapes and the level only; the error is bounded as docs/ops.md says (not
+ * the direct sum's bound: the transforms add terms before the products).
+ * Only above the portable level, which keeps the documented order.
+ *
+ * An item is one image, one block of wino_nt tiles (row-major over the
+ * image's tiles) and one block of wino_mb output channels: it transforms
+ * the block's patches of every input channel into its workspace as the
+ * GEMM's packed B (16 matrices of C x nt, panels of nr tiles), runs the 16
+ * GEMMs against the filters' packed A into 16 blocks of mb x nt, then
+ * transforms those into the outputs and applies the epilogue. */
+#define WINO_NT_MAX 64u   /* tiles per block, at most */
+#define WINO_MB_MAX 128u  /* output channels per block, at most */
+#define WINO_C_MAX 1024   /* input channels, at most (the workspace) */
+
+typedef struct conv_wino {
+  accy__gemm g;          /* batch 16 (one per product), M = mb, N = nt, K = C */
+  const float *U;        /* per channel block: 16 x ceil(rows / mr) panels of C x mr */
+  int64_t C, O, H, W, OH, OW, ph, pw;
+  int64_t TH, TW;        /* tile rows and columns */
+  uint64_t P;            /* tiles per image */
+  uint64_t nt, mb;       /* tiles and channels per block (nt a multiple of nr) */
+  uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
+  accy__uk_f32_wino_in_fn win;
+  accy__uk_f32_wino_out_fn wout;
+  epi e;
+  bool has_epi;
+} conv_wino;
+
+/* Patch rows of the tiles of one output-tile row (f32_wino_in's rows):
+ * rows[r][u] is input (2 ty - ph + r, 2 tx0 - pw + u) of plane |xc|, zero
+ * outside it, for u < 2n + 2, and zero up to the kernel's read bound. */
+#define WINO_ROW_FLOATS (2 * WINO_NT_MAX + 24)
+
+static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t tx0, int64_t n,
+                      float rows[4][WINO_ROW_FLOATS]) {
+  const int64_t H = cw->H, W = cw->W, x0 = 2 * tx0 - cw->pw, len = 2 * n + 2;
+  const int64_t bound = 2 * ((n + 7) / 8 * 8) + 18;
+  for (int r = 0; r < 4; r++) {
+    const int64_t iy = 2 * ty - cw->ph + r;
+    float *dr = rows[r];
+    int64_t lo = 0, hi = 0;
+    if (iy >= 0 && iy < H) {
+      lo = x0 < 0 ? -x0 : 0;
+      hi = W - x0 < len ? W - x0 : len;
+      if (lo > len) lo = len;
+      if (hi < lo) hi = lo;
+    }
+    for (int64_t u = 0; u < lo; u++) dr[u] = 0.0f;
+    if (hi > lo) memcpy(dr + lo, xc + iy * W + x0 + lo, (size_t)(hi - lo) * sizeof(float));
+    for (int64_t u = hi; u < bound; u++) dr[u] = 0.0f;
+  }
+}
+
+static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                          uint64_t end) {
+  const conv_wino *cw = k->params;
+  float *out = bufs[0];
+  const float *x = bufs[1];
+  const float *res = cw->e.residual ? bufs[3] : NULL;
+  float *v = ws_of(k, bufs, cw->e.residual);
+  const uint64_t C = (uint64_t)cw->C, nt = cw->nt, mb = cw->mb;
+  const int64_t TW = cw->TW, OH = cw->OH, OW = cw->OW, HW = cw->H * cw->W;
+  float *m = v + 16 * C * nt + 8;
+  const accy__uk_f32_wino_in_fn win = cw->win;
+  const accy__uk_f32_wino_out_fn wout = cw->wout;
+  float rows[4][WINO_ROW_FLOATS];
+  for (uint64_t it = begin; it < end; it++) {
+    const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
+    const uint64_t tb = rest % cw->n_tb, n = rest / cw->n_tb;
+    const uint64_t j0 = tb * nt, cols = cw->P - j0 < nt ? cw->P - j0 : nt;
+    const uint64_t o0 = cb * mb, nrow = (uint64_t)cw->O - o0 < mb ? (uint64_t)cw->O - o0 : mb;
+    const float *xn = x + (int64_t)n * cw->C * HW;
+    /* B^T d B of every input channel: product k's row c (the GEMM's B
+     * rows) at v + (k C + c) nt. */
+    for (uint64_t c = 0; c < C; c++) {
+      const float *xc = xn + (int64_t)c * HW;
+      for (uint64_t jl = 0; jl < cols;) {
+        const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
+        int64_t seg = TW - tx0;
+        if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
+        wino_rows(cw, xc, ty, tx0, seg, rows);
+        const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
+        win((size_t)seg, rp, v + c * nt + jl, (size_t)(C * nt));
+        jl += (uint64_t)seg;
+      }
+      /* The last block's columns past its tiles: zeros (computed, never
+       * stored). */
+      if (cols < nt)
+        for (int q = 0; q < 16; q++)
+          memset(v + (q * C + c) * nt + cols, 0, (size_t)(nt - cols) * sizeof(float));
+    }
+    accy__gemm g = cw->g;
+    g.M = nrow;
+    g.mb = g.mb_sub = nrow;
+    g.a_packed = cw->U + o0 * 16 * C; /* the blocks before it are whole panels */
+    accy__gemm_run(&g, NULL, v, m, NULL, 0, 16, NULL);
+    /* A^T M A into the outputs, then the epilogue on each output row's run. */
+    float *outn = out + (int64_t)n * cw->O * OH * OW;
+    const float *resn = res ? res + (int64_t)n * cw->O * OH * OW : NULL;
+    for (uint64_t i = 0; i < nrow; i++) {
+      const int64_t o = (int64_t)(o0 + i);
+      float *plane = outn + o * OH * OW;
+      for (uint64_t jl = 0; jl < cols;) {
+        const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
+        int64_t seg = TW - tx0;
+        if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
+        const int64_t ox0 = 2 * tx0, ox1 = 2 * (tx0 + seg) < OW ? 2 * (tx0 + seg) : OW;
+        const int64_t oy = 2 * ty;
+        float *d0 = plane + oy * OW + ox0, *d1 = oy + 1 < OH ? d0 + OW : NULL;
+        wout((size_t)seg, m + i * nt + jl, (size_t)(mb * nt), d0, d1, (size_t)(ox1 - ox0));
+        if (cw->has_epi)
+          for (int r = 0; r < (d1 ? 2 : 1); r++)
+            epi_run(&cw->e, r ? d1 : d0, resn ? resn + o * OH * OW + (oy + r) * OW + ox0 : NULL,
+                    (size_t)(ox1 - ox0), cw->e.bias ? cw->e.bias + o : NULL, 0);
+        jl += (uint64_t)seg;
+      }
+    }
+  }
+}
+
+/* Whether the convolution of |cg| (one group, f32, constant finite
+ * filters) can run as Winograd F(2x2, 3x3). */
+static bool wino_applies(const conv_gemm *cg, int64_t O) {
+  return cg->groups == 1 && cg->KH == 3 && cg->KW == 3 && cg->sh == 1 && cg->sw == 1 &&
+         cg->dh == 1 && cg->dw == 1 && cg->OH >= 1 && cg->OW >= 1 && cg->C >= 1 &&
+         cg->C <= WINO_C_MAX && O >= 1 && accy__uk_get()->isa != ACCY__ISA_PORTABLE;
+}
+
+/* Tiles per block: a multiple of nr up to WINO_NT_MAX, the one that pads
+ * the image's tiles least (the larger of equals). */
+static uint64_t wino_nt(uint64_t P, uint64_t nr) {
+  uint64_t best = nr, best_cols = (P + nr - 1) / nr * nr;
+  for (uint64_t nt = 2 * nr; nt <= WINO_NT_MAX; nt += nr) {
+    const uint64_t cols = (P + nt - 1) / nt * nt;
+    if (cols <= best_cols) best = nt, best_cols = cols;
+  }
+  return best;
+}
+
+/* Whether a convolution Winograd applies to runs so: where ACCY_CONV_FORM
+ * asks for it (3) or for another form (0, 1, 2: never), else by default
+ * unless ACCY_WINOGRAD is 0, where at least 8 input and output channels
+ * meet and its GEMMs' columns (16 per tile, blocks padded to whole panels)
+ * are under 70% of the direct sum's 9 per output position: 56 x 56 45%,
+ * 28 x 28 51%, 14 x 14 58%, 13 x 13 67%; 7 x 7 (116%) stays direct. */
+static bool wino_chosen(const conv_gemm *cg, int64_t O) {
+  const char *f = getenv("ACCY_CONV_FORM");
+  if (f && f[0] >= '0' && f[0] <= '3' && !f[1]) return f[0] == '3';
+  const char *off = getenv("ACCY_WINOGRAD");
+  if (off && off[0] == '0' && !off[1]) return false;
+  if (cg->C < 8 || O < 8) return false;
+  const uint64_t nr = accy__uk_get()->f32_gemm.nr;
+  const uint64_t P = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2)), nt = wino_nt(P, nr);
+  const uint64_t wino = 16 * ((P + nt - 1) / nt * nt), direct = 9 * (uint64_t)(cg->OH * cg->OW);
+  return wino * 100 < direct * 70;
+}
+
+static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64_t N, int64_t O,
+                                     const epi *e, accy__arena *arena, accy__kernel *k) {
+  conv_wino *cw = accy__arena_alloc(arena, sizeof *cw, 64);
+  if (!cw) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  memset(cw, 0, sizeof *cw);
+  accy__gemm *g = &cw->g;
+  g->uk = accy__uk_get()->f32_gemm;
+  const uint64_t mr = g->uk.mr, nr = g->uk.nr;
+  cw->C = geo->C, cw->O = O, cw->H = geo->H, cw->W = geo->W, cw->OH = geo->OH, cw->OW = geo->OW;
+  cw->ph = geo->ph, cw->pw = geo->pw;
+  cw->TH = (cw->OH + 1) / 2;
+  cw->TW = (cw->OW + 1) / 2;
+  cw->P = (uint64_t)(cw->TH * cw->TW);
+  cw->nt = wino_nt(cw->P, nr);
+  const uint64_t mb_max = WINO_MB_MAX / mr * mr;
+  const uint64_t op = ((uint64_t)O + mr - 1) / mr * mr;
+  cw->mb = op < mb_max ? op : mb_max;
+  cw->n_tb = (cw->P + cw->nt - 1) / cw->nt;
+  cw->n_cb = ((uint64_t)O + cw->mb - 1) / cw->mb;
+  cw->e = *e;
+  cw->has_epi = e->bias || e->residual || e->clamp;
+  const uint64_t C = (uint64_t)cw->C;
+  /* The GEMM of one item: 16 batch indices (the products), A the block's
+   * packed U, B the workspace's transformed patches, C the workspace's 16
+   * blocks; M and A are set per item. */
+  g->batch = 16;
+  g->N = cw->nt;
+  g->K = C;
+  g->kc = ACCY__GEMM_KC;
+  g->nb = cw->nt;
+  g->m_items = g->n_items = 1;
+  g->c_bs = (ptrdiff_t)(cw->mb * cw->nt);
+  g->c_rs = (ptrdiff_t)cw->nt;
+  g->b_bs = (ptrdiff_t)(C * cw->nt); /* B rows in the workspace (direct) */
+  g->b_rs = (ptrdiff_t)cw->nt;
+  cw->win = accy__uk_get()->f32_wino_in;
+  cw->wout = accy__uk_get()->f32_wino_out;
+  /* U = G g G^T for every output and input channel, then packed per block
+   * of output channels as 16 batches of A panels. */
+  uint64_t nu;
+  if (!accy__mul_u64((uint64_t)O, C, &nu) || !accy__mul_u64(nu, 16, &nu) ||
+      nu > DOT_PACK_MAX_FLOATS)
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "transformed filters too large");
+  float *u16 = malloc((size_t)nu * sizeof(float));
+  if (!u16) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "transformed filters");
+  for (uint64_t oc = 0; oc < nu / 16; oc++) {
+    const float *f = w + oc * 9;
+    float t[4][3];
+    for (int j = 0; j < 3; j++) {
+      t[0][j] = f[j];
+      t[1][j] = (f[j] + f[3 + j] + f[6 + j]) * 0.5f;
+      t[2][j] = (f[j] - f[3 + j] + f[6 + j]) * 0.5f;
+      t[3][j] = f[6 + j];
+    }
+    for (int a = 0; a < 4; a++) {
+      const float uu[4] = {t[a][0], (t[a][0] + t[a][1] + t[a][2]) * 0.5f,
+                           (t[a][0] - t[a][1] + t[a][2]) * 0.5f, t[a][2]};
+      for (int b = 0; b < 4; b++) u16[(uint64_t)(4 * a + b) * (nu / 16) + oc] = uu[b];
+    }
+  }
+  const uint64_t panels_total = ((uint64_t)O + mr - 1) / mr; /* blocks are whole panels */
+  float *U = accy__arena_alloc(arena, (size_t)(16 * panels_total * C * mr) * sizeof(float), 64);
+  if (!U) {
+    free(u16);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed transformed filters");
+  }
+  for (uint64_t cb = 0; cb < cw->n_cb; cb++) {
+    const uint64_t o0 = cb * cw->mb, rows = (uint64_t)O - o0 < cw->mb ? (uint64_t)O - o0 : cw->mb;
+    accy__gemm pg = *g;
+    pg.M = rows;
+    pg.a_rs = (ptrdiff_t)C;
+    pg.a_cs = 1;
+    pg.a_bs = (ptrdiff_t)(nu / 16);
+    accy__gemm_pack_a(&pg, u16 + o0 * C, 16, U + o0 * 16 * C);
+  }
+  free(u16);
+  cw->U = U;
+  uint64_t items;
+  if (!accy__mul_u64((uint64_t)N, cw->n_tb * cw->n_cb, &items))
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "too many tiles");
+  k->run = conv_wino_f32;
+  k->params = cw;
+  k->n_items = items;
+  k->item_cost = 16 * cw->mb * cw->nt * C;
+  /* v, then m (both read up to 8 floats past their last row). */
+  k->worker_bytes = (16 * (C + cw->mb) * cw->nt + 16) * sizeof(float);
+  accy__kernel_set_how(k, arena,
+                       "convolution as Winograd F(2x2,3x3), 16 GEMMs %s per block of %llu tiles "
+                       "x %llu channels",
+                       g->uk.name, (unsigned long long)cw->nt, (unsigned long long)cw->mb);
+  return ACCY_STATUS_OK;
+}
+
 /* The GEMM forms of a convolution. */
 enum {
   CONV_IM2COL,     /* channels as rows, im2col built per item (or read in place: pointwise) */
@@ -1428,6 +1691,11 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   if (cg->C == 1 && Kg > 1) {
     /* Depthwise (one input channel per group): the direct row kernel. */
     ACCY_TRY(prepare_dwconv(cg, N, O, G, e, node, arena, k));
+    *used = true;
+    return ACCY_STATUS_OK;
+  }
+  if (wino_applies(cg, O) && wino_chosen(cg, O)) {
+    ACCY_TRY(prepare_conv_wino(cg, w, N, O, e, arena, k));
     *used = true;
     return ACCY_STATUS_OK;
   }

@@ -12,6 +12,8 @@ static const accy__uk kPortable = {
     .f32_pool_row = accy__f32_pool_row__portable,
     .f32_reduce_rows = accy__f32_reduce_rows__portable,
     .f32_gather_rows = accy__f32_gather_rows__portable,
+    .f32_wino_in = accy__f32_wino_in__portable,
+    .f32_wino_out = accy__f32_wino_out__portable,
     .ew = {accy__ew_map__portable, accy__ew_compare__portable, accy__ew_convert__portable,
            accy__ew_select__portable, accy__ew_map_x1__portable},
 };
@@ -31,6 +33,8 @@ static const accy__uk kAvx2 = {
            accy__ew_select__avx2, accy__ew_map_x1__avx2},
     .f32_chain = accy__f32_chain__avx2,
     .f32_gather_rows = accy__f32_gather_rows__avx2,
+    .f32_wino_in = accy__f32_wino_in__avx2,
+    .f32_wino_out = accy__f32_wino_out__avx2,
 };
 #endif
 
@@ -55,6 +59,8 @@ static const accy__uk kAvx512 = {
            accy__ew_select__avx512, accy__ew_map_x1__avx512},
     .f32_chain = accy__f32_chain__avx512,
     .f32_gather_rows = accy__f32_gather_rows__avx2,
+    .f32_wino_in = accy__f32_wino_in__avx2,
+    .f32_wino_out = accy__f32_wino_out__avx2,
 };
 #endif
 

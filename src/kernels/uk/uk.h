@@ -246,6 +246,28 @@ typedef struct accy__uk_chain_op {
 typedef void (*accy__uk_f32_chain_fn)(size_t n, float *o, const float *x0,
                                       const accy__uk_chain_op *ops, uint32_t n_ops);
 
+/* ---- f32 Winograd F(2x2, 3x3) transforms ------------------------------------- */
+
+/* The input transform of n tiles side by side: tile i's 4 x 4 patch is
+ * rows[r][2i .. 2i + 3] for r < 4 (each row readable up to 2 * round_up(n,
+ * 8) + 18 floats; the floats past 2n + 2 only feed lanes never stored), and
+ * its 16 values B^T d B go to v[k * vs + i], k = 4a + b:
+ *   q[r] = (d[r][0] - d[r][2], d[r][1] + d[r][2], d[r][2] - d[r][1], d[r][1] - d[r][3]),
+ *   v[0 + b] = q[0][b] - q[2][b], v[4 + b] = q[1][b] + q[2][b],
+ *   v[8 + b] = q[2][b] - q[1][b], v[12 + b] = q[1][b] - q[3][b],
+ * each one rounded IEEE operation, so every level gives the same bits.
+ * Nothing else of v is written. */
+typedef void (*accy__uk_f32_wino_in_fn)(size_t n, const float *const rows[4], float *v, size_t vs);
+
+/* The output transform of n tiles: tile i's 16 sums are m[k * ms + i]
+ * (readable up to round_up(n, 8) columns), and A^T M A, with
+ *   s[a] = ((m[4a] + m[4a+1]) + m[4a+2], (m[4a+1] - m[4a+2]) - m[4a+3]),
+ *   row 0: (s[0][b] + s[1][b]) + s[2][b], row 1: (s[1][b] - s[2][b]) - s[3][b],
+ * goes to o0[2i + b] and o1[2i + b] for 2i + b < w (w <= 2n; o1 NULL: row
+ * 0 only). Nothing else is written. */
+typedef void (*accy__uk_f32_wino_out_fn)(size_t n, const float *m, size_t ms, float *o0,
+                                         float *o1, size_t w);
+
 /* ---- the table of one level -------------------------------------------------- */
 
 typedef struct accy__uk {
@@ -259,6 +281,8 @@ typedef struct accy__uk {
   accy__uk_ew ew;
   accy__uk_f32_chain_fn f32_chain; /* or NULL */
   accy__uk_f32_gather_rows_fn f32_gather_rows;
+  accy__uk_f32_wino_in_fn f32_wino_in;
+  accy__uk_f32_wino_out_fn f32_wino_out;
 } accy__uk;
 
 /* The table of |isa|, or NULL when this build has no such level. The CPU
@@ -339,5 +363,10 @@ void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, s
                                      float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
                                  int kind);
+void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v, size_t vs);
+void accy__f32_wino_in__avx2(size_t n, const float *const rows[4], float *v, size_t vs);
+void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0, float *o1,
+                                  size_t w);
+void accy__f32_wino_out__avx2(size_t n, const float *m, size_t ms, float *o0, float *o1, size_t w);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

@@ -1,0 +1,44 @@
+/* src/kernels/uk/portable/f32_wino.c: the Winograd F(2x2, 3x3) transforms
+ * (uk.h), one tile at a time; the reference the vector levels are tested
+ * against. Additions only, in the order uk.h gives, so every level has
+ * these bits. */
+#include "src/internal.h"
+
+#include "src/kernels/uk/uk.h"
+
+void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v, size_t vs) {
+  for (size_t i = 0; i < n; i++) {
+    float q[4][4];
+    for (int r = 0; r < 4; r++) {
+      const float *d = rows[r] + 2 * i;
+      q[r][0] = d[0] - d[2];
+      q[r][1] = d[1] + d[2];
+      q[r][2] = d[2] - d[1];
+      q[r][3] = d[1] - d[3];
+    }
+    for (int b = 0; b < 4; b++) {
+      v[(size_t)(0 + b) * vs + i] = q[0][b] - q[2][b];
+      v[(size_t)(4 + b) * vs + i] = q[1][b] + q[2][b];
+      v[(size_t)(8 + b) * vs + i] = q[2][b] - q[1][b];
+      v[(size_t)(12 + b) * vs + i] = q[1][b] - q[3][b];
+    }
+  }
+}
+
+void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0, float *o1,
+                                  size_t w) {
+  for (size_t i = 0; i < n; i++) {
+    float s[4][2];
+    for (int a = 0; a < 4; a++) {
+      const float *r = m + (size_t)(4 * a) * ms + i;
+      s[a][0] = r[0] + r[ms] + r[2 * ms];
+      s[a][1] = r[ms] - r[2 * ms] - r[3 * ms];
+    }
+    for (int b = 0; b < 2; b++) {
+      const size_t x = 2 * i + (size_t)b;
+      if (x >= w) break;
+      o0[x] = s[0][b] + s[1][b] + s[2][b];
+      if (o1) o1[x] = s[1][b] - s[2][b] - s[3][b];
+    }
+  }
+}
