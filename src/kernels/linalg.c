@@ -1379,6 +1379,7 @@ typedef struct conv_wino {
   int64_t TH, TW;        /* tile rows and columns */
   uint64_t P;            /* tiles per image */
   uint64_t nt, mb;       /* tiles and channels per block (nt a multiple of nr) */
+  uint64_t vs, ms;       /* floats between the products' blocks of v and m */
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
@@ -1420,7 +1421,9 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
   float *v = ws_of(k, bufs, cw->e.residual);
   const uint64_t C = (uint64_t)cw->C, nt = cw->nt, mb = cw->mb;
   const int64_t TW = cw->TW, OH = cw->OH, OW = cw->OW, HW = cw->H * cw->W;
-  float *m = v + 16 * C * nt + 8;
+  const uint64_t ntv = nt + 8; /* v's rows: f32_wino_in may write 7 columns past a run */
+  const uint64_t vs = cw->vs, ms = cw->ms;
+  float *m = v + 16 * vs;
   const accy__uk_f32_wino_in_fn win = cw->win;
   const accy__uk_f32_wino_out_fn wout = cw->wout;
   float rows[4][WINO_ROW_FLOATS];
@@ -1431,7 +1434,7 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
     const uint64_t o0 = cb * mb, nrow = (uint64_t)cw->O - o0 < mb ? (uint64_t)cw->O - o0 : mb;
     const float *xn = x + (int64_t)n * cw->C * HW;
     /* B^T d B of every input channel: product k's row c (the GEMM's B
-     * rows) at v + (k C + c) nt. */
+     * rows) at v + k vs + c ntv. */
     for (uint64_t c = 0; c < C; c++) {
       const float *xc = xn + (int64_t)c * HW;
       for (uint64_t jl = 0; jl < cols;) {
@@ -1440,14 +1443,14 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
         if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
         wino_rows(cw, xc, ty, tx0, seg, rows);
         const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
-        win((size_t)seg, rp, v + c * nt + jl, (size_t)(C * nt));
+        win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
         jl += (uint64_t)seg;
       }
       /* The last block's columns past its tiles: zeros (computed, never
        * stored). */
       if (cols < nt)
         for (int q = 0; q < 16; q++)
-          memset(v + (q * C + c) * nt + cols, 0, (size_t)(nt - cols) * sizeof(float));
+          memset(v + q * vs + c * ntv + cols, 0, (size_t)(nt - cols) * sizeof(float));
     }
     accy__gemm g = cw->g;
     g.M = nrow;
@@ -1467,7 +1470,7 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
         const int64_t ox0 = 2 * tx0, ox1 = 2 * (tx0 + seg) < OW ? 2 * (tx0 + seg) : OW;
         const int64_t oy = 2 * ty;
         float *d0 = plane + oy * OW + ox0, *d1 = oy + 1 < OH ? d0 + OW : NULL;
-        wout((size_t)seg, m + i * nt + jl, (size_t)(mb * nt), d0, d1, (size_t)(ox1 - ox0));
+        wout((size_t)seg, m + i * nt + jl, (size_t)ms, d0, d1, (size_t)(ox1 - ox0));
         if (cw->has_epi)
           for (int r = 0; r < (d1 ? 2 : 1); r++)
             epi_run(&cw->e, r ? d1 : d0, resn ? resn + o * OH * OW + (oy + r) * OW + ox0 : NULL,
@@ -1546,10 +1549,18 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   g->kc = ACCY__GEMM_KC;
   g->nb = cw->nt;
   g->m_items = g->n_items = 1;
-  g->c_bs = (ptrdiff_t)(cw->mb * cw->nt);
+  /* The 16 products' blocks of v and m: an odd number of 64-byte lines
+   * apart, so that the transforms' 16 streams fall into different sets of
+   * the L1 (at 8 KiB apart, a power of two, they shared one set and ran
+   * from the L2: the output transform took a third of a 16-channel layer). */
+  cw->vs = (C * (cw->nt + 8) + 15) / 16 * 16;
+  if (cw->vs / 16 % 2 == 0) cw->vs += 16;
+  cw->ms = cw->mb * cw->nt;
+  if (cw->ms / 16 % 2 == 0) cw->ms += 16;
+  g->c_bs = (ptrdiff_t)cw->ms;
   g->c_rs = (ptrdiff_t)cw->nt;
-  g->b_bs = (ptrdiff_t)(C * cw->nt); /* B rows in the workspace (direct) */
-  g->b_rs = (ptrdiff_t)cw->nt;
+  g->b_bs = (ptrdiff_t)cw->vs; /* B rows in the workspace (direct) */
+  g->b_rs = (ptrdiff_t)(cw->nt + 8);
   cw->win = accy__uk_get()->f32_wino_in;
   cw->wout = accy__uk_get()->f32_wino_out;
   /* U = G g G^T for every output and input channel, then packed per block
@@ -1599,8 +1610,8 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   k->params = cw;
   k->n_items = items;
   k->item_cost = 16 * cw->mb * cw->nt * C;
-  /* v, then m (both read up to 8 floats past their last row). */
-  k->worker_bytes = (16 * (C + cw->mb) * cw->nt + 16) * sizeof(float);
+  /* v (rows of nt + 8), then m (read up to 8 floats past its last row). */
+  k->worker_bytes = (16 * cw->vs + 16 * cw->ms + 8) * sizeof(float);
   accy__kernel_set_how(k, arena,
                        "convolution as Winograd F(2x2,3x3), 16 GEMMs %s per block of %llu tiles "
                        "x %llu channels",

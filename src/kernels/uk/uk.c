@@ -59,8 +59,8 @@ static const accy__uk kAvx512 = {
            accy__ew_select__avx512, accy__ew_map_x1__avx512},
     .f32_chain = accy__f32_chain__avx512,
     .f32_gather_rows = accy__f32_gather_rows__avx2,
-    .f32_wino_in = accy__f32_wino_in__avx2,
-    .f32_wino_out = accy__f32_wino_out__avx2,
+    .f32_wino_in = accy__f32_wino_in__avx512,
+    .f32_wino_out = accy__f32_wino_out__avx512,
 };
 #endif
 

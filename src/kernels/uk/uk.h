@@ -250,13 +250,14 @@ typedef void (*accy__uk_f32_chain_fn)(size_t n, float *o, const float *x0,
 
 /* The input transform of n tiles side by side: tile i's 4 x 4 patch is
  * rows[r][2i .. 2i + 3] for r < 4 (each row readable up to 2 * round_up(n,
- * 8) + 18 floats; the floats past 2n + 2 only feed lanes never stored), and
- * its 16 values B^T d B go to v[k * vs + i], k = 4a + b:
+ * 8) + 18 floats; the floats past 2n + 2 only feed values past n), and its
+ * 16 values B^T d B go to v[k * vs + i], k = 4a + b:
  *   q[r] = (d[r][0] - d[r][2], d[r][1] + d[r][2], d[r][2] - d[r][1], d[r][1] - d[r][3]),
  *   v[0 + b] = q[0][b] - q[2][b], v[4 + b] = q[1][b] + q[2][b],
  *   v[8 + b] = q[2][b] - q[1][b], v[12 + b] = q[1][b] - q[3][b],
  * each one rounded IEEE operation, so every level gives the same bits.
- * Nothing else of v is written. */
+ * v[k * vs + i] for n <= i < round_up(n, 8) may be written too (any
+ * values); nothing else. */
 typedef void (*accy__uk_f32_wino_in_fn)(size_t n, const float *const rows[4], float *v, size_t vs);
 
 /* The output transform of n tiles: tile i's 16 sums are m[k * ms + i]
@@ -365,8 +366,11 @@ void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_
                                  int kind);
 void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v, size_t vs);
 void accy__f32_wino_in__avx2(size_t n, const float *const rows[4], float *v, size_t vs);
+void accy__f32_wino_in__avx512(size_t n, const float *const rows[4], float *v, size_t vs);
 void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0, float *o1,
                                   size_t w);
 void accy__f32_wino_out__avx2(size_t n, const float *m, size_t ms, float *o0, float *o1, size_t w);
+void accy__f32_wino_out__avx512(size_t n, const float *m, size_t ms, float *o0, float *o1,
+                                size_t w);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

@@ -1,0 +1,93 @@
+/* src/kernels/uk/wino_body.h: the Winograd F(2x2, 3x3) transforms (uk.h)
+ * eight tiles at a time in 256-bit vectors, a template compiled by the
+ * avx2 and avx512 levels' translation units (uk/avx2/f32_wino.c,
+ * uk/avx512/f32_wino.c), which define WINO_NAME(name) to give the kernels
+ * their suffix: the same intrinsics, with the AVX-512 level's 32 vector
+ * registers where it builds them. The same additions in the same order as
+ * the portable kernels, so the same bits at every level. */
+#include <immintrin.h>
+
+#include "src/kernels/uk/uk.h"
+
+/* The even and odd floats of the 16 at p, in order. */
+static inline void wino_split(const float *p, __m256 *even, __m256 *odd) {
+  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+  /* Per 128-bit lane: (lo0 lo2 hi0 hi2), (lo1 lo3 hi1 hi3); then the 64-bit
+   * quarters into order. */
+  const __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+  const __m256 o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* Row r's column differences of eight patches (uk.h's q[r]). */
+static inline void wino_cols(const float *row, __m256 q[4]) {
+  __m256 d0, d1, d2, d3;
+  wino_split(row, &d0, &d1);
+  wino_split(row + 2, &d2, &d3);
+  q[0] = _mm256_sub_ps(d0, d2);
+  q[1] = _mm256_add_ps(d1, d2);
+  q[2] = _mm256_sub_ps(d2, d1);
+  q[3] = _mm256_sub_ps(d1, d3);
+}
+
+void WINO_NAME(accy__f32_wino_in)(size_t n, const float *const rows[4], float *v, size_t vs) {
+  for (size_t i = 0; i < n; i += 8) {
+    /* Rows 1 and 2 first, then 0 and 3 one at a time: fewer values live. */
+    __m256 q1[4], q2[4], q[4];
+    wino_cols(rows[1] + 2 * i, q1);
+    wino_cols(rows[2] + 2 * i, q2);
+    float *d = v + i;
+    for (int b = 0; b < 4; b++) {
+      _mm256_storeu_ps(d + (size_t)(4 + b) * vs, _mm256_add_ps(q1[b], q2[b]));
+      _mm256_storeu_ps(d + (size_t)(8 + b) * vs, _mm256_sub_ps(q2[b], q1[b]));
+    }
+    wino_cols(rows[0] + 2 * i, q);
+    for (int b = 0; b < 4; b++) _mm256_storeu_ps(d + (size_t)b * vs, _mm256_sub_ps(q[b], q2[b]));
+    wino_cols(rows[3] + 2 * i, q);
+    for (int b = 0; b < 4; b++)
+      _mm256_storeu_ps(d + (size_t)(12 + b) * vs, _mm256_sub_ps(q1[b], q[b]));
+  }
+}
+
+void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o0, float *o1,
+                                   size_t w) {
+  for (size_t i = 0; i < n; i += 8) {
+    __m256 s[4][2];
+    for (int a = 0; a < 4; a++) {
+      const float *r = m + (size_t)(4 * a) * ms + i;
+      const __m256 m0 = _mm256_loadu_ps(r), m1 = _mm256_loadu_ps(r + ms);
+      const __m256 m2 = _mm256_loadu_ps(r + 2 * ms), m3 = _mm256_loadu_ps(r + 3 * ms);
+      s[a][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+      s[a][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+    }
+    for (int row = 0; row < 2; row++) {
+      float *o = row ? o1 : o0;
+      if (!o) break;
+      __m256 y0, y1;
+      if (!row) {
+        y0 = _mm256_add_ps(_mm256_add_ps(s[0][0], s[1][0]), s[2][0]);
+        y1 = _mm256_add_ps(_mm256_add_ps(s[0][1], s[1][1]), s[2][1]);
+      } else {
+        y0 = _mm256_sub_ps(_mm256_sub_ps(s[1][0], s[2][0]), s[3][0]);
+        y1 = _mm256_sub_ps(_mm256_sub_ps(s[1][1], s[2][1]), s[3][1]);
+      }
+      /* Interleave: y0[0] y1[0] y0[1] y1[1] ... */
+      const __m256 lo = _mm256_unpacklo_ps(y0, y1), hi = _mm256_unpackhi_ps(y0, y1);
+      const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);
+      const __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);
+      const size_t x = 2 * i;
+      if (x + 16 <= w) {
+        _mm256_storeu_ps(o + x, a);
+        _mm256_storeu_ps(o + x + 8, b);
+      } else {
+        /* The row's last columns through a copy (the floats past w belong
+         * to other outputs). */
+        float t[16];
+        _mm256_storeu_ps(t, a);
+        _mm256_storeu_ps(t + 8, b);
+        for (size_t j = 0; j < w - x; j++) o[x + j] = t[j];
+      }
+    }
+  }
+}
