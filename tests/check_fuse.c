@@ -332,11 +332,12 @@ START_TEST(test_conv_epilogues) {
   const int64_t P = (H - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad, PW = (W - 1) * cfg[c].ldil + 1 + 2 * cfg[c].pad;
   int64_t od[4] = {2, cfg[c].o, (P - cfg[c].k) / cfg[c].s + 1, (PW - cfg[c].k) / cfg[c].s + 1};
   accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od);
-  /* ACCY_CONV_FORM: the three layouts of the GEMM form and Winograd (the
-   * others ignore it; the padded one needs unit strides, Winograd 3 x 3
-   * at unit stride above the portable level). */
-  for (int run_i = 0; run_i < 8; run_i++) {
-    static const char *const kForm[4] = {"0", "1", "2", "3"};
+  /* ACCY_CONV_FORM: the three layouts of the GEMM form and Winograd (3,
+   * and 4 with the tiles as rows; the others ignore it; the padded one
+   * needs unit strides, Winograd 3 x 3 at unit stride above the portable
+   * level). */
+  for (int run_i = 0; run_i < 10; run_i++) {
+    static const char *const kForm[5] = {"0", "1", "2", "3", "4"};
     const int residual = run_i % 2;
     setenv("ACCY_CONV_FORM", kForm[run_i / 2], 1);
     prog g = {.rng = &rng};
@@ -370,6 +371,7 @@ START_TEST(test_fused_relu_of_negative_zero) {
   if (_i == 3) setenv("ACCY_CONV_FORM", "1", 1);
   if (_i == 4) setenv("ACCY_CONV_FORM", "2", 1);
   if (_i == 5) setenv("ACCY_CONV_FORM", "3", 1); /* Winograd above portable */
+  if (_i == 6) setenv("ACCY_CONV_FORM", "4", 1); /* the tiles as rows */
   prog g = {.rng = &rng};
   accy__program_init(&g.p);
   accy__type ot;
@@ -739,7 +741,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_dot_input_b_packed_per_launch);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
-  tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 6);
+  tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 6);

@@ -1098,7 +1098,8 @@ START_TEST(test_conv_constant_filters_match_reference) {
 }
 END_TEST
 
-/* Winograd F(2x2, 3x3) (ACCY_CONV_FORM=3): 3 x 3 filters at unit stride
+/* Winograd F(2x2, 3x3) (ACCY_CONV_FORM=3, and 4: the tiles as the GEMMs'
+ * rows, the sums transposed): 3 x 3 filters at unit stride
  * over odd and even sizes, padding of -1 to 2 (cropping, odd output
  * extents, tiles over the edge), channel counts across the blocks of
  * tiles and of output channels, one image or two: within its bound of the
@@ -1107,9 +1108,10 @@ END_TEST
 START_TEST(test_conv_winograd_matches_reference) {
   tu_rng rng;
   tu_rng_seed(&rng, 1600 + (uint64_t)_i);
-  setenv("ACCY_CONV_FORM", "3", 1);
   const bool vector = accy__isa_level() != ACCY__ISA_PORTABLE;
   for (int rep = 0; rep < 6; rep++) {
+    /* the tiles as the GEMMs' columns (3) or as their rows (4) */
+    setenv("ACCY_CONV_FORM", rep % 3 == 1 ? "4" : "3", 1);
     conv_cfg g;
     memset(&g, 0, sizeof g);
     g.s = 2;

@@ -1380,6 +1380,13 @@ typedef struct conv_wino {
   uint64_t P;            /* tiles per image */
   uint64_t nt, mb;       /* tiles and channels per block (nt a multiple of nr) */
   uint64_t vs, ms;       /* floats between the products' blocks of v and m */
+  /* Transposed: the GEMMs' rows are the tiles and their columns the output
+   * channels (mb of them a block, a multiple of nr; U^T packed as B
+   * panels), into mt (mts floats a product, rows of mb), transposed into m
+   * before the output transform: for few tiles (7 x 7 outputs: 16), which
+   * the other way fill a fraction of a panel's columns. */
+  bool trans;
+  uint64_t mts;
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
@@ -1453,10 +1460,31 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
           memset(v + q * vs + c * ntv + cols, 0, (size_t)(nt - cols) * sizeof(float));
     }
     accy__gemm g = cw->g;
-    g.M = nrow;
-    g.mb = g.mb_sub = nrow;
-    g.a_packed = cw->U + o0 * 16 * C; /* the blocks before it are whole panels */
-    accy__gemm_run(&g, NULL, v, m, NULL, 0, 16, NULL);
+    if (!cw->trans) {
+      g.M = nrow;
+      g.mb = g.mb_sub = nrow;
+      g.a_packed = cw->U + o0 * 16 * C; /* the blocks before it are whole panels */
+      accy__gemm_run(&g, NULL, v, m, NULL, 0, 16, NULL);
+    } else {
+      float *mt = m + 16 * ms + 8;
+      g.M = cols;
+      g.mb = g.mb_sub = cols;
+      g.N = nrow;
+      g.b_packed = cw->U + o0 * 16 * C;
+      accy__gemm_run(&g, v, NULL, mt, NULL, 0, 16, NULL);
+      /* mt (tile t, channel o at mt[k mts + t mb + o]) into m's layout,
+       * in 8 x 8 blocks. */
+      for (int q = 0; q < 16; q++) {
+        const float *src = mt + (uint64_t)q * cw->mts;
+        float *dst = m + (uint64_t)q * ms;
+        for (uint64_t ob = 0; ob < nrow; ob += 8)
+          for (uint64_t tb0 = 0; tb0 < cols; tb0 += 8) {
+            const uint64_t oe = ob + 8 < nrow ? ob + 8 : nrow, te = tb0 + 8 < cols ? tb0 + 8 : cols;
+            for (uint64_t o = ob; o < oe; o++)
+              for (uint64_t t = tb0; t < te; t++) dst[o * nt + t] = src[t * mb + o];
+          }
+      }
+    }
     /* A^T M A into the outputs, then the epilogue on each output row's run. */
     float *outn = out + (int64_t)n * cw->O * OH * OW;
     const float *resn = res ? res + (int64_t)n * cw->O * OH * OW : NULL;
@@ -1489,33 +1517,66 @@ static bool wino_applies(const conv_gemm *cg, int64_t O) {
          cg->C <= WINO_C_MAX && O >= 1 && accy__uk_get()->isa != ACCY__ISA_PORTABLE;
 }
 
-/* Tiles per block: a multiple of nr up to WINO_NT_MAX, the one that pads
- * the image's tiles least (the larger of equals). */
+/* Tiles per block: a multiple of nr up to WINO_NT_MAX, the largest whose
+ * blocks pad the image's tiles at most 3% more than the least padding one
+ * (small blocks cost a GEMM call per product for little work: at 8
+ * lanes, 16-tile blocks ran 10% slower than 64-tile ones at 56 x 56). */
 static uint64_t wino_nt(uint64_t P, uint64_t nr) {
-  uint64_t best = nr, best_cols = (P + nr - 1) / nr * nr;
-  for (uint64_t nt = 2 * nr; nt <= WINO_NT_MAX; nt += nr) {
+  uint64_t least = UINT64_MAX;
+  for (uint64_t nt = nr; nt <= WINO_NT_MAX; nt += nr) {
     const uint64_t cols = (P + nt - 1) / nt * nt;
-    if (cols <= best_cols) best = nt, best_cols = cols;
+    if (cols < least) least = cols;
   }
+  uint64_t best = nr;
+  for (uint64_t nt = nr; nt <= WINO_NT_MAX; nt += nr)
+    if ((P + nt - 1) / nt * nt * 100 <= least * 103) best = nt;
   return best;
+}
+
+/* Tiles per block with the tiles as rows: up to WINO_NT_MAX, the blocks
+ * as even as whole micro-panels of mr allow. */
+static uint64_t wino_nt_t(uint64_t P, uint64_t mr) {
+  const uint64_t blocks = (P + WINO_NT_MAX - 1) / WINO_NT_MAX, per = (P + blocks - 1) / blocks;
+  const uint64_t nt = (per + mr - 1) / mr * mr;
+  return nt < WINO_NT_MAX ? nt : per;
+}
+
+/* Whether the GEMMs take the tiles as rows: ACCY_CONV_FORM=4 asks for it
+ * (3: never), else where that pads them at least 30% less, or 10% with at
+ * least 128 input channels (the transpose of the sums costs about what a
+ * GEMM of 16 input channels does): 7 x 7 outputs (16 tiles, half of a
+ * 32-column panel: 512 -> 512 channels 3.49 -> 1.84 ms) do, 14 x 14 (49
+ * tiles, 12% less) with 256 channels (1.44 -> 1.36 ms), not with 64 (0.43
+ * -> 0.62 ms). */
+static bool wino_trans(uint64_t P, uint64_t O, uint64_t C, uint64_t mr, uint64_t nr) {
+  const char *f = getenv("ACCY_CONV_FORM");
+  if (f && (f[0] == '3' || f[0] == '4') && !f[1]) return f[0] == '4';
+  const uint64_t nt = wino_nt(P, nr), ntt = wino_nt_t(P, mr);
+  const uint64_t cols = (P + nt - 1) / nt * nt * ((O + mr - 1) / mr * mr);
+  const uint64_t rows = (P + ntt - 1) / ntt * ((ntt + mr - 1) / mr * mr) * ((O + nr - 1) / nr * nr);
+  return rows * 100 < cols * 90 && (C >= 128 || rows * 100 < cols * 70);
 }
 
 /* Whether a convolution Winograd applies to runs so: where ACCY_CONV_FORM
  * asks for it (3) or for another form (0, 1, 2: never), else by default
- * unless ACCY_WINOGRAD is 0, where at least 8 input and output channels
- * meet and its GEMMs' columns (16 per tile, blocks padded to whole panels)
- * are under 70% of the direct sum's 9 per output position: 56 x 56 45%,
- * 28 x 28 51%, 14 x 14 58%, 13 x 13 67%; 7 x 7 (116%) stays direct. */
+ * unless ACCY_WINOGRAD is 0, where at least 16 input and output channels
+ * meet and its GEMMs' columns (16 per tile, blocks padded to whole panels,
+ * the tiles as columns or as rows) are under 70% of the direct sum's 9 per
+ * output position: 56 x 56 45%, 28 x 28 51%, 14 x 14 51%, 13 x 13 61%, 7 x
+ * 7 58% (tiles as rows; as columns 116%). */
 static bool wino_chosen(const conv_gemm *cg, int64_t O) {
   const char *f = getenv("ACCY_CONV_FORM");
-  if (f && f[0] >= '0' && f[0] <= '3' && !f[1]) return f[0] == '3';
+  if (f && f[0] >= '0' && f[0] <= '4' && !f[1]) return f[0] >= '3';
   const char *off = getenv("ACCY_WINOGRAD");
   if (off && off[0] == '0' && !off[1]) return false;
-  if (cg->C < 8 || O < 8) return false;
-  const uint64_t nr = accy__uk_get()->f32_gemm.nr;
-  const uint64_t P = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2)), nt = wino_nt(P, nr);
-  const uint64_t wino = 16 * ((P + nt - 1) / nt * nt), direct = 9 * (uint64_t)(cg->OH * cg->OW);
-  return wino * 100 < direct * 70;
+  if (cg->C < 16 || O < 16) return false;
+  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
+  const uint64_t P = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2));
+  const uint64_t nt = wino_nt(P, nr), ntt = wino_nt_t(P, mr);
+  uint64_t cols = (P + nt - 1) / nt * nt;                          /* tiles as columns */
+  const uint64_t rows = (P + ntt - 1) / ntt * ((ntt + mr - 1) / mr * mr); /* as rows */
+  if (rows < cols) cols = rows;
+  return 16 * cols * 100 < 9 * (uint64_t)(cg->OH * cg->OW) * 70;
 }
 
 static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64_t N, int64_t O,
@@ -1531,10 +1592,18 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   cw->TH = (cw->OH + 1) / 2;
   cw->TW = (cw->OW + 1) / 2;
   cw->P = (uint64_t)(cw->TH * cw->TW);
-  cw->nt = wino_nt(cw->P, nr);
-  const uint64_t mb_max = WINO_MB_MAX / mr * mr;
-  const uint64_t op = ((uint64_t)O + mr - 1) / mr * mr;
-  cw->mb = op < mb_max ? op : mb_max;
+  cw->trans = wino_trans(cw->P, (uint64_t)O, (uint64_t)cw->C, mr, nr);
+  if (!cw->trans) {
+    cw->nt = wino_nt(cw->P, nr);
+    const uint64_t mb_max = WINO_MB_MAX / mr * mr;
+    const uint64_t op = ((uint64_t)O + mr - 1) / mr * mr;
+    cw->mb = op < mb_max ? op : mb_max;
+  } else {
+    cw->nt = wino_nt_t(cw->P, mr);
+    const uint64_t mb_max = WINO_MB_MAX / nr * nr;
+    const uint64_t op = ((uint64_t)O + nr - 1) / nr * nr;
+    cw->mb = op < mb_max ? op : mb_max;
+  }
   cw->n_tb = (cw->P + cw->nt - 1) / cw->nt;
   cw->n_cb = ((uint64_t)O + cw->mb - 1) / cw->mb;
   cw->e = *e;
@@ -1557,10 +1626,23 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   if (cw->vs / 16 % 2 == 0) cw->vs += 16;
   cw->ms = cw->mb * cw->nt;
   if (cw->ms / 16 % 2 == 0) cw->ms += 16;
-  g->c_bs = (ptrdiff_t)cw->ms;
-  g->c_rs = (ptrdiff_t)cw->nt;
-  g->b_bs = (ptrdiff_t)cw->vs; /* B rows in the workspace (direct) */
-  g->b_rs = (ptrdiff_t)(cw->nt + 8);
+  if (!cw->trans) {
+    g->c_bs = (ptrdiff_t)cw->ms;
+    g->c_rs = (ptrdiff_t)cw->nt;
+    g->b_bs = (ptrdiff_t)cw->vs; /* B rows in the workspace (direct) */
+    g->b_rs = (ptrdiff_t)(cw->nt + 8);
+  } else {
+    /* A = the workspace's transformed patches read across (a tile's
+     * channels nt + 8 apart), B = U^T's panels, C = mt. */
+    cw->mts = cw->nt * cw->mb;
+    if (cw->mts / 16 % 2 == 0) cw->mts += 16;
+    g->a_bs = (ptrdiff_t)cw->vs;
+    g->a_rs = 1;
+    g->a_cs = (ptrdiff_t)(cw->nt + 8);
+    g->nb = cw->mb;
+    g->c_bs = (ptrdiff_t)cw->mts;
+    g->c_rs = (ptrdiff_t)cw->mb;
+  }
   cw->win = accy__uk_get()->f32_wino_in;
   cw->wout = accy__uk_get()->f32_wino_out;
   /* U = G g G^T for every output and input channel, then packed per block
@@ -1586,8 +1668,9 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
       for (int b = 0; b < 4; b++) u16[(uint64_t)(4 * a + b) * (nu / 16) + oc] = uu[b];
     }
   }
-  const uint64_t panels_total = ((uint64_t)O + mr - 1) / mr; /* blocks are whole panels */
-  float *U = accy__arena_alloc(arena, (size_t)(16 * panels_total * C * mr) * sizeof(float), 64);
+  const uint64_t pw = cw->trans ? nr : mr;
+  const uint64_t panels_total = ((uint64_t)O + pw - 1) / pw; /* blocks are whole panels */
+  float *U = accy__arena_alloc(arena, (size_t)(16 * panels_total * C * pw) * sizeof(float), 64);
   if (!U) {
     free(u16);
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed transformed filters");
@@ -1595,11 +1678,17 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   for (uint64_t cb = 0; cb < cw->n_cb; cb++) {
     const uint64_t o0 = cb * cw->mb, rows = (uint64_t)O - o0 < cw->mb ? (uint64_t)O - o0 : cw->mb;
     accy__gemm pg = *g;
-    pg.M = rows;
-    pg.a_rs = (ptrdiff_t)C;
-    pg.a_cs = 1;
-    pg.a_bs = (ptrdiff_t)(nu / 16);
-    accy__gemm_pack_a(&pg, u16 + o0 * C, 16, U + o0 * 16 * C);
+    if (!cw->trans) {
+      pg.M = rows;
+      pg.a_rs = (ptrdiff_t)C;
+      pg.a_cs = 1;
+      pg.a_bs = (ptrdiff_t)(nu / 16);
+      accy__gemm_pack_a(&pg, u16 + o0 * C, 16, U + o0 * 16 * C);
+    } else {
+      pg.N = rows;
+      accy__gemm_pack_b(&pg, u16 + o0 * C, (ptrdiff_t)(nu / 16), 1, (ptrdiff_t)C,
+                        U + o0 * 16 * C);
+    }
   }
   free(u16);
   cw->U = U;
@@ -1610,12 +1699,15 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   k->params = cw;
   k->n_items = items;
   k->item_cost = 16 * cw->mb * cw->nt * C;
-  /* v (rows of nt + 8), then m (read up to 8 floats past its last row). */
-  k->worker_bytes = (16 * cw->vs + 16 * cw->ms + 8) * sizeof(float);
+  /* v (rows of nt + 8), m (read up to 8 floats past its last row), and
+   * transposed, mt. */
+  k->worker_bytes = (16 * cw->vs + 16 * cw->ms + 8 + (cw->trans ? 16 * cw->mts : 0)) *
+                    sizeof(float);
   accy__kernel_set_how(k, arena,
                        "convolution as Winograd F(2x2,3x3), 16 GEMMs %s per block of %llu tiles "
-                       "x %llu channels",
-                       g->uk.name, (unsigned long long)cw->nt, (unsigned long long)cw->mb);
+                       "x %llu channels%s",
+                       g->uk.name, (unsigned long long)cw->nt, (unsigned long long)cw->mb,
+                       cw->trans ? ", tiles as rows" : "");
   return ACCY_STATUS_OK;
 }
 
