@@ -1387,6 +1387,9 @@ typedef struct conv_wino {
    * the other way fill a fraction of a panel's columns. */
   bool trans;
   uint64_t mts;
+  /* The patches transformed once per launch by a pre-pass (with few blocks
+   * of tiles), so that blocks of channels do not each do it again. */
+  bool pre;
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
@@ -1419,45 +1422,78 @@ static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t 
   }
 }
 
+/* B^T d B of input channels c0 .. c1 of image xn's tiles j0 .. j0 + cols
+ * (a block): product k's row c (the GEMM's B rows, or A's columns with the
+ * tiles as rows) at v + k vs + c (nt + 8), the columns from cols to nt
+ * zero (computed, never stored). */
+static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uint64_t cols,
+                          uint64_t c0, uint64_t c1, float *v) {
+  const int64_t TW = cw->TW, HW = cw->H * cw->W;
+  const uint64_t nt = cw->nt, ntv = nt + 8, vs = cw->vs;
+  float rows[4][WINO_ROW_FLOATS];
+  for (uint64_t c = c0; c < c1; c++) {
+    const float *xc = xn + (int64_t)c * HW;
+    for (uint64_t jl = 0; jl < cols;) {
+      const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
+      int64_t seg = TW - tx0;
+      if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
+      wino_rows(cw, xc, ty, tx0, seg, rows);
+      const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
+      cw->win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
+      jl += (uint64_t)seg;
+    }
+    if (cols < nt)
+      for (int q = 0; q < 16; q++)
+        memset(v + q * vs + c * ntv + cols, 0, (size_t)(nt - cols) * sizeof(float));
+  }
+}
+
+/* Channels per item of the transform pre-pass. */
+#define WINO_PRE_CH 32u
+
+/* The transform pre-pass (with few blocks of tiles, several items per
+ * block read the same transformed patches): item (n n_tb + tb) * chunks +
+ * q transforms channels q WINO_PRE_CH .. of block tb of image n into that
+ * block's 16 vs floats of the launch buffer (bufs[0]). */
+static void conv_wino_pre_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                              uint64_t end) {
+  const conv_wino *cw = k->params;
+  const uint64_t C = (uint64_t)cw->C, chunks = (C + WINO_PRE_CH - 1) / WINO_PRE_CH;
+  for (uint64_t it = begin; it < end; it++) {
+    const uint64_t q = it % chunks, blk = it / chunks, tb = blk % cw->n_tb, n = blk / cw->n_tb;
+    const uint64_t j0 = tb * cw->nt, cols = cw->P - j0 < cw->nt ? cw->P - j0 : cw->nt;
+    const uint64_t c0 = q * WINO_PRE_CH, c1 = c0 + WINO_PRE_CH < C ? c0 + WINO_PRE_CH : C;
+    wino_in_block(cw, (const float *)bufs[1] + (int64_t)n * cw->C * cw->H * cw->W, j0, cols, c0,
+                  c1, (float *)bufs[0] + blk * 16 * cw->vs);
+  }
+}
+
 static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
                           uint64_t end) {
   const conv_wino *cw = k->params;
   float *out = bufs[0];
   const float *x = bufs[1];
   const float *res = cw->e.residual ? bufs[3] : NULL;
-  float *v = ws_of(k, bufs, cw->e.residual);
+  float *ws = ws_of(k, bufs, cw->e.residual);
+  const float *pre = cw->pre ? temp_of(bufs, cw->e.residual) : NULL;
   const uint64_t C = (uint64_t)cw->C, nt = cw->nt, mb = cw->mb;
   const int64_t TW = cw->TW, OH = cw->OH, OW = cw->OW, HW = cw->H * cw->W;
-  const uint64_t ntv = nt + 8; /* v's rows: f32_wino_in may write 7 columns past a run */
   const uint64_t vs = cw->vs, ms = cw->ms;
-  float *m = v + 16 * vs;
-  const accy__uk_f32_wino_in_fn win = cw->win;
+  /* The workspace: v (unless the pre-pass made it), m, and with the tiles
+   * as rows mt. */
+  float *m = pre ? ws : ws + 16 * vs;
   const accy__uk_f32_wino_out_fn wout = cw->wout;
-  float rows[4][WINO_ROW_FLOATS];
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
     const uint64_t tb = rest % cw->n_tb, n = rest / cw->n_tb;
     const uint64_t j0 = tb * nt, cols = cw->P - j0 < nt ? cw->P - j0 : nt;
     const uint64_t o0 = cb * mb, nrow = (uint64_t)cw->O - o0 < mb ? (uint64_t)cw->O - o0 : mb;
-    const float *xn = x + (int64_t)n * cw->C * HW;
-    /* B^T d B of every input channel: product k's row c (the GEMM's B
-     * rows) at v + k vs + c ntv. */
-    for (uint64_t c = 0; c < C; c++) {
-      const float *xc = xn + (int64_t)c * HW;
-      for (uint64_t jl = 0; jl < cols;) {
-        const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
-        int64_t seg = TW - tx0;
-        if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
-        wino_rows(cw, xc, ty, tx0, seg, rows);
-        const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
-        win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
-        jl += (uint64_t)seg;
-      }
-      /* The last block's columns past its tiles: zeros (computed, never
-       * stored). */
-      if (cols < nt)
-        for (int q = 0; q < 16; q++)
-          memset(v + q * vs + c * ntv + cols, 0, (size_t)(nt - cols) * sizeof(float));
+    const float *v;
+    if (pre) {
+      v = pre + (n * cw->n_tb + tb) * 16 * vs;
+    } else {
+      wino_in_block(cw, x + (int64_t)n * cw->C * HW, j0, cols, 0, C, ws);
+      v = ws;
     }
     accy__gemm g = cw->g;
     if (!cw->trans) {
@@ -1605,6 +1641,22 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
     cw->mb = op < mb_max ? op : mb_max;
   }
   cw->n_tb = (cw->P + cw->nt - 1) / cw->nt;
+  /* Fewer than 8 blocks of tiles (28 x 28: 7; 14 x 14 and 7 x 7: one)
+   * would leave a second thread idle part of the time: a pre-pass
+   * transforms the patches once per launch, and the blocks of channels
+   * are halved (down to 32) until there are 8 items. From the shape only,
+   * so the same for every thread count. */
+  uint64_t nv = 0;
+  if ((uint64_t)N * cw->n_tb < 8) {
+    const uint64_t unit = cw->trans ? nr : mr;
+    uint64_t mb = cw->mb;
+    while ((uint64_t)N * cw->n_tb * (((uint64_t)O + mb - 1) / mb) < 8 && mb / 2 >= 32)
+      mb = (mb / 2 + unit - 1) / unit * unit;
+    if (mb < cw->mb) {
+      cw->mb = mb;
+      cw->pre = true;
+    }
+  }
   cw->n_cb = ((uint64_t)O + cw->mb - 1) / cw->mb;
   cw->e = *e;
   cw->has_epi = e->bias || e->residual || e->clamp;
@@ -1701,13 +1753,22 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   k->item_cost = 16 * cw->mb * cw->nt * C;
   /* v (rows of nt + 8), m (read up to 8 floats past its last row), and
    * transposed, mt. */
-  k->worker_bytes = (16 * cw->vs + 16 * cw->ms + 8 + (cw->trans ? 16 * cw->mts : 0)) *
+  k->worker_bytes = ((cw->pre ? 0 : 16 * cw->vs) + 16 * cw->ms + 8 + (cw->trans ? 16 * cw->mts : 0)) *
                     sizeof(float);
+  if (cw->pre) {
+    if (!accy__mul_u64((uint64_t)N * cw->n_tb, 16 * cw->vs, &nv) || nv > DOT_PACK_MAX_FLOATS)
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "transformed patches too large");
+    k->pre_run = conv_wino_pre_f32;
+    k->pre_items = (uint64_t)N * cw->n_tb * ((C + WINO_PRE_CH - 1) / WINO_PRE_CH);
+    k->pre_item_cost = 16 * WINO_PRE_CH * cw->nt;
+    k->temp_bytes = nv * sizeof(float);
+  }
   accy__kernel_set_how(k, arena,
                        "convolution as Winograd F(2x2,3x3), 16 GEMMs %s per block of %llu tiles "
-                       "x %llu channels%s",
+                       "x %llu channels%s%s",
                        g->uk.name, (unsigned long long)cw->nt, (unsigned long long)cw->mb,
-                       cw->trans ? ", tiles as rows" : "");
+                       cw->trans ? ", tiles as rows" : "",
+                       cw->pre ? ", patches transformed per launch (pre-pass)" : "");
   return ACCY_STATUS_OK;
 }
 
