@@ -1401,6 +1401,8 @@ typedef struct conv_wino {
  * rows[r][u] is input (2 ty - ph + r, 2 tx0 - pw + u) of plane |xc|, zero
  * outside it, for u < 2n + 2, and zero up to the kernel's read bound. */
 #define WINO_ROW_FLOATS (2 * WINO_NT_MAX + 24)
+/* Most floats of a block's strip of padded input rows (wino_in_block). */
+#define WINO_STRIP_FLOATS 6144
 
 static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t tx0, int64_t n,
                       float rows[4][WINO_ROW_FLOATS]) {
@@ -1428,18 +1430,49 @@ static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t 
  * zero (computed, never stored). */
 static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uint64_t cols,
                           uint64_t c0, uint64_t c1, float *v) {
-  const int64_t TW = cw->TW, HW = cw->H * cw->W;
+  const int64_t TW = cw->TW, HW = cw->H * cw->W, H = cw->H, W = cw->W;
   const uint64_t nt = cw->nt, ntv = nt + 8, vs = cw->vs;
+  /* The block's input rows, zero-padded, once per channel (a strip of
+   * nrows x wb: column u is input column u - pw, wide enough for the
+   * kernel's reads past a run); the patch rows of each tile row are then
+   * pointers into it. Where the strip would not fit, each run's rows are
+   * built alone (wino_rows). */
+  const int64_t ty_a = (int64_t)j0 / TW, ty_b = (int64_t)(j0 + cols - 1) / TW;
+  const int64_t nrows = 2 * (ty_b - ty_a) + 4, wb = 2 * TW + 34;
+  float strip[WINO_STRIP_FLOATS];
+  const bool use_strip = nrows * wb <= (int64_t)WINO_STRIP_FLOATS;
   float rows[4][WINO_ROW_FLOATS];
   for (uint64_t c = c0; c < c1; c++) {
     const float *xc = xn + (int64_t)c * HW;
+    if (use_strip) {
+      int64_t lo = cw->pw > 0 ? cw->pw : 0, hi = W + cw->pw < wb ? W + cw->pw : wb;
+      if (lo > wb) lo = wb;
+      if (hi < lo) hi = lo;
+      for (int64_t r = 0; r < nrows; r++) {
+        float *dr = strip + r * wb;
+        const int64_t iy = 2 * ty_a - cw->ph + r;
+        if (iy < 0 || iy >= H) {
+          memset(dr, 0, (size_t)wb * sizeof(float));
+          continue;
+        }
+        if (lo) memset(dr, 0, (size_t)lo * sizeof(float));
+        if (hi > lo) memcpy(dr + lo, xc + iy * W + (lo - cw->pw), (size_t)(hi - lo) * sizeof(float));
+        if (hi < wb) memset(dr + hi, 0, (size_t)(wb - hi) * sizeof(float));
+      }
+    }
     for (uint64_t jl = 0; jl < cols;) {
       const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
       int64_t seg = TW - tx0;
       if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
-      wino_rows(cw, xc, ty, tx0, seg, rows);
-      const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
-      cw->win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
+      if (use_strip) {
+        const float *base = strip + 2 * (ty - ty_a) * wb + 2 * tx0;
+        const float *const rp[4] = {base, base + wb, base + 2 * wb, base + 3 * wb};
+        cw->win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
+      } else {
+        wino_rows(cw, xc, ty, tx0, seg, rows);
+        const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
+        cw->win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
+      }
       jl += (uint64_t)seg;
     }
     if (cols < nt)
