@@ -1533,7 +1533,7 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
       g.M = nrow;
       g.mb = g.mb_sub = nrow;
       g.a_packed = cw->U + o0 * 16 * C; /* the blocks before it are whole panels */
-      accy__gemm_run(&g, NULL, v, m, NULL, 0, 16, NULL);
+      accy__gemm_run(&g, v, v, m, NULL, 0, 16, NULL); /* A packed: v is an unused A */
     } else {
       float *mt = m + 16 * ms + 8;
       g.M = cols;
