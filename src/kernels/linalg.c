@@ -1581,9 +1581,12 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
 /* Whether the convolution of |cg| (one group, f32, constant finite
  * filters) can run as Winograd F(2x2, 3x3). */
 static bool wino_applies(const conv_gemm *cg, int64_t O) {
+  /* The transformed filters (16 per channel pair) within the packing limit,
+   * else another form (they never fail a compile the other forms pass). */
   return cg->groups == 1 && cg->KH == 3 && cg->KW == 3 && cg->sh == 1 && cg->sw == 1 &&
          cg->dh == 1 && cg->dw == 1 && cg->OH >= 1 && cg->OW >= 1 && cg->C >= 1 &&
-         cg->C <= WINO_C_MAX && O >= 1 && accy__uk_get()->isa != ACCY__ISA_PORTABLE;
+         cg->C <= WINO_C_MAX && O >= 1 && (uint64_t)O <= DOT_PACK_MAX_FLOATS / 16 / (uint64_t)cg->C &&
+         accy__uk_get()->isa != ACCY__ISA_PORTABLE;
 }
 
 /* Tiles per block: a multiple of nr up to WINO_NT_MAX, the largest whose
