@@ -226,6 +226,39 @@ static void fill(tu_rng *rng, lin_case *c, bool edges) {
   tu_fill_random(rng, c->rt.dtype, c->rhs, (size_t)tu_elems(&c->rt), edges, 0);
 }
 
+/* A case the way real networks have one: x a parameter and w a constant
+ * of types lt and rt (f32, random: edge values in x when |edges_x|, in w
+ * when |edges_w|), the result of type ot; const_case_prepare adds the
+ * nodes. */
+static void const_case_build(tu_rng *rng, const accy__type *lt, const accy__type *rt,
+                             const accy__type *ot, bool edges_x, bool edges_w, lin_case *c) {
+  memset(c, 0, sizeof *c);
+  c->lt = *lt, c->rt = *rt, c->ot = *ot;
+  accy__program_init(&c->p);
+  accy__arena_init(&c->arena);
+  c->lhs = calloc(tu_elems(lt) + 1, 4);
+  c->rhs = calloc(tu_elems(rt) + 1, 4);
+  ck_assert(c->lhs && c->rhs);
+  tu_fill_random(rng, ACCY_DTYPE_F32, c->lhs, (size_t)tu_elems(lt), edges_x, 0);
+  tu_fill_random(rng, ACCY_DTYPE_F32, c->rhs, (size_t)tu_elems(rt), edges_w, 0);
+}
+
+/* Adds the nodes of const_case_build's case (after any change to the
+ * constant's values): the node |op| with |attrs| over x and w; prepares its
+ * kernel into c->k and returns the node. */
+static uint32_t const_case_prepare(lin_case *c, uint16_t op, const int64_t *attrs, uint32_t na) {
+  uint32_t ops[2], node;
+  ck_assert_int_eq(accy__program_add_node(&c->p, ACCY_OP_PARAMETER, &c->lt, NULL, 0, NULL, 0, "x",
+                                          1, NULL, 0, &ops[0]), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy__program_add_node(&c->p, ACCY_OP_CONSTANT, &c->rt, NULL, 0, NULL, 0, "w", 1,
+                                          c->rhs, tu_elems(&c->rt) * 4, &ops[1]), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy__program_add_node(&c->p, op, &c->ot, ops, 2, attrs, na, NULL, 0, NULL, 0,
+                                          &node), ACCY_STATUS_OK);
+  ck_assert_msg(accy__kernel_prepare(&c->p, node, &c->arena, &c->k) == ACCY_STATUS_OK,
+                "prepare: %s", accy__cause());
+  return node;
+}
+
 /* ---- reference arithmetic ----------------------------------------------- */
 
 /* An accumulator per docs/ops.md: f32/f16/bf16 round every product and sum
@@ -562,22 +595,8 @@ START_TEST(test_dot_constant_rhs_is_packed) {
     accy__type rt = tu_type(ACCY_DTYPE_F32, cases[ci].rr, cases[ci].rd);
     accy__type ot = dot_result_type(&lt, &rt, cases[ci].attrs);
     lin_case c;
-    memset(&c, 0, sizeof c);
-    c.lt = lt, c.rt = rt, c.ot = ot;
-    accy__program_init(&c.p);
-    accy__arena_init(&c.arena);
-    c.lhs = calloc(tu_elems(&lt) + 1, 4);
-    c.rhs = calloc(tu_elems(&rt) + 1, 4);
-    tu_fill_random(&rng, ACCY_DTYPE_F32, c.lhs, (size_t)tu_elems(&lt), _i == 1, 0);
-    tu_fill_random(&rng, ACCY_DTYPE_F32, c.rhs, (size_t)tu_elems(&rt), _i == 1, 0);
-    uint32_t ops[2], node;
-    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_PARAMETER, &lt, NULL, 0, NULL, 0, "x", 1,
-                                            NULL, 0, &ops[0]), ACCY_STATUS_OK);
-    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONSTANT, &rt, NULL, 0, NULL, 0, "w", 1,
-                                            c.rhs, tu_elems(&rt) * 4, &ops[1]), ACCY_STATUS_OK);
-    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_DOT_GENERAL, &ot, ops, 2, cases[ci].attrs,
-                                            cases[ci].na, NULL, 0, NULL, 0, &node), ACCY_STATUS_OK);
-    ck_assert_int_eq(accy__kernel_prepare(&c.p, node, &c.arena, &c.k), ACCY_STATUS_OK);
+    const_case_build(&rng, &lt, &rt, &ot, _i == 1, _i == 1, &c);
+    const_case_prepare(&c, ACCY_OP_DOT_GENERAL, cases[ci].attrs, cases[ci].na);
     void *ref = calloc(tu_elems(&ot) + 1, 4);
     ref_dot(&c, cases[ci].attrs, ref);
     check_runs(&c, ref, &rng);
@@ -796,6 +815,17 @@ static void ref_conv(const lin_case *c, const conv_cfg *g, void *out) {
   }
 }
 
+/* out (r x c) = a (r x k) times b (k x c), or times the transpose of b
+ * (c x k) when |bt|. */
+static void mat_mul(int r, int k, int c, const double *a, const double *b, bool bt, double *out) {
+  for (int i = 0; i < r; i++)
+    for (int j = 0; j < c; j++) {
+      double acc = 0;
+      for (int q = 0; q < k; q++) acc += a[i * k + q] * (bt ? b[j * k + q] : b[q * c + j]);
+      out[i * c + j] = acc;
+    }
+}
+
 /* g_wabs for a 2-D, one-group, 3 x 3, unit-stride convolution (the
  * Winograd bound above): per output, its tile's patch of every channel
  * through the transforms with every coefficient and value made positive. */
@@ -828,28 +858,13 @@ static void wino_bounds(const lin_case *c, const conv_cfg *g) {
             for (int r = 0; r < 3; r++)
               for (int q = 0; q < 3; q++)
                 f[r][q] = fabs(tu_get_f64(ACCY_DTYPE_F32, c->rhs, (size_t)(((o * C + ch) * 3 + r) * 3 + q)));
-            for (int a = 0; a < 4; a++) /* |B^T| d |B| */
-              for (int q = 0; q < 4; q++) {
-                t[a][q] = 0;
-                for (int r = 0; r < 4; r++) t[a][q] += bt[a][r] * d[r][q];
-              }
-            for (int a = 0; a < 4; a++)
-              for (int b = 0; b < 4; b++) {
-                v[a][b] = 0;
-                for (int q = 0; q < 4; q++) v[a][b] += t[a][q] * bt[b][q];
-              }
             double tg[4][3];
-            for (int a = 0; a < 4; a++) /* |G| g |G^T| */
-              for (int q = 0; q < 3; q++) {
-                tg[a][q] = 0;
-                for (int r = 0; r < 3; r++) tg[a][q] += gm[a][r] * f[r][q];
-              }
+            mat_mul(4, 4, 4, &bt[0][0], &d[0][0], false, &t[0][0]); /* |B^T| d |B| */
+            mat_mul(4, 4, 4, &t[0][0], &bt[0][0], true, &v[0][0]);
+            mat_mul(4, 3, 3, &gm[0][0], &f[0][0], false, &tg[0][0]); /* |G| g |G^T| */
+            mat_mul(4, 3, 4, &tg[0][0], &gm[0][0], true, &u[0][0]);
             for (int a = 0; a < 4; a++)
-              for (int b = 0; b < 4; b++) {
-                u[a][b] = 0;
-                for (int q = 0; q < 3; q++) u[a][b] += tg[a][q] * gm[b][q];
-                m[a][b] += u[a][b] * v[a][b];
-              }
+              for (int b = 0; b < 4; b++) m[a][b] += u[a][b] * v[a][b];
           }
           for (int r = 0; r < 2; r++)
             for (int b = 0; b < 2; b++) {
@@ -1020,24 +1035,9 @@ static void conv_const_case(tu_rng *rng, const conv_cfg *g, bool edges, bool inf
   int64_t attrs[2 + 5 * 3];
   uint32_t na = conv_attrs(g, attrs);
   lin_case c;
-  memset(&c, 0, sizeof c);
-  c.lt = lt, c.rt = rt, c.ot = ot;
-  accy__program_init(&c.p);
-  accy__arena_init(&c.arena);
-  c.lhs = calloc(tu_elems(&lt) + 1, 4);
-  c.rhs = calloc(tu_elems(&rt) + 1, 4);
-  tu_fill_random(rng, ACCY_DTYPE_F32, c.lhs, (size_t)tu_elems(&lt), edges, 0);
-  tu_fill_random(rng, ACCY_DTYPE_F32, c.rhs, (size_t)tu_elems(&rt), false, 0);
+  const_case_build(rng, &lt, &rt, &ot, edges, false, &c);
   if (inf_weight && tu_elems(&rt)) ((float *)c.rhs)[tu_elems(&rt) / 2] = INFINITY;
-  uint32_t ops[2], node;
-  ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_PARAMETER, &lt, NULL, 0, NULL, 0, "x", 1,
-                                          NULL, 0, &ops[0]), ACCY_STATUS_OK);
-  ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONSTANT, &rt, NULL, 0, NULL, 0, "w", 1,
-                                          c.rhs, tu_elems(&rt) * 4, &ops[1]), ACCY_STATUS_OK);
-  ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONVOLUTION, &ot, ops, 2, attrs, na, NULL,
-                                          0, NULL, 0, &node), ACCY_STATUS_OK);
-  ck_assert_msg(accy__kernel_prepare(&c.p, node, &c.arena, &c.k) == ACCY_STATUS_OK, "prepare: %s",
-                accy__cause());
+  const uint32_t node = const_case_prepare(&c, ACCY_OP_CONVOLUTION, attrs, na);
   void *ref = calloc(tu_elems(&ot) + 1, 4);
   ref_conv(&c, g, ref);
   /* The default may be Winograd (above portable, 3 x 3 at unit stride,
@@ -1152,23 +1152,8 @@ START_TEST(test_conv_winograd_matches_reference) {
     int64_t attrs[2 + 5 * 3];
     const uint32_t na = conv_attrs(&g, attrs);
     lin_case c;
-    memset(&c, 0, sizeof c);
-    c.lt = lt, c.rt = rt, c.ot = ot;
-    accy__program_init(&c.p);
-    accy__arena_init(&c.arena);
-    c.lhs = calloc(tu_elems(&lt) + 1, 4);
-    c.rhs = calloc(tu_elems(&rt) + 1, 4);
-    tu_fill_random(&rng, ACCY_DTYPE_F32, c.lhs, (size_t)tu_elems(&lt), rep % 2 == 1, 0);
-    tu_fill_random(&rng, ACCY_DTYPE_F32, c.rhs, (size_t)tu_elems(&rt), false, 0);
-    uint32_t ops[2], node;
-    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_PARAMETER, &lt, NULL, 0, NULL, 0, "x",
-                                            1, NULL, 0, &ops[0]), ACCY_STATUS_OK);
-    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONSTANT, &rt, NULL, 0, NULL, 0, "w", 1,
-                                            c.rhs, tu_elems(&rt) * 4, &ops[1]), ACCY_STATUS_OK);
-    ck_assert_int_eq(accy__program_add_node(&c.p, ACCY_OP_CONVOLUTION, &ot, ops, 2, attrs, na,
-                                            NULL, 0, NULL, 0, &node), ACCY_STATUS_OK);
-    ck_assert_msg(accy__kernel_prepare(&c.p, node, &c.arena, &c.k) == ACCY_STATUS_OK,
-                  "prepare: %s", accy__cause());
+    const_case_build(&rng, &lt, &rt, &ot, rep % 2 == 1, false, &c);
+    const_case_prepare(&c, ACCY_OP_CONVOLUTION, attrs, na);
     const bool wino = c.k.how && strstr(c.k.how, "Winograd");
     ck_assert_msg(wino == vector, "Winograd at %s: %s", accy__isa_name(accy__isa_level()),
                   c.k.how ? c.k.how : "(none)");
