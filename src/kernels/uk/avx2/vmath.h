@@ -59,13 +59,20 @@ static inline __m256 vm_pow2i(__m256i k) {
  * two-step scaling or the NaN pass: vm_exp's fast path, the same bits. */
 #define VM_EXP_FAST_ABS 86.5f
 
+/* log2(e), and ln2 split into a high part that n * VM_LN2_HI is exact for
+ * and the rest: exp's range reduction and log's n ln2 at every width (the
+ * avx512 level's copies of these functions use the same three). */
+#define VM_LOG2E 1.44269504088896341f
+#define VM_LN2_HI 0.693359375f
+#define VM_LN2_LO (-2.12194440e-4f)
+
 /* e^x = p 2^n for x = n ln2 + r, |r| <= ln2/2 (ln2 split so that n * hi is
  * exact): p, the degree-6 polynomial of r, and n (rounded, as a float). */
 static inline __m256 vm_exp_poly(__m256 x, __m256 *n_out) {
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, V8(1.44269504088896341f)),
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, V8(VM_LOG2E)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, V8(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, V8(-2.12194440e-4f), r);
+  __m256 r = _mm256_fnmadd_ps(n, V8(VM_LN2_HI), x);
+  r = _mm256_fnmadd_ps(n, V8(VM_LN2_LO), r);
   __m256 p = V8(kExp[6]);
   for (int i = 5; i >= 0; i--) p = _mm256_fmadd_ps(p, r, V8(kExp[i]));
   *n_out = n;
@@ -118,7 +125,7 @@ static inline __m256 vm_log(__m256 x) {
   const __m256 R = _mm256_mul_ps(_mm256_add_ps(z, z), q);
   const __m256 lm = _mm256_fnmadd_ps(s, _mm256_sub_ps(f, R), f); /* log(m) */
   const __m256 ef = _mm256_cvtepi32_ps(e);
-  __m256 y = _mm256_fmadd_ps(ef, V8(0.693359375f), _mm256_fmadd_ps(ef, V8(-2.12194440e-4f), lm));
+  __m256 y = _mm256_fmadd_ps(ef, V8(VM_LN2_HI), _mm256_fmadd_ps(ef, V8(VM_LN2_LO), lm));
   /* Specials: NaN and negatives -> NaN, +-0 -> -Inf, +Inf -> +Inf. */
   y = _mm256_blendv_ps(y, V8(-__builtin_inff()), _mm256_cmp_ps(x, V8(0.0f), _CMP_EQ_OQ));
   y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, V8(__builtin_inff()), _CMP_EQ_OQ));

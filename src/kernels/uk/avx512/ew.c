@@ -16,10 +16,10 @@
 
 /* vm_exp_poly of avx2/vmath.h in sixteen lanes. */
 static inline __m512 vm_exp_poly16(__m512 x, __m512 *n_out) {
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, V16(1.44269504088896341f)),
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, V16(VM_LOG2E)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, V16(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, V16(-2.12194440e-4f), r);
+  __m512 r = _mm512_fnmadd_ps(n, V16(VM_LN2_HI), x);
+  r = _mm512_fnmadd_ps(n, V16(VM_LN2_LO), r);
   __m512 p = V16(kExp[6]);
   for (int i = 5; i >= 0; i--) p = _mm512_fmadd_ps(p, r, V16(kExp[i]));
   *n_out = n;
@@ -81,7 +81,7 @@ static inline __m512 vm_log16(__m512 x) {
   const __m512 lm = _mm512_fnmadd_ps(s, _mm512_sub_ps(f, R), f);
   const __m512 ef = _mm512_cvtepi32_ps(e);
   __m512 y =
-      _mm512_fmadd_ps(ef, V16(0.693359375f), _mm512_fmadd_ps(ef, V16(-2.12194440e-4f), lm));
+      _mm512_fmadd_ps(ef, V16(VM_LN2_HI), _mm512_fmadd_ps(ef, V16(VM_LN2_LO), lm));
   y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(0.0f), _CMP_EQ_OQ), y,
                            V16(-__builtin_inff()));
   y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(__builtin_inff()), _CMP_EQ_OQ), y, x);
