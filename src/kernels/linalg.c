@@ -1362,21 +1362,24 @@ static accy_status prepare_dwconv(const conv_gemm *geo, int64_t N, int64_t O, in
  * the direct sum's bound: the transforms add terms before the products).
  * Only above the portable level, which keeps the documented order.
  *
- * An item is one image, one block of wino_nt tiles (row-major over the
- * image's tiles) and one block of wino_mb output channels: it transforms
- * the block's patches of every input channel into its workspace as the
- * GEMM's packed B (16 matrices of C x nt, panels of nr tiles), runs the 16
- * GEMMs against the filters' packed A into 16 blocks of mb x nt, then
- * transforms those into the outputs and applies the epilogue. */
+ * An item is one image, one block of nt tiles (row-major over the image's
+ * tiles) and one block of mb output channels: it transforms the block's
+ * patches of every input channel into its workspace (or takes them from
+ * the pre-pass) as 16 matrices of C rows of nt tiles, runs the 16 GEMMs
+ * against the filters' packed U into 16 blocks of mb x nt (with the tiles
+ * as rows, into nt x mb, then transposed), then transforms those into the
+ * outputs and applies the epilogue. */
 #define WINO_NT_MAX 64u   /* tiles per block, at most */
 #define WINO_MB_MAX 128u  /* output channels per block, at most */
 #define WINO_C_MAX 1024   /* input channels, at most (the workspace) */
 
 typedef struct conv_wino {
-  accy__gemm g;          /* batch 16 (one per product), M = mb, N = nt, K = C */
-  const float *U;        /* per channel block: 16 x ceil(rows / mr) panels of C x mr */
+  accy__gemm g;          /* batch 16 (one per product), K = C; M, N set per item */
+  /* Per block of output channels, 16 products of packed panels: A panels
+   * of C x mr, or with the tiles as rows U^T's B panels of C x nr. */
+  const float *U;
   int64_t C, O, H, W, OH, OW, ph, pw;
-  int64_t TH, TW;        /* tile rows and columns */
+  int64_t TW;            /* tiles per row of them */
   uint64_t P;            /* tiles per image */
   uint64_t nt, mb;       /* tiles and channels per block (nt a multiple of nr) */
   uint64_t vs, ms;       /* floats between the products' blocks of v and m */
@@ -1404,24 +1407,29 @@ typedef struct conv_wino {
 /* Most floats of a block's strip of padded input rows (wino_in_block). */
 #define WINO_STRIP_FLOATS 6144
 
+/* dst[u] = input (iy, x0 + u) of plane |xc| for u < len, zero outside the
+ * plane. */
+static void wino_pad_row(const conv_wino *cw, const float *xc, int64_t iy, int64_t x0,
+                         int64_t len, float *dst) {
+  int64_t lo = 0, hi = 0;
+  if (iy >= 0 && iy < cw->H) {
+    lo = x0 < 0 ? -x0 : 0;
+    hi = cw->W - x0 < len ? cw->W - x0 : len;
+    if (lo > len) lo = len;
+    if (hi < lo) hi = lo;
+  }
+  if (lo) memset(dst, 0, (size_t)lo * sizeof(float));
+  if (hi > lo) memcpy(dst + lo, xc + iy * cw->W + x0 + lo, (size_t)(hi - lo) * sizeof(float));
+  if (hi < len) memset(dst + hi, 0, (size_t)(len - hi) * sizeof(float));
+}
+
 static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t tx0, int64_t n,
                       float rows[4][WINO_ROW_FLOATS]) {
-  const int64_t H = cw->H, W = cw->W, x0 = 2 * tx0 - cw->pw, len = 2 * n + 2;
+  /* Past 2n + 2 floats the kernel's reads only feed values past n: the
+   * input there (or zero) does as well as zeros. */
   const int64_t bound = 2 * ((n + 7) / 8 * 8) + 18;
-  for (int r = 0; r < 4; r++) {
-    const int64_t iy = 2 * ty - cw->ph + r;
-    float *dr = rows[r];
-    int64_t lo = 0, hi = 0;
-    if (iy >= 0 && iy < H) {
-      lo = x0 < 0 ? -x0 : 0;
-      hi = W - x0 < len ? W - x0 : len;
-      if (lo > len) lo = len;
-      if (hi < lo) hi = lo;
-    }
-    for (int64_t u = 0; u < lo; u++) dr[u] = 0.0f;
-    if (hi > lo) memcpy(dr + lo, xc + iy * W + x0 + lo, (size_t)(hi - lo) * sizeof(float));
-    for (int64_t u = hi; u < bound; u++) dr[u] = 0.0f;
-  }
+  for (int r = 0; r < 4; r++)
+    wino_pad_row(cw, xc, 2 * ty - cw->ph + r, 2 * tx0 - cw->pw, bound, rows[r]);
 }
 
 /* B^T d B of input channels c0 .. c1 of image xn's tiles j0 .. j0 + cols
@@ -1430,7 +1438,7 @@ static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t 
  * zero (computed, never stored). */
 static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uint64_t cols,
                           uint64_t c0, uint64_t c1, float *v) {
-  const int64_t TW = cw->TW, HW = cw->H * cw->W, H = cw->H, W = cw->W;
+  const int64_t TW = cw->TW, HW = cw->H * cw->W;
   const uint64_t nt = cw->nt, ntv = nt + 8, vs = cw->vs;
   /* The block's input rows, zero-padded, once per channel (a strip of
    * nrows x wb: column u is input column u - pw, wide enough for the
@@ -1444,22 +1452,9 @@ static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uin
   float rows[4][WINO_ROW_FLOATS];
   for (uint64_t c = c0; c < c1; c++) {
     const float *xc = xn + (int64_t)c * HW;
-    if (use_strip) {
-      int64_t lo = cw->pw > 0 ? cw->pw : 0, hi = W + cw->pw < wb ? W + cw->pw : wb;
-      if (lo > wb) lo = wb;
-      if (hi < lo) hi = lo;
-      for (int64_t r = 0; r < nrows; r++) {
-        float *dr = strip + r * wb;
-        const int64_t iy = 2 * ty_a - cw->ph + r;
-        if (iy < 0 || iy >= H) {
-          memset(dr, 0, (size_t)wb * sizeof(float));
-          continue;
-        }
-        if (lo) memset(dr, 0, (size_t)lo * sizeof(float));
-        if (hi > lo) memcpy(dr + lo, xc + iy * W + (lo - cw->pw), (size_t)(hi - lo) * sizeof(float));
-        if (hi < wb) memset(dr + hi, 0, (size_t)(wb - hi) * sizeof(float));
-      }
-    }
+    if (use_strip)
+      for (int64_t r = 0; r < nrows; r++)
+        wino_pad_row(cw, xc, 2 * ty_a - cw->ph + r, -cw->pw, wb, strip + r * wb);
     for (uint64_t jl = 0; jl < cols;) {
       const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
       int64_t seg = TW - tx0;
@@ -1613,6 +1608,16 @@ static uint64_t wino_nt_t(uint64_t P, uint64_t mr) {
   return nt < WINO_NT_MAX ? nt : per;
 }
 
+/* The GEMM extent P tiles pad to per output channel: as columns, in
+ * blocks of wino_nt (whole panels of nr); as rows, in blocks of wino_nt_t
+ * (whole micro-panels of mr). */
+static void wino_padded(uint64_t P, uint64_t mr, uint64_t nr, uint64_t *as_cols,
+                        uint64_t *as_rows) {
+  const uint64_t nt = wino_nt(P, nr), ntt = wino_nt_t(P, mr);
+  *as_cols = (P + nt - 1) / nt * nt;
+  *as_rows = (P + ntt - 1) / ntt * ((ntt + mr - 1) / mr * mr);
+}
+
 /* Whether the GEMMs take the tiles as rows: ACCY_CONV_FORM=4 asks for it
  * (3: never), else where that pads them at least 30% less, or 10% with at
  * least 128 input channels (the transpose of the sums costs about what a
@@ -1623,9 +1628,10 @@ static uint64_t wino_nt_t(uint64_t P, uint64_t mr) {
 static bool wino_trans(uint64_t P, uint64_t O, uint64_t C, uint64_t mr, uint64_t nr) {
   const char *f = getenv("ACCY_CONV_FORM");
   if (f && (f[0] == '3' || f[0] == '4') && !f[1]) return f[0] == '4';
-  const uint64_t nt = wino_nt(P, nr), ntt = wino_nt_t(P, mr);
-  const uint64_t cols = (P + nt - 1) / nt * nt * ((O + mr - 1) / mr * mr);
-  const uint64_t rows = (P + ntt - 1) / ntt * ((ntt + mr - 1) / mr * mr) * ((O + nr - 1) / nr * nr);
+  uint64_t as_cols, as_rows;
+  wino_padded(P, mr, nr, &as_cols, &as_rows);
+  const uint64_t cols = as_cols * ((O + mr - 1) / mr * mr);
+  const uint64_t rows = as_rows * ((O + nr - 1) / nr * nr);
   return rows * 100 < cols * 90 && (C >= 128 || rows * 100 < cols * 70);
 }
 
@@ -1644,9 +1650,8 @@ static bool wino_chosen(const conv_gemm *cg, int64_t O) {
   if (cg->C < 16 || O < 16) return false;
   const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
   const uint64_t P = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2));
-  const uint64_t nt = wino_nt(P, nr), ntt = wino_nt_t(P, mr);
-  uint64_t cols = (P + nt - 1) / nt * nt;                          /* tiles as columns */
-  const uint64_t rows = (P + ntt - 1) / ntt * ((ntt + mr - 1) / mr * mr); /* as rows */
+  uint64_t cols, rows;
+  wino_padded(P, mr, nr, &cols, &rows);
   if (rows < cols) cols = rows;
   return 16 * cols * 100 < 9 * (uint64_t)(cg->OH * cg->OW) * 70;
 }
@@ -1661,9 +1666,8 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
   cw->C = geo->C, cw->O = O, cw->H = geo->H, cw->W = geo->W, cw->OH = geo->OH, cw->OW = geo->OW;
   cw->ph = geo->ph, cw->pw = geo->pw;
-  cw->TH = (cw->OH + 1) / 2;
   cw->TW = (cw->OW + 1) / 2;
-  cw->P = (uint64_t)(cw->TH * cw->TW);
+  cw->P = (uint64_t)((cw->OH + 1) / 2 * cw->TW);
   cw->trans = wino_trans(cw->P, (uint64_t)O, (uint64_t)cw->C, mr, nr);
   if (!cw->trans) {
     cw->nt = wino_nt(cw->P, nr);
