@@ -10,6 +10,7 @@
 #include "src/internal.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -1185,6 +1186,97 @@ START_TEST(test_idle_workers_sleep) {
 }
 END_TEST
 
+/* Threads of this process in state R (running or runnable), from
+ * /proc/self/task/TID/stat (-1 where it cannot be read). */
+static int runnable_threads(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    const char *rp = strrchr(buf, ')'); /* the name may hold spaces */
+    if (rp && rp[1] == ' ' && rp[2] == 'R') n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static _Atomic int g_spin_samples[16];
+static _Atomic uint32_t g_spin_nsamples;
+
+/* Tile 0 (of 2, so that the launch takes an admission turn and is not run
+ * inline): looks at which threads are runnable while the pool's idle
+ * workers would be spinning. */
+static void spin_probe_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
+  (void)ctx, (void)data, (void)worker;
+  if (tile != 0) return;
+  sleep_ms(10);
+  for (uint32_t k = 0; k < 16; k++) {
+    atomic_store(&g_spin_samples[k], runnable_threads());
+    sleep_ms(2);
+  }
+  atomic_store(&g_spin_nsamples, 16);
+}
+
+/* Only a worker that holds a core spins: on 2 cores beside one running
+ * caller at most one of a pool of 4 spins, the others sleep (before, every
+ * worker that had just been busy spun its whole window, so that 3 or more
+ * threads competed for 2 cores and a two-thread ResNet or SqueezeNet lost a
+ * fifth of its speed to time slicing). */
+START_TEST(test_only_workers_with_a_core_spin) {
+  uint32_t saved = accy__sched_cores();
+  accy__sched_set_cores(2);
+  char *saved_spin = getenv("ACCY_SPIN_US") ? strdup(getenv("ACCY_SPIN_US")) : NULL;
+  setenv("ACCY_SPIN_US", "100000", 1); /* 100 ms: the window covers the probe */
+  accy__pool *pool;
+  ck_assert_int_eq(accy__pool_acquire(4, &pool), ACCY_STATUS_OK);
+  /* Wake every worker with a wide burst, then probe at once. */
+  const uint32_t tiles[] = {4000, 4000};
+  const uint32_t edges[] = {0, 1};
+  tgraph tg;
+  tg_build(&tg, 2, tiles, 1, edges);
+  rec r;
+  rec_init(&r, &tg);
+  run_checked(pool, &tg, &r, 5);
+  accy__sched_task task = {spin_probe_fn, NULL, 2, 0, 0, 0};
+  accy__sched_graph g = {1, &task, NULL, 0};
+  void *state = aligned_alloc(64, accy__sched_launch_bytes(&g));
+  ck_assert_ptr_nonnull(state);
+  atomic_store(&g_spin_nsamples, 0);
+  accy__sched_run(pool, &g, NULL, state, 5);
+  ck_assert_uint_eq(atomic_load(&g_spin_nsamples), 16);
+  /* The prober is one runnable thread; the other of the launch's two
+   * threads (the caller waiting, or the worker that ran tile 1) spins with
+   * the one core left, and no other worker may.
+   * The median, so that a worker passing through its gate does not count. */
+  int v[16];
+  for (int k = 0; k < 16; k++) v[k] = atomic_load(&g_spin_samples[k]);
+  ck_assert_int_ge(v[0], 1);
+  for (int a = 1; a < 16; a++)
+    for (int b = a; b > 0 && v[b - 1] > v[b]; b--) {
+      int t = v[b];
+      v[b] = v[b - 1];
+      v[b - 1] = t;
+    }
+  ck_assert_msg(v[8] <= 2, "%d threads runnable beside one caller on 2 cores", v[8]);
+  free(state);
+  accy__pool_release(pool);
+  rec_free(&r);
+  tg_free(&tg);
+  if (saved_spin) setenv("ACCY_SPIN_US", saved_spin, 1); else unsetenv("ACCY_SPIN_US");
+  free(saved_spin);
+  accy__sched_set_cores(saved);
+}
+END_TEST
+
 START_TEST(test_forked_child_runs_inline) {
   accy__pool *pool = pool_get(3);
   const uint32_t tiles[] = {200, 5, 200};
@@ -1334,6 +1426,7 @@ static Suite *scheduler_suite(void) {
   tcase_add_test(tc, test_acquire_out_of_memory);
   tcase_add_test(tc, test_default_threads);
   tcase_add_test(tc, test_idle_workers_sleep);
+  tcase_add_test(tc, test_only_workers_with_a_core_spin);
   tcase_add_test(tc, test_forked_child_runs_inline);
   suite_add_tcase(s, tc);
   return s;
