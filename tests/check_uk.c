@@ -1211,6 +1211,53 @@ START_TEST(test_gemm_levels_above_avx2_give_avx2_bits) {
                             hi->name, lo->name, mr, nr, kc, flags, i / LD, i % LD, y, x);
             }
           }
+    /* The wider kernel's own tiles, whole and cut by rows and columns, with
+     * A packed as its micro-panels (hi->mr floats per k): AVX2's kernel on
+     * the pieces of AVX2's tile it covers, each piece its own call. */
+    for (size_t mr = hi->mr - 2; mr <= hi->mr; mr++)
+      for (size_t nr = hi->nr - 17; nr <= hi->nr; nr += nr + 9 > hi->nr ? 1 : 8)
+        for (size_t kc = 0; kc <= KMAX; kc += kc < 2 ? 1 : 13)
+          for (uint32_t fl = 0; fl < 16; fl++) {
+            for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
+            for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+              b[i] = i % 89 == 5 ? special[i % 7] : rnd(&r);
+            for (size_t i = 0; i < 8 * LD; i++) {
+              start[i] = rnd(&r);
+              resid[i] = i % 13 == 0 ? -0.0f : rnd(&r);
+            }
+            for (size_t i = 0; i < LD; i++) bias_col[i] = i % 7 == 0 ? -0.0f : rnd(&r);
+            for (size_t i = 0; i < 8; i++) bias_row[i] = rnd(&r);
+            uint32_t flags = (fl & 1 ? ACCY__UK_ACCUMULATE : 0) | (fl & 2 ? ACCY__UK_EPILOGUE : 0);
+            if ((fl & 2) && (fl & 4)) flags |= ACCY__UK_CLAMP;
+            accy__uk_epilogue ep = {0};
+            ep.bias_row = fl & 4 ? bias_row : NULL;
+            ep.bias_col = fl & 8 ? bias_col : NULL;
+            ep.residual = fl & 1 ? resid : NULL;
+            ep.res_rs = LD;
+            ep.lo = fl & 8 ? -0.0f : NAN, ep.hi = fl & 1 ? 1.25f : INFINITY;
+            memcpy(c_lo, start, sizeof start);
+            memcpy(c_hi, start, sizeof start);
+            const ptrdiff_t a_cs = (ptrdiff_t)hi->mr;
+            hi->fn(mr, nr, kc, a, 1, a_cs, b, LD, c_hi, LD, flags, &ep);
+            for (size_t i0 = 0; i0 < mr; i0 += lo->mr)
+              for (size_t j0 = 0; j0 < nr; j0 += lo->nr) {
+                accy__uk_epilogue e = ep;
+                if (e.bias_row) e.bias_row += i0;
+                if (e.bias_col) e.bias_col += j0;
+                if (e.residual) e.residual += (ptrdiff_t)(i0 * LD + j0);
+                const size_t m = mr - i0 < lo->mr ? mr - i0 : lo->mr;
+                const size_t n = nr - j0 < lo->nr ? nr - j0 : lo->nr;
+                lo->fn(m, n, kc, a + i0, 1, a_cs, b + j0, LD, c_lo + i0 * LD + j0, LD, flags, &e);
+              }
+            for (size_t i = 0; i < 8 * LD; i++) {
+              if (c_lo[i] != c_lo[i] && c_hi[i] != c_hi[i]) continue; /* NaN payloads */
+              ck_assert_msg(memcmp(&c_lo[i], &c_hi[i], 4) == 0,
+                            "%s vs %s on its tile: mr %zu nr %zu kc %zu flags %u element "
+                            "(%zu, %zu): %.9g vs %.9g",
+                            hi->name, lo->name, mr, nr, kc, flags, i / LD, i % LD, c_hi[i],
+                            c_lo[i]);
+            }
+          }
   }
   if (!tried) fprintf(stderr, "check_uk: no level above avx2 here: nothing compared\n");
 }

@@ -94,9 +94,83 @@ ACCY_INLINE void epilogue_row(__m512 *v0, __m512 *v1, uint32_t flags, const accy
     c60 = _mm512_maskz_loadu_ps(M0, cr[6]), c61 = _mm512_maskz_loadu_ps(M1, cr[6] + 16);   \
     c70 = _mm512_maskz_loadu_ps(M0, cr[7]), c71 = _mm512_maskz_loadu_ps(M1, cr[7] + 16);   \
   } while (0)
-#define ACC_TO_ARRAY(ACC)                                                                   \
-  __m512 ACC[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},                      \
-                       {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}}
+/* What the epilogue of a tile needs, read once per call (the row loop
+ * below is unrolled, so that the accumulators stay in registers: indexed as
+ * an array they went through the stack, and with the clamp's NaN test per
+ * row the epilogue and stores took a third of a pointwise convolution of 16
+ * input channels). */
+typedef struct tile_fin {
+  uint32_t flags;
+  const float *bias_row, *bias_col, *residual;
+  ptrdiff_t res_rs;
+  bool clamp, fast;
+  float lo, hi;
+  __m512 l, h;
+} tile_fin;
+
+ACCY_INLINE void tile_fin_init(tile_fin *f, uint32_t flags, const accy__uk_epilogue *ep,
+                               const float *bias_col) {
+  f->flags = flags & ACCY__UK_EPILOGUE ? flags : 0;
+  f->bias_row = f->flags ? ep->bias_row : NULL;
+  f->bias_col = f->flags ? bias_col : NULL;
+  f->residual = f->flags ? ep->residual : NULL;
+  f->res_rs = f->residual ? ep->res_rs : 0;
+  f->clamp = f->flags & ACCY__UK_CLAMP;
+  f->lo = f->clamp ? ep->lo : 0.0f;
+  f->hi = f->clamp ? ep->hi : 0.0f;
+  f->fast = f->lo == f->lo && f->hi == f->hi;
+  f->l = _mm512_set1_ps(f->lo);
+  f->h = _mm512_set1_ps(f->hi);
+}
+
+/* Row |i| of the tile: epilogue_row's steps in its order (so its bits),
+ * then the store. */
+ACCY_INLINE void tile_fin_row(const tile_fin *f, size_t i, __m512 v0, __m512 v1, float *c,
+                              ptrdiff_t c_rs, bool full, __mmask16 m0, __mmask16 m1) {
+  if (f->flags) {
+    if (f->bias_row) {
+      const __m512 br = _mm512_set1_ps(f->bias_row[i]);
+      v0 = _mm512_add_ps(v0, br), v1 = _mm512_add_ps(v1, br);
+    }
+    if (f->bias_col) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, f->bias_col));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, f->bias_col + 16));
+    }
+    if (f->residual) {
+      const float *r = f->residual + (ptrdiff_t)i * f->res_rs;
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, r));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, r + 16));
+    }
+    if (f->clamp) {
+      if (f->fast) {
+        v0 = vclamp16(v0, f->l, f->h), v1 = vclamp16(v1, f->l, f->h);
+      } else {
+        v0 = vmin16(vmax16(v0, f->l), f->h), v1 = vmin16(vmax16(v1, f->l), f->h);
+      }
+    }
+  }
+  float *ci = c + (ptrdiff_t)i * c_rs;
+  if (full) {
+    _mm512_storeu_ps(ci, v0);
+    _mm512_storeu_ps(ci + 16, v1);
+  } else {
+    _mm512_mask_storeu_ps(ci, m0, v0);
+    _mm512_mask_storeu_ps(ci + 16, m1, v1);
+  }
+}
+
+/* Every row of the tile below mr, unrolled. */
+#define TILE_FIN(F, C, C_RS, MRV, FULL, M0, M1)                                         \
+  do {                                                                                  \
+    tile_fin_row(F, 0, c00, c01, C, C_RS, FULL, M0, M1);                                \
+    if ((MRV) > 1) tile_fin_row(F, 1, c10, c11, C, C_RS, FULL, M0, M1);                 \
+    if ((MRV) > 2) tile_fin_row(F, 2, c20, c21, C, C_RS, FULL, M0, M1);                 \
+    if ((MRV) > 3) tile_fin_row(F, 3, c30, c31, C, C_RS, FULL, M0, M1);                 \
+    if ((MRV) > 4) tile_fin_row(F, 4, c40, c41, C, C_RS, FULL, M0, M1);                 \
+    if ((MRV) > 5) tile_fin_row(F, 5, c50, c51, C, C_RS, FULL, M0, M1);                 \
+    if ((MRV) > 6) tile_fin_row(F, 6, c60, c61, C, C_RS, FULL, M0, M1);                 \
+    if ((MRV) > 7) tile_fin_row(F, 7, c70, c71, C, C_RS, FULL, M0, M1);                 \
+  } while (0)
 
 void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                  ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
@@ -169,21 +243,12 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
 #undef A_STRIDED
     }
   }
-  ACC_TO_ARRAY(acc);
-  if (flags & ACCY__UK_EPILOGUE)
-    for (size_t i = 0; i < mr && i < MR; i++)
-      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, ep->bias_col,
-                   ep->residual ? ep->residual + (ptrdiff_t)i * ep->res_rs : NULL, m0, m1);
-  for (size_t i = 0; i < mr && i < MR; i++) {
-    float *ci = c + (ptrdiff_t)i * c_rs;
-    if (full) {
-      _mm512_storeu_ps(ci, acc[i][0]);
-      _mm512_storeu_ps(ci + 16, acc[i][1]);
-    } else {
-      _mm512_mask_storeu_ps(ci, m0, acc[i][0]);
-      _mm512_mask_storeu_ps(ci + 16, m1, acc[i][1]);
-    }
-  }
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, flags & ACCY__UK_EPILOGUE ? ep->bias_col : NULL);
+  if (full && mr == MR)
+    TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
+  else
+    TILE_FIN(&f, c, c_rs, mr, full, m0, m1);
 }
 
 /* The packed-A loop of the GEMM kernel with row k of B at b + b_off[k]: the
@@ -205,14 +270,18 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
     STEP(A_PACKED, b0, b1);
 #undef A_PACKED
   }
-  ACC_TO_ARRAY(acc);
-  if (flags & ACCY__UK_EPILOGUE)
-    for (size_t i = 0; i < mr && i < MR; i++)
-      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, NULL, NULL, 0xffffu, 0xffffu);
-  for (size_t i = 0; i < mr && i < MR; i++) {
-    _mm512_storeu_ps(c + (ptrdiff_t)i * c_rs, acc[i][0]);
-    _mm512_storeu_ps(c + (ptrdiff_t)i * c_rs + 16, acc[i][1]);
+  /* The bias and the clamp only (uk.h: no column bias or residual here). */
+  accy__uk_epilogue e2 = {0};
+  if (flags & ACCY__UK_EPILOGUE) {
+    e2 = *ep;
+    e2.residual = NULL;
   }
+  tile_fin f;
+  tile_fin_init(&f, flags, &e2, NULL);
+  if (mr == MR)
+    TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
+  else
+    TILE_FIN(&f, c, c_rs, mr, true, 0xffffu, 0xffffu);
 }
 
 /* One row against np (1..4) full panels of 32 columns: panel p's row k at
