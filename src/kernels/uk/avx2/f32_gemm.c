@@ -62,6 +62,75 @@ static inline void epilogue_row(__m256 *v0, __m256 *v1, uint32_t flags,
   }
 }
 
+/* What the epilogue of a tile needs, read once per call, and one row of
+ * it: epilogue_row's steps in its order (so its bits), then the store. The
+ * rows are unrolled (TILE_FIN), so that the accumulators are not indexed as
+ * an array through the stack: a pointwise convolution of 16 input channels
+ * over 55 x 55 took 0.139 ms that way, 0.121 ms unrolled (a Zen 4 capped
+ * at this level). */
+typedef struct tile_fin {
+  bool on, clamp;
+  const float *bias_row, *bias_col, *residual;
+  ptrdiff_t res_rs;
+  __m256 lo, hi;
+} tile_fin;
+
+static inline __attribute__((always_inline)) void tile_fin_init(tile_fin *f, uint32_t flags,
+                                                                 const accy__uk_epilogue *ep,
+                                                                 bool cols_and_residual) {
+  f->on = flags & ACCY__UK_EPILOGUE;
+  f->clamp = f->on && (flags & ACCY__UK_CLAMP);
+  f->bias_row = f->on ? ep->bias_row : NULL;
+  f->bias_col = f->on && cols_and_residual ? ep->bias_col : NULL;
+  f->residual = f->on && cols_and_residual ? ep->residual : NULL;
+  f->res_rs = f->residual ? ep->res_rs : 0;
+  f->lo = _mm256_set1_ps(f->clamp ? ep->lo : 0.0f);
+  f->hi = _mm256_set1_ps(f->clamp ? ep->hi : 0.0f);
+}
+
+static inline __attribute__((always_inline)) void tile_fin_row(const tile_fin *f, size_t i,
+                                                                __m256 v0, __m256 v1, float *c,
+                                                                ptrdiff_t c_rs, bool full,
+                                                                __m256i m0, __m256i m1) {
+  if (f->on) {
+    if (f->bias_row) {
+      const __m256 br = _mm256_set1_ps(f->bias_row[i]);
+      v0 = _mm256_add_ps(v0, br), v1 = _mm256_add_ps(v1, br);
+    }
+    if (f->bias_col) {
+      v0 = _mm256_add_ps(v0, _mm256_maskload_ps(f->bias_col, m0));
+      v1 = _mm256_add_ps(v1, _mm256_maskload_ps(f->bias_col + 8, m1));
+    }
+    if (f->residual) {
+      const float *r = f->residual + (ptrdiff_t)i * f->res_rs;
+      v0 = _mm256_add_ps(v0, _mm256_maskload_ps(r, m0));
+      v1 = _mm256_add_ps(v1, _mm256_maskload_ps(r + 8, m1));
+    }
+    if (f->clamp) {
+      v0 = vmin_f32(vmax_f32(v0, f->lo), f->hi);
+      v1 = vmin_f32(vmax_f32(v1, f->lo), f->hi);
+    }
+  }
+  float *ci = c + (ptrdiff_t)i * c_rs;
+  if (full) {
+    _mm256_storeu_ps(ci, v0);
+    _mm256_storeu_ps(ci + 8, v1);
+  } else {
+    _mm256_maskstore_ps(ci, m0, v0);
+    _mm256_maskstore_ps(ci + 8, m1, v1);
+  }
+}
+
+#define TILE_FIN(F, C, C_RS, MRV, FULL, M0, M1)                         \
+  do {                                                                  \
+    tile_fin_row(F, 0, c00, c01, C, C_RS, FULL, M0, M1);                \
+    if ((MRV) > 1) tile_fin_row(F, 1, c10, c11, C, C_RS, FULL, M0, M1); \
+    if ((MRV) > 2) tile_fin_row(F, 2, c20, c21, C, C_RS, FULL, M0, M1); \
+    if ((MRV) > 3) tile_fin_row(F, 3, c30, c31, C, C_RS, FULL, M0, M1); \
+    if ((MRV) > 4) tile_fin_row(F, 4, c40, c41, C, C_RS, FULL, M0, M1); \
+    if ((MRV) > 5) tile_fin_row(F, 5, c50, c51, C, C_RS, FULL, M0, M1); \
+  } while (0)
+
 /* One k step of a full tile as one asm statement: two vectors of the B row
  * at |bp| (into ymm13, ymm14), a broadcast of each of the six A values
  * (AT&T operands A0..A5, into ymm15), twelve FMAs c += a * b, in the
@@ -206,21 +275,12 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
     }
   }
 #undef STEP
-  __m256 acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  if (flags & ACCY__UK_EPILOGUE)
-    for (size_t i = 0; i < mr; i++)
-      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, ep->bias_col,
-                   ep->residual ? ep->residual + (ptrdiff_t)i * ep->res_rs : NULL, m0, m1);
-  for (size_t i = 0; i < mr; i++) {
-    float *ci = c + (ptrdiff_t)i * c_rs;
-    if (full) {
-      _mm256_storeu_ps(ci, acc[i][0]);
-      _mm256_storeu_ps(ci + 8, acc[i][1]);
-    } else {
-      _mm256_maskstore_ps(ci, m0, acc[i][0]);
-      _mm256_maskstore_ps(ci + 8, m1, acc[i][1]);
-    }
-  }
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, true);
+  if (full && mr == MR)
+    TILE_FIN(&f, c, c_rs, MR, true, m0, m1);
+  else
+    TILE_FIN(&f, c, c_rs, mr, full, m0, m1);
 }
 
 /* The full-tile loop of the GEMM kernel's packed-A path, with row k of B at
@@ -271,16 +331,13 @@ void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const f
     c50 = _mm256_fmadd_ps(av, b0, c50), c51 = _mm256_fmadd_ps(av, b1, c51);
   }
 #endif
-  __m256 acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  if (flags & ACCY__UK_EPILOGUE) {
-    const __m256i all = _mm256_set1_epi32(-1);
-    for (size_t i = 0; i < mr && i < MR; i++)
-      epilogue_row(&acc[i][0], &acc[i][1], flags, ep, i, NULL, NULL, all, all);
-  }
-  for (size_t i = 0; i < mr && i < MR; i++) {
-    _mm256_storeu_ps(c + (ptrdiff_t)i * c_rs, acc[i][0]);
-    _mm256_storeu_ps(c + (ptrdiff_t)i * c_rs + 8, acc[i][1]);
-  }
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, false);
+  const __m256i all = _mm256_set1_epi32(-1);
+  if (mr >= MR)
+    TILE_FIN(&f, c, c_rs, MR, true, all, all);
+  else
+    TILE_FIN(&f, c, c_rs, mr, true, all, all);
 }
 
 /* One row against np (1..4) full panels of 16 columns: panel p's row k at
