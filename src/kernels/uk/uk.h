@@ -33,6 +33,32 @@ typedef struct accy__uk_epilogue {
   float lo, hi;          /* then clamped to [lo, hi] (ReLU: [0, +inf]); only with CLAMP */
 } accy__uk_epilogue;
 
+/* How a vector clamp treats each bound (the levels' vclamp plans): the
+ * maximum with |lo| and the minimum with |hi| under the ops' rules
+ * (docs/ops.md), on a value that is no signalling NaN (an arithmetic
+ * result), each done by the cheapest sequence that gives the same bits.
+ * SKIP: the bound changes nothing (lo -inf, hi +inf). PLAIN: the
+ * instruction's own maximum (minimum) with the value as second operand,
+ * which returns the value when either is NaN or both are equal: right for
+ * every bound but a NaN, +0 as lower bound (max(+0, -0) must be +0) and -0
+ * as upper bound. PZERO: lower bound +0, PLAIN then + (+0), which turns -0
+ * into +0 and leaves every other value (a quiet NaN too) as it is. EXACT:
+ * the level's full rule (NaN bounds, upper bound -0). */
+enum { ACCY__UK_CL_SKIP, ACCY__UK_CL_PLAIN, ACCY__UK_CL_PZERO, ACCY__UK_CL_EXACT };
+
+static inline int accy__uk_clamp_lo_mode(float lo) {
+  if (lo != lo) return ACCY__UK_CL_EXACT;
+  if (lo == -__builtin_inff()) return ACCY__UK_CL_SKIP;
+  if (lo == 0.0f && !__builtin_signbit(lo)) return ACCY__UK_CL_PZERO;
+  return ACCY__UK_CL_PLAIN;
+}
+
+static inline int accy__uk_clamp_hi_mode(float hi) {
+  if (hi != hi || (hi == 0.0f && __builtin_signbit(hi))) return ACCY__UK_CL_EXACT;
+  if (hi == __builtin_inff()) return ACCY__UK_CL_SKIP;
+  return ACCY__UK_CL_PLAIN;
+}
+
 /* Flags of a GEMM microkernel call. */
 #define ACCY__UK_ACCUMULATE 1u /* start from C instead of 0 */
 #define ACCY__UK_EPILOGUE 2u   /* apply the bias and residual of ep (the last K block) */

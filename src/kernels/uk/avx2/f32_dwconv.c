@@ -35,11 +35,17 @@ static inline __m256 load_taps(const float *p, size_t sw) {
 
 /* The row epilogue on one vector of outputs at offset o (f32_epilogue's
  * steps and rules); the residual is read through |m| (the lanes stored). */
-static inline __m256 row_epi(__m256 v, const accy__uk_row_epilogue *ep, size_t o, __m256i m) {
+static inline __m256 row_epi(__m256 v, const accy__uk_row_epilogue *ep, const vclamp8_plan *cl,
+                             size_t o, __m256i m) {
   if (ep->bias) v = _mm256_add_ps(v, _mm256_set1_ps(ep->bias[0]));
   if (ep->res) v = _mm256_add_ps(v, _mm256_maskload_ps(ep->res + o, m));
-  if (ep->clamp) v = vmin_f32(vmax_f32(v, _mm256_set1_ps(ep->lo)), _mm256_set1_ps(ep->hi));
+  if (ep->clamp) v = vclamp8_apply(v, cl);
   return v;
+}
+
+/* The clamp of |ep| planned once per block (row_epi's |cl|). */
+static inline vclamp8_plan epi_plan(const accy__uk_row_epilogue *ep) {
+  return vclamp8_plan_for(ep && ep->clamp ? ep->lo : 0.0f, ep && ep->clamp ? ep->hi : 0.0f);
 }
 
 /* |nv| (1..4, a constant where inlined) vectors of eight outputs at
@@ -66,10 +72,11 @@ static inline __attribute__((always_inline)) void dw_block(size_t nv, const floa
     }
   const __m256i all = _mm256_set1_epi32(-1);
   if (ep) {
-    a0 = row_epi(a0, ep, o[0], all);
-    if (nv > 1) a1 = row_epi(a1, ep, o[1], all);
-    if (nv > 2) a2 = row_epi(a2, ep, o[2], all);
-    if (nv > 3) a3 = row_epi(a3, ep, o[3], all);
+    const vclamp8_plan cl = epi_plan(ep);
+    a0 = row_epi(a0, ep, &cl, o[0], all);
+    if (nv > 1) a1 = row_epi(a1, ep, &cl, o[1], all);
+    if (nv > 2) a2 = row_epi(a2, ep, &cl, o[2], all);
+    if (nv > 3) a3 = row_epi(a3, ep, &cl, o[3], all);
   }
   _mm256_storeu_ps(out + o[0], a0);
   if (nv > 1) _mm256_storeu_ps(out + o[1], a1);
@@ -105,7 +112,10 @@ static inline __attribute__((always_inline)) void dw_short(size_t ow, const floa
       }
       acc = _mm256_fmadd_ps(wv, xv, acc);
     }
-  if (ep) acc = row_epi(acc, ep, 0, mo);
+  if (ep) {
+    const vclamp8_plan cl = epi_plan(ep);
+    acc = row_epi(acc, ep, &cl, 0, mo);
+  }
   _mm256_maskstore_ps(out, mo, acc);
 }
 
@@ -247,6 +257,7 @@ static inline __attribute__((always_inline)) void plane_rows(
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n0), iota);
   const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n1), iota);
+  const vclamp8_plan cl = epi_plan(ep);
 #pragma GCC unroll 4
   for (size_t r = 0; r < R; r++) {
     const int64_t oy = oy0 + (int64_t)r;
@@ -254,8 +265,8 @@ static inline __attribute__((always_inline)) void plane_rows(
     if (ep) {
       const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
                                         ep->lo, ep->hi};
-      a0[r] = row_epi(a0[r], &er, (size_t)o0, m0);
-      if (two) a1[r] = row_epi(a1[r], &er, (size_t)o0 + 8, m1);
+      a0[r] = row_epi(a0[r], &er, &cl, (size_t)o0, m0);
+      if (two) a1[r] = row_epi(a1[r], &er, &cl, (size_t)o0 + 8, m1);
     }
     if (n0 == 8)
       _mm256_storeu_ps(dst, a0[r]);

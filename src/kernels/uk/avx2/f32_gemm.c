@@ -72,7 +72,7 @@ typedef struct tile_fin {
   bool on, clamp;
   const float *bias_row, *bias_col, *residual;
   ptrdiff_t res_rs;
-  __m256 lo, hi;
+  vclamp8_plan cl;
 } tile_fin;
 
 static inline __attribute__((always_inline)) void tile_fin_init(tile_fin *f, uint32_t flags,
@@ -84,8 +84,7 @@ static inline __attribute__((always_inline)) void tile_fin_init(tile_fin *f, uin
   f->bias_col = f->on && cols_and_residual ? ep->bias_col : NULL;
   f->residual = f->on && cols_and_residual ? ep->residual : NULL;
   f->res_rs = f->residual ? ep->res_rs : 0;
-  f->lo = _mm256_set1_ps(f->clamp ? ep->lo : 0.0f);
-  f->hi = _mm256_set1_ps(f->clamp ? ep->hi : 0.0f);
+  f->cl = vclamp8_plan_for(f->clamp ? ep->lo : 0.0f, f->clamp ? ep->hi : 0.0f);
 }
 
 static inline __attribute__((always_inline)) void tile_fin_row(const tile_fin *f, size_t i,
@@ -106,10 +105,7 @@ static inline __attribute__((always_inline)) void tile_fin_row(const tile_fin *f
       v0 = _mm256_add_ps(v0, _mm256_maskload_ps(r, m0));
       v1 = _mm256_add_ps(v1, _mm256_maskload_ps(r + 8, m1));
     }
-    if (f->clamp) {
-      v0 = vmin_f32(vmax_f32(v0, f->lo), f->hi);
-      v1 = vmin_f32(vmax_f32(v1, f->lo), f->hi);
-    }
+    if (f->clamp) v0 = vclamp8_apply(v0, &f->cl), v1 = vclamp8_apply(v1, &f->cl);
   }
   float *ci = c + (ptrdiff_t)i * c_rs;
   if (full) {
@@ -391,14 +387,14 @@ void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a
 /* Eight at a time; the tail through the same vector code on a copy. */
 void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
                               const float *res, bool clamp, float lo, float hi) {
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const vclamp8_plan cl = vclamp8_plan_for(lo, hi);
   const __m256 b1 = bias && bstride == 0 ? _mm256_set1_ps(bias[0]) : _mm256_setzero_ps();
   size_t i = 0;
 #define EPI8(V, BV, RV)                                  \
   do {                                                   \
     if (bias) V = _mm256_add_ps(V, BV);                  \
     if (res) V = _mm256_add_ps(V, RV);                   \
-    if (clamp) V = vmin_f32(vmax_f32(V, vlo), vhi);      \
+    if (clamp) V = vclamp8_apply(V, &cl);                \
   } while (0)
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(dst + i);

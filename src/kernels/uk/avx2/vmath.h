@@ -13,6 +13,8 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/uk/uk.h"
+
 /* The operands of a division by one value that take the corrected
  * reciprocal multiply (avx2/ew.c's v_divide_f32_x1, and the AVX-512 level's
  * in sixteen lanes): |a| and |b| in this window, where nothing underflows or
@@ -184,6 +186,34 @@ static inline __m256 vmin_f32(__m256 a, __m256 b) {
   __m256 r = _mm256_min_ps(a, b);
   r = _mm256_blendv_ps(r, _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
   return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
+/* A clamp to [lo, hi] planned once per call (uk.h's modes; a ReLU is a
+ * maximum and an add, where vmin_f32(vmax_f32()) takes fourteen
+ * operations): the bits of vmin_f32(vmax_f32(v, lo), hi) for every v that
+ * is no signalling NaN. */
+typedef struct vclamp8_plan {
+  __m256 l, h;
+  int lo, hi;
+} vclamp8_plan;
+
+static inline vclamp8_plan vclamp8_plan_for(float lo, float hi) {
+  return (vclamp8_plan){_mm256_set1_ps(lo), _mm256_set1_ps(hi), accy__uk_clamp_lo_mode(lo),
+                        accy__uk_clamp_hi_mode(hi)};
+}
+
+static inline __m256 vclamp8_apply(__m256 v, const vclamp8_plan *p) {
+  if (p->lo == ACCY__UK_CL_PLAIN)
+    v = _mm256_max_ps(p->l, v);
+  else if (p->lo == ACCY__UK_CL_PZERO)
+    v = _mm256_add_ps(_mm256_max_ps(p->l, v), _mm256_setzero_ps());
+  else if (p->lo == ACCY__UK_CL_EXACT)
+    v = vmax_f32(v, p->l);
+  if (p->hi == ACCY__UK_CL_PLAIN)
+    v = _mm256_min_ps(p->h, v);
+  else if (p->hi == ACCY__UK_CL_EXACT)
+    v = vmin_f32(v, p->h);
+  return v;
 }
 
 #endif /* ACCY_KERNELS_UK_AVX2_VMATH_H */

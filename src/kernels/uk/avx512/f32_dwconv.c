@@ -52,11 +52,17 @@ ACCY_INLINE __m512 load_taps(const float *p, size_t sw, tap_masks m) {
 
 /* The row epilogue on one vector of outputs at offset o (f32_epilogue's
  * steps and rules); the residual is read under |m| (the lanes stored). */
-ACCY_INLINE __m512 row_epi(__m512 v, const accy__uk_row_epilogue *ep, size_t o, __mmask16 m) {
+ACCY_INLINE __m512 row_epi(__m512 v, const accy__uk_row_epilogue *ep, const vclamp16_plan *cl,
+                           size_t o, __mmask16 m) {
   if (ep->bias) v = _mm512_add_ps(v, _mm512_set1_ps(ep->bias[0]));
   if (ep->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, ep->res + o));
-  if (ep->clamp) v = vclamp16_any(v, ep->lo, ep->hi);
+  if (ep->clamp) v = vclamp16_apply(v, cl);
   return v;
+}
+
+/* The clamp of |ep| planned once per block (row_epi's |cl|). */
+ACCY_INLINE vclamp16_plan epi_plan(const accy__uk_row_epilogue *ep) {
+  return vclamp16_plan_for(ep && ep->clamp ? ep->lo : 0.0f, ep && ep->clamp ? ep->hi : 0.0f);
 }
 
 /* |nv| (1..4, a constant where inlined) vectors of sixteen outputs at
@@ -82,10 +88,11 @@ ACCY_INLINE void dw_block(size_t nv, size_t n, const float *x, ptrdiff_t x_rs, s
       if (nv > 3) a3 = _mm512_fmadd_ps(wv, load_taps(p3 + t, sw, tm), a3);
     }
   if (ep) {
-    a0 = row_epi(a0, ep, o[0], mo);
-    if (nv > 1) a1 = row_epi(a1, ep, o[1], mo);
-    if (nv > 2) a2 = row_epi(a2, ep, o[2], mo);
-    if (nv > 3) a3 = row_epi(a3, ep, o[3], mo);
+    const vclamp16_plan cl = epi_plan(ep);
+    a0 = row_epi(a0, ep, &cl, o[0], mo);
+    if (nv > 1) a1 = row_epi(a1, ep, &cl, o[1], mo);
+    if (nv > 2) a2 = row_epi(a2, ep, &cl, o[2], mo);
+    if (nv > 3) a3 = row_epi(a3, ep, &cl, o[3], mo);
   }
   _mm512_mask_storeu_ps(out + o[0], mo, a0);
   if (nv > 1) _mm512_mask_storeu_ps(out + o[1], mo, a1);
@@ -208,6 +215,7 @@ ACCY_INLINE void plane_rows(const accy__uk_dw_geom *g, const float *x, const flo
     }
   }
   const __mmask16 mo = vm_lanes16(b->n);
+  const vclamp16_plan cl = epi_plan(ep);
 #pragma GCC unroll 8
   for (size_t r = 0; r < R; r++) {
     if (r >= nr) break;
@@ -216,7 +224,7 @@ ACCY_INLINE void plane_rows(const accy__uk_dw_geom *g, const float *x, const flo
     if (ep) {
       const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
                                         ep->lo, ep->hi};
-      v = row_epi(v, &er, (size_t)b->o0, mo);
+      v = row_epi(v, &er, &cl, (size_t)b->o0, mo);
     }
     _mm512_mask_storeu_ps(out + oy * OW + b->o0, mo, v);
   }
@@ -279,6 +287,7 @@ ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const f
   const __mmask16 rx = span_mask(c0 + 32, used > 32 ? 1 : 0, W);
   const __mmask16 mo = vm_lanes16(n);
   const tap_masks none = {0, 0};
+  const vclamp16_plan cl = epi_plan(ep);
   for (int64_t oy0 = 0; oy0 < g->OH; oy0 += R) {
     __m512 a[8];
 #pragma GCC unroll 8
@@ -317,7 +326,7 @@ ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const f
       if (ep) {
         const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
                                           ep->lo, ep->hi};
-        v = row_epi(v, &er, (size_t)o0, mo);
+        v = row_epi(v, &er, &cl, (size_t)o0, mo);
       }
       _mm512_mask_storeu_ps(out + oy * OW + o0, mo, v);
     }

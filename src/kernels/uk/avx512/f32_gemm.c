@@ -48,8 +48,9 @@ ACCY_INLINE void epilogue_row(__m512 *v0, __m512 *v1, uint32_t flags, const accy
     *v1 = _mm512_add_ps(*v1, _mm512_maskz_loadu_ps(m1, residual + 16));
   }
   if (flags & ACCY__UK_CLAMP) {
-    *v0 = vclamp16_any(*v0, ep->lo, ep->hi);
-    *v1 = vclamp16_any(*v1, ep->lo, ep->hi);
+    const vclamp16_plan cl = vclamp16_plan_for(ep->lo, ep->hi);
+    *v0 = vclamp16_apply(*v0, &cl);
+    *v1 = vclamp16_apply(*v1, &cl);
   }
 }
 
@@ -103,9 +104,8 @@ typedef struct tile_fin {
   uint32_t flags;
   const float *bias_row, *bias_col, *residual;
   ptrdiff_t res_rs;
-  bool clamp, fast;
-  float lo, hi;
-  __m512 l, h;
+  bool clamp;
+  vclamp16_plan cl;
 } tile_fin;
 
 ACCY_INLINE void tile_fin_init(tile_fin *f, uint32_t flags, const accy__uk_epilogue *ep,
@@ -116,11 +116,7 @@ ACCY_INLINE void tile_fin_init(tile_fin *f, uint32_t flags, const accy__uk_epilo
   f->residual = f->flags ? ep->residual : NULL;
   f->res_rs = f->residual ? ep->res_rs : 0;
   f->clamp = f->flags & ACCY__UK_CLAMP;
-  f->lo = f->clamp ? ep->lo : 0.0f;
-  f->hi = f->clamp ? ep->hi : 0.0f;
-  f->fast = f->lo == f->lo && f->hi == f->hi;
-  f->l = _mm512_set1_ps(f->lo);
-  f->h = _mm512_set1_ps(f->hi);
+  f->cl = vclamp16_plan_for(f->clamp ? ep->lo : 0.0f, f->clamp ? ep->hi : 0.0f);
 }
 
 /* Row |i| of the tile: epilogue_row's steps in its order (so its bits),
@@ -141,13 +137,7 @@ ACCY_INLINE void tile_fin_row(const tile_fin *f, size_t i, __m512 v0, __m512 v1,
       v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, r));
       v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, r + 16));
     }
-    if (f->clamp) {
-      if (f->fast) {
-        v0 = vclamp16(v0, f->l, f->h), v1 = vclamp16(v1, f->l, f->h);
-      } else {
-        v0 = vmin16(vmax16(v0, f->l), f->h), v1 = vmin16(vmax16(v1, f->l), f->h);
-      }
-    }
+    if (f->clamp) v0 = vclamp16_apply(v0, &f->cl), v1 = vclamp16_apply(v1, &f->cl);
   }
   float *ci = c + (ptrdiff_t)i * c_rs;
   if (full) {
@@ -331,16 +321,17 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
 }
 
 /* The row epilogue (uk.h's f32_epilogue), sixteen at a time and the tail
- * under a mask: the same adds and vclamp16_any, so the AVX2 level's bits. */
+ * under a mask: the same adds and clamp rules, so the AVX2 level's bits. */
 void accy__f32_epilogue__avx512(size_t n, float *dst, const float *bias, size_t bstride,
                                 const float *res, bool clamp, float lo, float hi) {
   const __m512 b1 = bias && bstride == 0 ? _mm512_set1_ps(bias[0]) : _mm512_setzero_ps();
+  const vclamp16_plan cl = vclamp16_plan_for(lo, hi);
   for (size_t i = 0; i < n; i += 16) {
     const __mmask16 m = vm_lanes16(n - i);
     __m512 v = _mm512_maskz_loadu_ps(m, dst + i);
     if (bias) v = _mm512_add_ps(v, bstride ? _mm512_maskz_loadu_ps(m, bias + i) : b1);
     if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + i));
-    if (clamp) v = vclamp16_any(v, lo, hi);
+    if (clamp) v = vclamp16_apply(v, &cl);
     _mm512_mask_storeu_ps(dst + i, m, v);
   }
 }

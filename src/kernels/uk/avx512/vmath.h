@@ -7,6 +7,8 @@
 #include <immintrin.h>
 #include <stddef.h>
 
+#include "src/kernels/uk/uk.h"
+
 /* The first n (0..16) lanes of a vector. */
 static inline __mmask16 vm_lanes16(size_t n) {
   return n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
@@ -28,23 +30,33 @@ static inline __m512 vmin16(__m512 a, __m512 b) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), r, _mm512_add_ps(a, b));
 }
 
-/* vmin16(vmax16(v, lo), hi) for bounds that are not NaN and a v that is no
- * signalling NaN (an arithmetic result, as every epilogue's input is):
- * max_ps and min_ps return their second operand, v, when either is NaN,
- * which is what a + b gives for a quiet NaN v, and an equal pair (zeros of
- * either sign are the only equal values whose bits differ) takes the AND
- * (max) or OR (min) of the bits. Four operations fewer per bound. */
-static inline __m512 vclamp16(__m512 v, __m512 lo, __m512 hi) {
-  __m512 r = _mm512_max_ps(lo, v);
-  r = _mm512_mask_and_ps(r, _mm512_cmp_ps_mask(v, lo, _CMP_EQ_OQ), v, lo);
-  const __m512 s = _mm512_min_ps(hi, r);
-  return _mm512_mask_or_ps(s, _mm512_cmp_ps_mask(r, hi, _CMP_EQ_OQ), r, hi);
+/* A clamp to [lo, hi] planned once per call (uk.h's modes; a ReLU is a
+ * maximum and an add, a ReLU6 one more minimum, where the exact clamp with
+ * its equal-pair fixups took six operations): the bits of
+ * vmin16(vmax16(v, lo), hi) for every v that is no signalling NaN (an
+ * arithmetic result, as every epilogue's input is). */
+typedef struct vclamp16_plan {
+  __m512 l, h;
+  int lo, hi;
+} vclamp16_plan;
+
+static inline vclamp16_plan vclamp16_plan_for(float lo, float hi) {
+  return (vclamp16_plan){_mm512_set1_ps(lo), _mm512_set1_ps(hi), accy__uk_clamp_lo_mode(lo),
+                         accy__uk_clamp_hi_mode(hi)};
 }
 
-/* The clamp of an epilogue: vclamp16 unless a bound is NaN. */
-static inline __m512 vclamp16_any(__m512 v, float lo, float hi) {
-  const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
-  return lo == lo && hi == hi ? vclamp16(v, l, h) : vmin16(vmax16(v, l), h);
+static inline __m512 vclamp16_apply(__m512 v, const vclamp16_plan *p) {
+  if (p->lo == ACCY__UK_CL_PLAIN)
+    v = _mm512_max_ps(p->l, v);
+  else if (p->lo == ACCY__UK_CL_PZERO)
+    v = _mm512_add_ps(_mm512_max_ps(p->l, v), _mm512_setzero_ps());
+  else if (p->lo == ACCY__UK_CL_EXACT)
+    v = vmax16(v, p->l);
+  if (p->hi == ACCY__UK_CL_PLAIN)
+    v = _mm512_min_ps(p->h, v);
+  else if (p->hi == ACCY__UK_CL_EXACT)
+    v = vmin16(v, p->h);
+  return v;
 }
 
 /* The three taps of windows three wide at stride 2 for sixteen outputs,
