@@ -1149,6 +1149,23 @@ START_TEST(test_gemm_ind_matches_gathered_panel) {
 }
 END_TEST
 
+/* Random operands of one GEMM kernel call for the level comparisons: B
+ * with a special value (zeros of both signs, NaN, infinities, extremes)
+ * every |every| elements, -0 among the residuals and column biases. */
+static void level_case_fill(tu_rng *r, float *a, size_t na, float *b, size_t nb, float *start,
+                            float *resid, size_t nc, float *bias_col, size_t ncol, float *bias_row,
+                            size_t every) {
+  static const float special[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1e30f, -1e-30f};
+  for (size_t i = 0; i < na; i++) a[i] = rnd(r);
+  for (size_t i = 0; i < nb; i++) b[i] = i % every == 3 ? special[i % 7] : rnd(r);
+  for (size_t i = 0; i < nc; i++) {
+    start[i] = rnd(r);
+    resid[i] = i % 11 == 0 ? -0.0f : rnd(r);
+  }
+  for (size_t i = 0; i < ncol; i++) bias_col[i] = i % 9 == 0 ? -0.0f : rnd(r);
+  for (size_t i = 0; i < 8; i++) bias_row[i] = rnd(r);
+}
+
 /* Every level above AVX2 gives the AVX2 GEMM kernel's bits (the same FMA
  * chains, the same epilogue order; docs/ops.md): on AVX2's tile and on
  * parts of it, with strided and packed A, every flag combination, and NaN,
@@ -1169,7 +1186,6 @@ START_TEST(test_gemm_levels_above_avx2_give_avx2_bits) {
     enum { KMAX = 80, LD = 40 };
     static float a[8 * (KMAX + 3)], b[(KMAX + 1) * LD], c_lo[8 * LD], c_hi[8 * LD], start[8 * LD];
     static float bias_row[8], bias_col[LD], resid[8 * LD];
-    const float special[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1e30f, -1e-30f};
     for (size_t mr = 1; mr <= lo->mr; mr++)
       for (size_t nr = 1; nr <= lo->nr; nr += nr < 4 ? 1 : 5)
         for (size_t kc = 0; kc <= KMAX; kc += kc < 2 ? 1 : 13)
@@ -1179,15 +1195,8 @@ START_TEST(test_gemm_levels_above_avx2_give_avx2_bits) {
              * the wider kernel, A with a_rs 1 and a_cs lo->mr. */
             const ptrdiff_t a_rs = packed ? 1 : (fl & 8) ? 1 : (ptrdiff_t)KMAX + 3;
             const ptrdiff_t a_cs = packed ? (ptrdiff_t)lo->mr : (fl & 8) ? 8 : 1;
-            for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
-            for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
-              b[i] = i % 97 == 3 ? special[i % 7] : rnd(&r);
-            for (size_t i = 0; i < 8 * LD; i++) {
-              start[i] = rnd(&r);
-              resid[i] = i % 11 == 0 ? -0.0f : rnd(&r);
-            }
-            for (size_t i = 0; i < LD; i++) bias_col[i] = i % 9 == 0 ? -0.0f : rnd(&r);
-            for (size_t i = 0; i < 8; i++) bias_row[i] = rnd(&r);
+            level_case_fill(&r, a, sizeof a / sizeof a[0], b, sizeof b / sizeof b[0], start, resid,
+                            8 * LD, bias_col, LD, bias_row, 97);
             uint32_t flags = (fl & 1 ? ACCY__UK_ACCUMULATE : 0) | (fl & 2 ? ACCY__UK_EPILOGUE : 0);
             if ((fl & 2) && (fl & 4)) flags |= ACCY__UK_CLAMP;
             accy__uk_epilogue ep = {0};
@@ -1218,15 +1227,8 @@ START_TEST(test_gemm_levels_above_avx2_give_avx2_bits) {
       for (size_t nr = hi->nr - 17; nr <= hi->nr; nr += nr + 9 > hi->nr ? 1 : 8)
         for (size_t kc = 0; kc <= KMAX; kc += kc < 2 ? 1 : 13)
           for (uint32_t fl = 0; fl < 16; fl++) {
-            for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
-            for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
-              b[i] = i % 89 == 5 ? special[i % 7] : rnd(&r);
-            for (size_t i = 0; i < 8 * LD; i++) {
-              start[i] = rnd(&r);
-              resid[i] = i % 13 == 0 ? -0.0f : rnd(&r);
-            }
-            for (size_t i = 0; i < LD; i++) bias_col[i] = i % 7 == 0 ? -0.0f : rnd(&r);
-            for (size_t i = 0; i < 8; i++) bias_row[i] = rnd(&r);
+            level_case_fill(&r, a, sizeof a / sizeof a[0], b, sizeof b / sizeof b[0], start, resid,
+                            8 * LD, bias_col, LD, bias_row, 89);
             uint32_t flags = (fl & 1 ? ACCY__UK_ACCUMULATE : 0) | (fl & 2 ? ACCY__UK_EPILOGUE : 0);
             if ((fl & 2) && (fl & 4)) flags |= ACCY__UK_CLAMP;
             accy__uk_epilogue ep = {0};
