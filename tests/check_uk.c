@@ -1564,6 +1564,10 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
   suite_add_tcase(s, tc);
   tc = tcase_create("elementwise");
+  /* Sanitizer builds and a loaded machine run these several times slower
+   * than Check's default of 4 s allows (the level comparisons of the GEMM
+   * kernels' whole tiles take about a second here alone). */
+  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_elementwise_levels_match_portable);
   tcase_add_test(tc, test_reduce_rows_levels_match_portable);
   tcase_add_test(tc, test_elementwise_x1_matches_repeated_operand);
