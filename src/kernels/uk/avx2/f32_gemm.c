@@ -34,40 +34,15 @@ static inline __m256i first_lanes(size_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), idx);
 }
 
-/* The epilogue of one row of 16 columns (row |i| of the tile): bias of the
- * row, bias of the columns (|bias_col|, 16 floats), the residual row, then
- * the clamp; in that order, one rounding each. The GEMM and the GEMV
- * kernels share it, so a row gets the same bits from both. */
-static inline void epilogue_row(__m256 *v0, __m256 *v1, uint32_t flags,
-                                const accy__uk_epilogue *ep, size_t i, const float *bias_col,
-                                const float *residual, __m256i m0, __m256i m1) {
-  if (ep->bias_row) {
-    __m256 br = _mm256_set1_ps(ep->bias_row[i]);
-    *v0 = _mm256_add_ps(*v0, br), *v1 = _mm256_add_ps(*v1, br);
-  }
-  if (bias_col) {
-    *v0 = _mm256_add_ps(*v0, _mm256_maskload_ps(bias_col, m0));
-    *v1 = _mm256_add_ps(*v1, _mm256_maskload_ps(bias_col + 8, m1));
-  }
-  if (residual) {
-    *v0 = _mm256_add_ps(*v0, _mm256_maskload_ps(residual, m0));
-    *v1 = _mm256_add_ps(*v1, _mm256_maskload_ps(residual + 8, m1));
-  }
-  if (flags & ACCY__UK_CLAMP) {
-    /* minimum(maximum(v, lo), hi) with the ops' own rules, so a fused clamp
-     * gives the unfused bits (a -0 sum under a ReLU becomes +0). */
-    const __m256 lo = _mm256_set1_ps(ep->lo), hi = _mm256_set1_ps(ep->hi);
-    *v0 = vmin_f32(vmax_f32(*v0, lo), hi);
-    *v1 = vmin_f32(vmax_f32(*v1, lo), hi);
-  }
-}
-
 /* What the epilogue of a tile needs, read once per call, and one row of
- * it: epilogue_row's steps in its order (so its bits), then the store. The
- * rows are unrolled (TILE_FIN), so that the accumulators are not indexed as
- * an array through the stack: a pointwise convolution of 16 input channels
- * over 55 x 55 took 0.139 ms that way, 0.121 ms unrolled (a Zen 4 capped
- * at this level). */
+ * it: bias of the row, bias of the columns, the residual row, then the
+ * clamp (minimum(maximum(v, lo), hi) with the ops' own rules, so a fused
+ * clamp gives the unfused bits), in that order, one rounding each; then the
+ * store. The GEMM, ind and GEMV kernels share it, so a row gets the same
+ * bits from each. The rows are unrolled (TILE_FIN), so that the
+ * accumulators are not indexed as an array through the stack: a pointwise
+ * convolution of 16 input channels over 55 x 55 took 0.139 ms that way,
+ * 0.121 ms unrolled (a Zen 4 capped at this level). */
 typedef struct tile_fin {
   bool on, clamp;
   const float *bias_row, *bias_col, *residual;
@@ -281,7 +256,7 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
 
 /* The full-tile loop of the GEMM kernel's packed-A path, with row k of B at
  * b + b_off[k]: the same steps (asm, or under AddressSanitizer the same
- * intrinsics in the same order) and the same epilogue_row, so the same
+ * intrinsics in the same order) and the same tile epilogue, so the same
  * bits. */
 void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
                                    const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
@@ -374,13 +349,13 @@ void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a
   }
   acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
   acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, true);
+  const float *bias_col = f.bias_col, *residual = f.residual;
   for (size_t p = 0; p < np; p++) {
-    if (flags & ACCY__UK_EPILOGUE)
-      epilogue_row(&acc[p][0], &acc[p][1], flags, ep, 0,
-                   ep->bias_col ? ep->bias_col + 16 * p : NULL,
-                   ep->residual ? ep->residual + 16 * p : NULL, all, all);
-    _mm256_storeu_ps(c + 16 * p, acc[p][0]);
-    _mm256_storeu_ps(c + 16 * p + 8, acc[p][1]);
+    f.bias_col = bias_col ? bias_col + 16 * p : NULL;
+    f.residual = residual ? residual + 16 * p : NULL;
+    tile_fin_row(&f, 0, acc[p][0], acc[p][1], c + 16 * p, 0, true, all, all);
   }
 }
 

@@ -29,31 +29,6 @@
 
 #define ACCY_INLINE static inline __attribute__((always_inline))
 
-/* The epilogue of one row of 32 columns (row |i| of the tile): bias of the
- * row, bias of the columns (|bias_col|), the residual row, then the clamp;
- * in that order, one rounding each. The GEMM and GEMV kernels share it. */
-ACCY_INLINE void epilogue_row(__m512 *v0, __m512 *v1, uint32_t flags, const accy__uk_epilogue *ep,
-                              size_t i, const float *bias_col, const float *residual,
-                              __mmask16 m0, __mmask16 m1) {
-  if (ep->bias_row) {
-    const __m512 br = _mm512_set1_ps(ep->bias_row[i]);
-    *v0 = _mm512_add_ps(*v0, br), *v1 = _mm512_add_ps(*v1, br);
-  }
-  if (bias_col) {
-    *v0 = _mm512_add_ps(*v0, _mm512_maskz_loadu_ps(m0, bias_col));
-    *v1 = _mm512_add_ps(*v1, _mm512_maskz_loadu_ps(m1, bias_col + 16));
-  }
-  if (residual) {
-    *v0 = _mm512_add_ps(*v0, _mm512_maskz_loadu_ps(m0, residual));
-    *v1 = _mm512_add_ps(*v1, _mm512_maskz_loadu_ps(m1, residual + 16));
-  }
-  if (flags & ACCY__UK_CLAMP) {
-    const vclamp16_plan cl = vclamp16_plan_for(ep->lo, ep->hi);
-    *v0 = vclamp16_apply(*v0, &cl);
-    *v1 = vclamp16_apply(*v1, &cl);
-  }
-}
-
 /* The accumulators as sixteen named values (an array indexed in unrolled
  * loops would do as well, but named values make the register use plain). */
 #define ACC_DECL __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71
@@ -95,35 +70,37 @@ ACCY_INLINE void epilogue_row(__m512 *v0, __m512 *v1, uint32_t flags, const accy
     c60 = _mm512_maskz_loadu_ps(M0, cr[6]), c61 = _mm512_maskz_loadu_ps(M1, cr[6] + 16);   \
     c70 = _mm512_maskz_loadu_ps(M0, cr[7]), c71 = _mm512_maskz_loadu_ps(M1, cr[7] + 16);   \
   } while (0)
-/* What the epilogue of a tile needs, read once per call (the row loop
- * below is unrolled, so that the accumulators stay in registers: indexed as
- * an array they went through the stack, and with the clamp's NaN test per
- * row the epilogue and stores took a third of a pointwise convolution of 16
- * input channels). */
+/* What the epilogue of a tile needs, read once per call (the rows are
+ * unrolled, TILE_FIN, so that the accumulators stay in registers: indexed
+ * as an array they went through the stack, and with the clamp's NaN test
+ * per row the epilogue and stores took a third of a pointwise convolution
+ * of 16 input channels). The GEMM, ind and GEMV kernels share it, so a row
+ * gets the same bits from each. */
 typedef struct tile_fin {
-  uint32_t flags;
+  bool on, clamp;
   const float *bias_row, *bias_col, *residual;
   ptrdiff_t res_rs;
-  bool clamp;
   vclamp16_plan cl;
 } tile_fin;
 
+/* |cols_and_residual| false: the bias of the rows and the clamp only (the
+ * ind kernel, uk.h). */
 ACCY_INLINE void tile_fin_init(tile_fin *f, uint32_t flags, const accy__uk_epilogue *ep,
-                               const float *bias_col) {
-  f->flags = flags & ACCY__UK_EPILOGUE ? flags : 0;
-  f->bias_row = f->flags ? ep->bias_row : NULL;
-  f->bias_col = f->flags ? bias_col : NULL;
-  f->residual = f->flags ? ep->residual : NULL;
+                               bool cols_and_residual) {
+  f->on = flags & ACCY__UK_EPILOGUE;
+  f->clamp = f->on && (flags & ACCY__UK_CLAMP);
+  f->bias_row = f->on ? ep->bias_row : NULL;
+  f->bias_col = f->on && cols_and_residual ? ep->bias_col : NULL;
+  f->residual = f->on && cols_and_residual ? ep->residual : NULL;
   f->res_rs = f->residual ? ep->res_rs : 0;
-  f->clamp = f->flags & ACCY__UK_CLAMP;
   f->cl = vclamp16_plan_for(f->clamp ? ep->lo : 0.0f, f->clamp ? ep->hi : 0.0f);
 }
 
-/* Row |i| of the tile: epilogue_row's steps in its order (so its bits),
- * then the store. */
+/* Row |i| of the tile: bias of the row, bias of the columns, the residual
+ * row, then the clamp, in that order, one rounding each; then the store. */
 ACCY_INLINE void tile_fin_row(const tile_fin *f, size_t i, __m512 v0, __m512 v1, float *c,
                               ptrdiff_t c_rs, bool full, __mmask16 m0, __mmask16 m1) {
-  if (f->flags) {
+  if (f->on) {
     if (f->bias_row) {
       const __m512 br = _mm512_set1_ps(f->bias_row[i]);
       v0 = _mm512_add_ps(v0, br), v1 = _mm512_add_ps(v1, br);
@@ -234,7 +211,7 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
     }
   }
   tile_fin f;
-  tile_fin_init(&f, flags, ep, flags & ACCY__UK_EPILOGUE ? ep->bias_col : NULL);
+  tile_fin_init(&f, flags, ep, true);
   if (full && mr == MR)
     TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
   else
@@ -242,7 +219,7 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
 }
 
 /* The packed-A loop of the GEMM kernel with row k of B at b + b_off[k]: the
- * same steps and the same epilogue_row, so the same bits. */
+ * same steps and the same tile epilogue, so the same bits. */
 void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
                                      const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
                                      uint32_t flags, const accy__uk_epilogue *ep) {
@@ -260,14 +237,8 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
     STEP(A_PACKED, b0, b1);
 #undef A_PACKED
   }
-  /* The bias and the clamp only (uk.h: no column bias or residual here). */
-  accy__uk_epilogue e2 = {0};
-  if (flags & ACCY__UK_EPILOGUE) {
-    e2 = *ep;
-    e2.residual = NULL;
-  }
   tile_fin f;
-  tile_fin_init(&f, flags, &e2, NULL);
+  tile_fin_init(&f, flags, ep, false);
   if (mr == MR)
     TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
   else
@@ -310,13 +281,13 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
   }
   acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
   acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, true);
+  const float *bias_col = f.bias_col, *residual = f.residual;
   for (size_t p = 0; p < np; p++) {
-    if (flags & ACCY__UK_EPILOGUE)
-      epilogue_row(&acc[p][0], &acc[p][1], flags, ep, 0,
-                   ep->bias_col ? ep->bias_col + NR * p : NULL,
-                   ep->residual ? ep->residual + NR * p : NULL, 0xffffu, 0xffffu);
-    _mm512_storeu_ps(c + NR * p, acc[p][0]);
-    _mm512_storeu_ps(c + NR * p + 16, acc[p][1]);
+    f.bias_col = bias_col ? bias_col + NR * p : NULL;
+    f.residual = residual ? residual + NR * p : NULL;
+    tile_fin_row(&f, 0, acc[p][0], acc[p][1], c + NR * p, 0, true, 0xffffu, 0xffffu);
   }
 }
 
