@@ -124,6 +124,18 @@ uint64_t accy__gemm_workspace_bytes(const accy__gemm *g) {
   return (ws_a_floats(g) + ws_b_floats(g) + ws_c_floats(g)) * sizeof(float);
 }
 
+/* n floats from s to d; the levels' panel widths (32, 16) as constant
+ * sizes, so that the copy is inlined moves rather than a library call per
+ * 64 or 128 bytes (which took a quarter of a pointwise convolution's time). */
+static inline void copy_floats(float *d, const float *s, uint64_t n) {
+  if (n == 32)
+    memcpy(d, s, 32 * sizeof(float));
+  else if (n == 16)
+    memcpy(d, s, 16 * sizeof(float));
+  else
+    memcpy(d, s, (size_t)n * sizeof(float));
+}
+
 /* Copies rows [k0, k0 + kcur) x columns [n0, n0 + cols) of a direct B into
  * |dst| as panels of nr columns (panel p at dst + p * kcur * nr, columns
  * past |cols| zero), reading each row of B once and contiguously. */
@@ -133,15 +145,7 @@ static void pack_b_block(const accy__gemm *g, const float *b, uint64_t k0, uint6
   for (uint64_t k = 0; k < kcur; k++) {
     const float *src = b + (ptrdiff_t)(k0 + k) * g->b_rs + (ptrdiff_t)n0;
     float *d = dst + k * nr;
-    /* Constant sizes for the levels' panel widths, so that the copies are
-     * inlined moves rather than a library call per 64 or 128 bytes (which
-     * took a quarter of a pointwise convolution's time). */
-    if (nr == 32)
-      for (uint64_t p = 0; p < full; p++) memcpy(d + p * kcur * nr, src + p * nr, 32 * sizeof(float));
-    else if (nr == 16)
-      for (uint64_t p = 0; p < full; p++) memcpy(d + p * kcur * nr, src + p * nr, 16 * sizeof(float));
-    else
-      for (uint64_t p = 0; p < full; p++) memcpy(d + p * kcur * nr, src + p * nr, nr * sizeof(float));
+    for (uint64_t p = 0; p < full; p++) copy_floats(d + p * kcur * nr, src + p * nr, nr);
     if (rest) {
       float *dp = d + full * kcur * nr;
       memcpy(dp, src + full * nr, rest * sizeof(float));
@@ -184,12 +188,7 @@ void accy__gemm_pack_b_items(const accy__gemm *g, const float *src, ptrdiff_t bs
         const float *s = src + (ptrdiff_t)b * bs + (ptrdiff_t)k * ks + (ptrdiff_t)j0 * js;
         float *d = dst + ((b * panels + p) * g->K + k) * nr;
         uint64_t j = 0;
-        if (js == 1 && w == 32)
-          memcpy(d, s, 32 * sizeof(float)), j = w; /* inlined moves */
-        else if (js == 1 && w == 16)
-          memcpy(d, s, 16 * sizeof(float)), j = w;
-        else if (js == 1)
-          memcpy(d, s, (size_t)w * sizeof(float)), j = w;
+        if (js == 1) copy_floats(d, s, w), j = w;
         for (; j < w; j++) d[j] = s[(ptrdiff_t)j * js];
         for (; j < nr; j++) d[j] = 0.0f;
       }
