@@ -509,6 +509,9 @@ static void give_reserve(sched_launch *L) {
   atomic_fetch_add(&L->reserve, 1);
   atomic_fetch_add(&g_admit.spare, 1);
 }
+/* Not a worker_take_core result: what a worker holds after giving its
+ * core back (worker_give_core ignores it). */
+#define CORE_UNTAKEN (-2)
 static void worker_give_core(int took) {
   if (took > 0) atomic_fetch_sub(&g_admit.workers, 1);
 }
@@ -910,13 +913,13 @@ static void worker_main(accy__pool *p, uint32_t me) {
   uint64_t spin_until = 0;
   uint64_t next_sweep = 0;
   uint32_t jobs = 0;
-  bool holds = false; /* whether |core| is a live worker_take_core result */
-  int core = -1;
+  /* worker_take_core's result while the worker holds it (1 a core, 0 no
+   * admission, -1 none), CORE_UNTAKEN between a give and the next take. */
+  int core = CORE_UNTAKEN;
   if (me == 0) pthread_once(&g_idle_once, idle_init);
   while (!atomic_load(&p->stop)) {
-    if (!holds) {
+    if (core == CORE_UNTAKEN) {
       core = worker_take_core();
-      holds = true;
     } else if (core > 0 && !worker_core_fits()) {
       worker_give_core(core);
       core = -1;
@@ -924,7 +927,7 @@ static void worker_main(accy__pool *p, uint32_t me) {
     bool ran = scan_lanes(p, &start, me, core);
     if (!ran && atomic_load(&p->n_jobs) > 0) {
       worker_give_core(core);
-      holds = false;
+      core = CORE_UNTAKEN;
       ran = run_job(p);
     }
     if (ran) {
@@ -932,7 +935,7 @@ static void worker_main(accy__pool *p, uint32_t me) {
       if (me == 0 && (next_sweep == 0 || (++jobs & 63u) == 0)) idle_tick(&next_sweep, true);
       continue;
     }
-    if (holds && core >= 0 && p->spin_us) {
+    if (core >= 0 && p->spin_us) {
       const uint64_t now = now_ns();
       if (spin_until == 0) spin_until = now + (uint64_t)p->spin_us * 1000u;
       if (now < spin_until) {
@@ -940,8 +943,8 @@ static void worker_main(accy__pool *p, uint32_t me) {
         continue;
       }
     }
-    if (holds) worker_give_core(core);
-    holds = false;
+    worker_give_core(core);
+    core = CORE_UNTAKEN;
     if (me == 0) idle_tick(&next_sweep, false);
     uint32_t seq = atomic_load(&p->work_seq);
     atomic_fetch_add(&p->sleepers, 1);
@@ -963,7 +966,7 @@ static void worker_main(accy__pool *p, uint32_t me) {
     atomic_fetch_sub(&p->sleepers, 1);
     spin_until = 0;
   }
-  if (holds) worker_give_core(core);
+  worker_give_core(core);
 }
 
 static void *team_main(void *arg) {
