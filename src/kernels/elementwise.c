@@ -287,6 +287,8 @@ typedef struct group_params {
   accy__uk_f32_reduce_rows_fn reduce_rows; /* row reduces, as the reduce kernel's */
   accy__uk_f32_chain_fn chain;             /* GK_CHAIN */
   const group_step *steps;
+  uint32_t n_run;                          /* the steps with work, in order */
+  const uint8_t *run;
 } group_params;
 
 /* d[0..n) = v, in fixed strips the vectoriser takes. */
@@ -356,9 +358,8 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
   }
   for (uint64_t b = begin; b < end; b += blk) {
     const uint64_t nb = end - b < blk ? end - b : blk;
-    for (uint32_t si = 0; si < gp->n_steps; si++) {
-      const group_step *st = &gp->steps[si];
-      if (st->absorbed) continue;
+    for (uint32_t ri = 0; ri < gp->n_run; ri++) {
+      const group_step *st = &gp->steps[gp->run[ri]];
       const uint64_t base = st->row ? b * L : b; /* first element of the block */
       const size_t n = (size_t)(st->row ? nb * L : nb);
       char *out = st->out >= 0 ? ws + (size_t)st->out * gp->slot_bytes
@@ -372,6 +373,8 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           for (uint32_t i = 0; i < e->arity; i++) {
             if (st->in[i] >= 0)
               x[i] = ws + (size_t)st->in[i] * gp->slot_bytes;
+            else if (st->x1 && i == 1) /* a one-element leaf, read in place */
+              x[i] = bufs[-st->in[i]];
             else
               x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * e->elem_bytes[1 + i];
           }
@@ -581,12 +584,14 @@ static int chain_op_of(uint16_t op, bool rev) {
 /* Operand |i| of step |st| as a chain source. */
 static void chain_src(const group_step *st, uint32_t i, uint8_t *kind, group_src *src) {
   *src = st->in[i];
-  if (st->kind == GK_EW_X1) {
+  if (st->kind == GK_EW && st->x1 && i == 1) {
+    *kind = st->in[i] >= 0 ? CS_SCALAR_SLOT : CS_SCALAR_LEAF; /* the value at its start */
+  } else if (st->kind == GK_EW_X1) {
     *kind = i == 1 ? CS_PER_ROW : CS_VEC;
   } else if (st->kind == GK_EW_ROWS && (st->periodic & (1u << i))) {
     *kind = CS_PERIODIC;
   } else if (st->in[i] >= 0) {
-    *kind = st->kind == GK_EW && st->x1 && i == 1 ? CS_SCALAR_SLOT : CS_VEC;
+    *kind = CS_VEC;
   } else {
     *kind = st->ew->stride[1 + i] == 0 ? CS_SCALAR_LEAF : CS_VEC;
   }
@@ -616,17 +621,20 @@ static bool chain_passive(const group_step *st) {
 }
 
 static accy_status group_form_chains(const accy__program *p, const accy__ew_group *g,
-                                     group_step *steps, uint32_t nm, accy__arena *arena,
-                                     accy__kernel *k) {
+                                     group_step *steps, uint32_t nm, const int32_t *alias,
+                                     accy__arena *arena, accy__kernel *k) {
   char how[200];
   size_t hl = 0;
   how[0] = 0;
-  /* Readers of each member among the later members (operand references). */
+  /* Readers of each member among the later members (operand references;
+   * a reshape's readers read its source). */
   uint32_t uses[ACCY__EW_GROUP_MAX_NODES] = {0};
   for (uint32_t ci = 0; ci < nm; ci++) {
+    if (alias[ci] >= 0) continue;
     const accy__node *cn = &p->nodes[g->members[ci]];
     for (uint32_t o = 0; o < cn->n_operands; o++) {
-      const int32_t at = group_index(g->members, ci, cn->operands[o]);
+      int32_t at = group_index(g->members, ci, cn->operands[o]);
+      if (at >= 0 && alias[at] >= 0) at = alias[at];
       if (at >= 0) uses[at]++;
     }
   }
@@ -747,13 +755,26 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
   group_params *gp = accy__arena_alloc(arena, sizeof *gp, 8);
   if (!steps || !gp) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
 
+  /* A reshape of a member (not the root) is the member's elements in the
+   * same order: it has no step, and its readers read the member's slot.
+   * alias: that member (itself no such reshape), or -1. */
+  int32_t alias[ACCY__EW_GROUP_MAX_NODES];
+  for (uint32_t mi = 0; mi < nm; mi++) {
+    const accy__node *nd = &p->nodes[g->members[mi]];
+    alias[mi] = -1;
+    if (mi + 1 == nm || nd->op != ACCY_OP_RESHAPE || nd->n_operands != 1) continue;
+    const int32_t at = group_index(g->members, mi, nd->operands[0]);
+    if (at >= 0) alias[mi] = alias[at] >= 0 ? alias[at] : at;
+  }
+#define MEMBER_OF(at) ((at) >= 0 && alias[at] >= 0 ? alias[at] : (at))
   /* Uses left of each member inside the group: its slot is free after the
    * last. */
   uint32_t left[ACCY__EW_GROUP_MAX_NODES] = {0};
   for (uint32_t mi = 0; mi < nm; mi++) {
+    if (alias[mi] >= 0) continue;
     const accy__node *nd = &p->nodes[g->members[mi]];
     for (uint32_t o = 0; o < nd->n_operands; o++) {
-      int32_t at = group_index(g->members, mi, nd->operands[o]);
+      int32_t at = MEMBER_OF(group_index(g->members, mi, nd->operands[o]));
       if (at >= 0) left[at]++;
     }
   }
@@ -768,11 +789,15 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     const accy__node *nd = &p->nodes[m];
     lazy_src[mi] = -1;
     if (!L || mi + 1 == nm || nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_operands != 1) continue;
-    const int32_t src = group_index(g->members, mi, nd->operands[0]);
+    const int32_t src = MEMBER_OF(group_index(g->members, mi, nd->operands[0]));
     if (src < 0) continue;
     bool ok = left[mi] > 0;
     for (uint32_t ci = mi + 1; ci < nm && ok; ci++) {
       const accy__node *cn = &p->nodes[g->members[ci]];
+      if (alias[ci] >= 0) {
+        ok = cn->operands[0] != m; /* (a reshape of the spread value: no per-row reader) */
+        continue;
+      }
       for (uint32_t o = 0; o < cn->n_operands; o++) {
         if (cn->operands[o] != m) continue;
         uint64_t an = 0;
@@ -803,7 +828,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       const accy__node *cn = &p->nodes[g->members[ci]];
       bool uses = false, per_row = false;
       for (uint32_t o = 0; o < cn->n_operands; o++) {
-        const int32_t at = group_index(g->members, ci, cn->operands[o]);
+        const int32_t at = MEMBER_OF(group_index(g->members, ci, cn->operands[o]));
         uses |= cn->operands[o] == m;
         per_row |= at >= 0 && lazy_src[at] >= 0;
       }
@@ -851,6 +876,12 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
                      .ew = NULL, .bc = NULL, .x1 = NULL, .periodic = 0,
                      .es = accy__dtype_size(nd->type.dtype), .in = {0, 0, 0}, .out = -1,
                      .absorbed = false, .chain = NULL};
+    if (alias[mi] >= 0) { /* its readers read the member's slot */
+      st.kind = GK_NONE;
+      slot_of[mi] = slot_of[alias[mi]];
+      steps[mi] = st;
+      continue;
+    }
     const accy__op_trait *tr = accy__op_trait_of(nd->op);
     uint32_t n_in = nd->n_operands;
     if (tr && tr->family == ACCY__FAMILY_ELEMENTWISE) {
@@ -919,7 +950,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     int n_freed = 0;
     for (uint32_t i = 0; i < n_in; i++) {
       const uint32_t o = nd->operands[i];
-      int32_t at = group_index(g->members, mi, o);
+      int32_t at = MEMBER_OF(group_index(g->members, mi, o));
       if (at >= 0 && periodic[at]) { /* one vector for every row */
         if (st.kind != GK_EW && st.kind != GK_EW_ROWS)
           return GROUP_FAIL("operand %u read per row by a non-elementwise step", m, opn, o);
@@ -961,8 +992,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
        * from the tile's first block on, so the op's map_x1 kernel reads
        * that one value (the same bits as the two-array kernel; a divide
        * becomes a corrected reciprocal multiply, uk/avx2/ew.c). */
-      const int32_t a0 = group_index(g->members, mi, nd->operands[0]);
-      const int32_t a1 = group_index(g->members, mi, nd->operands[1]);
+      const int32_t a0 = MEMBER_OF(group_index(g->members, mi, nd->operands[0]));
+      const int32_t a1 = MEMBER_OF(group_index(g->members, mi, nd->operands[1]));
       if (a1 >= 0 && a1 != a0 && steps[a1].kind == GK_GATHER && steps[a1].once &&
           p->nodes[nd->operands[0]].type.dtype == nd->type.dtype)
         st.x1 = uew->map_x1(nd->op, nd->type.dtype);
@@ -999,9 +1030,22 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
           one = false;
     }
     steps[mi].one = one;
+    if (!one) continue;
+    /* Those kernels read the leaf's one element in place: no fill. */
+    for (uint32_t u = mi + 1; u < nm; u++)
+      if (steps[u].kind == GK_EW && steps[u].x1 && steps[u].in[1] == steps[mi].out)
+        steps[u].in[1] = steps[mi].in[0];
+    steps[mi].kind = GK_NONE;
   }
+#undef MEMBER_OF
   gp->chain = accy__uk_get()->f32_chain;
-  if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, arena, k));
+  if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, alias, arena, k));
+  uint8_t *run = accy__arena_alloc(arena, nm, 1);
+  if (!run) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  gp->n_run = 0;
+  for (uint32_t mi = 0; mi < nm; mi++)
+    if (!steps[mi].absorbed && steps[mi].kind != GK_NONE) run[gp->n_run++] = (uint8_t)mi;
+  gp->run = run;
   gp->n_steps = nm;
   gp->n_leaves = g->n_leaves;
   gp->row_len = L;
