@@ -840,7 +840,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
   int16_t slot_of[ACCY__EW_GROUP_MAX_NODES];
   bool busy[GROUP_MAX_SLOTS] = {false};
   int n_slots = 0;
-  uint64_t cost = 0;
+  uint64_t scost[ACCY__EW_GROUP_MAX_NODES] = {0}; /* each member's work per element */
 #define TAKE_SLOT(dst)                                                                  \
   do {                                                                                  \
     int s_ = 0;                                                                         \
@@ -890,7 +890,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       if (mk.run != tile_ew) return GROUP_FAIL("cannot run in a group", m, opn);
       st.ew = mk.params;
       n_in = st.ew->arity;
-      cost += mk.item_cost;
+      scost[mi] = mk.item_cost;
     } else if (nd->op == ACCY_OP_BROADCAST_IN_DIM && n_in == 1) {
       const int32_t src = group_index(g->members, mi, nd->operands[0]);
       if (src >= 0) {
@@ -907,7 +907,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
         st.bc = bc;
         st.once = slot_of[mi] >= 0;
       }
-      cost += 1;
+      scost[mi] = 1;
     } else if (nd->op == ACCY_OP_REDUCE && n_in == 1) {
       const accy__type *xt = &p->nodes[nd->operands[0]].type;
       uint64_t xn;
@@ -920,7 +920,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       st.kind = GK_REDUCE;
       st.row = false;
       st.red = (int8_t)nd->attrs[0];
-      cost += 1;
+      scost[mi] = 1;
     } else if (nd->op == ACCY_OP_RESHAPE && n_in == 1) {
       uint64_t xn;
       if (!accy__type_elements(&p->nodes[nd->operands[0]].type, &xn) || xn != mn)
@@ -1046,6 +1046,12 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
   for (uint32_t mi = 0; mi < nm; mi++)
     if (!steps[mi].absorbed && steps[mi].kind != GK_NONE) run[gp->n_run++] = (uint8_t)mi;
   gp->run = run;
+  /* Tile sizing: the work per element of the steps that run over rows (a
+   * chain's members included; per-row values and broadcasts read in place
+   * cost next to nothing). */
+  uint64_t cost = 0;
+  for (uint32_t mi = 0; mi < nm; mi++)
+    if (steps[mi].kind != GK_NONE && (steps[mi].row || !L)) cost += scost[mi];
   gp->n_steps = nm;
   gp->n_leaves = g->n_leaves;
   gp->row_len = L;
