@@ -539,6 +539,30 @@ START_TEST(test_elementwise_groups) {
       compare(&g, 1);
     }
   }
+  /* RMS norm, x / sqrt(mean(x * x) + eps) * gamma, over rows of several
+   * blocks: the square of the input is summed in registers (a register
+   * chain that reads the group's input and folds into the row sum), one row
+   * group. */
+  {
+    static const int64_t shapes[][2] = {{37, 300}, {6, 1000}, {3, 77}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+      int64_t xd[2] = {shapes[si][0], shapes[si][1]}, rd[1] = {xd[0]}, kd[2] = {xd[0], 1};
+      int64_t ld[1] = {xd[1]}, ax01[2] = {0, 1}, ax1[1] = {1};
+      accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), rt = tu_type(ACCY_DTYPE_F32, 1, rd);
+      accy__type kt = tu_type(ACCY_DTYPE_F32, 2, kd), lt = tu_type(ACCY_DTYPE_F32, 1, ld);
+      prog g = {.rng = &rng};
+      accy__program_init(&g.p);
+      uint32_t x = param(&g, "x", xt);
+      uint32_t s2 = reduce_axis(&g, ACCY_REDUCE_SUM, bin(&g, ACCY_OP_MULTIPLY, xt, x, x), rt, 1);
+      uint32_t k2 = node(&g, ACCY_OP_RESHAPE, kt, &s2, 1, NULL, 0);
+      uint32_t ms = bin(&g, ACCY_OP_DIVIDE, kt, k2, scalar(&g, kt, (float)xd[1]));
+      uint32_t rms = un(&g, ACCY_OP_SQRT, kt, bin(&g, ACCY_OP_ADD, kt, ms, scalar(&g, kt, 1e-6f)));
+      uint32_t y = bin(&g, ACCY_OP_DIVIDE, xt, x, bcast(&g, rms, xt, ax01, 2));
+      y = bin(&g, ACCY_OP_MULTIPLY, xt, y, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
+      out(&g, y);
+      compare(&g, 1);
+    }
+  }
   /* A per-row value that is also an output stays its own task; the rest
    * is one row group reading it. Max and min folds over rows with NaNs and
    * signed zeros in them (compare's inputs have edge values). */

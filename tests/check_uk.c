@@ -525,8 +525,11 @@ END_TEST
 /* A register chain (uk.h, f32_chain) gives the bits of its ops' map kernels
  * run one by one, at every level that has one: random chains of 1 to 16
  * ops over lengths around the vector and block sizes, operands arrays or
- * one value (edge values among them), reversed subtract and divide, the
- * result written in place over x0 half the time; nothing past n written. */
+ * one value (edge values among them), reversed subtract and divide, squares
+ * (a multiply of the running value by itself), the result written in place
+ * over x0 half the time; nothing past n written. A third of the chains also
+ * sum their results (some only sum them, storing nothing): the bits of the
+ * level's f32_reduce_rows over the reference's results. */
 START_TEST(test_chain_matches_map_kernels) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
@@ -538,7 +541,7 @@ START_TEST(test_chain_matches_map_kernels) {
       [ACCY__CH_RSUB] = ACCY_OP_SUBTRACT, [ACCY__CH_MUL] = ACCY_OP_MULTIPLY,
       [ACCY__CH_DIV] = ACCY_OP_DIVIDE,    [ACCY__CH_RDIV] = ACCY_OP_DIVIDE,
       [ACCY__CH_NEG] = ACCY_OP_NEGATE,    [ACCY__CH_SQRT] = ACCY_OP_SQRT,
-      [ACCY__CH_RSQRT] = ACCY_OP_RSQRT};
+      [ACCY__CH_RSQRT] = ACCY_OP_RSQRT,   [ACCY__CH_SQUARE] = ACCY_OP_MULTIPLY};
   static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, INFINITY, -INFINITY, 1e-40f, 3e38f};
   static float x0[NMAX + 16], opnd[ACCY__UK_CHAIN_MAX][NMAX], rep[NMAX], want[NMAX + 16],
       tmp[NMAX], got[NMAX + 16];
@@ -547,15 +550,21 @@ START_TEST(test_chain_matches_map_kernels) {
     if (!ts[l]->f32_chain) continue;
     for (int rep_i = 0; rep_i < 400; rep_i++) {
       const size_t n = rep_i < 80 ? (size_t)rep_i : (size_t)tu_rng_range(&r, 0, NMAX);
-      const uint32_t n_ops = (uint32_t)tu_rng_range(&r, 1, ACCY__UK_CHAIN_MAX);
+      /* Half the summed chains on finite values through ops that keep them
+       * finite, so that the sums' order shows in their bits. */
+      const bool finite = rep_i % 6 == 0;
+      static const uint8_t kFinite[6] = {ACCY__CH_ADD, ACCY__CH_SUB, ACCY__CH_RSUB,
+                                         ACCY__CH_MUL, ACCY__CH_NEG, ACCY__CH_SQUARE};
+      const uint32_t n_ops = (uint32_t)tu_rng_range(&r, 1, finite ? 4 : ACCY__UK_CHAIN_MAX);
       accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
-      tu_fill_random(&r, ACCY_DTYPE_F32, x0, n, true, 2);
+      tu_fill_random(&r, ACCY_DTYPE_F32, x0, n, !finite, 2);
       for (uint32_t k = 0; k < n_ops; k++) {
-        ops[k].op = (uint8_t)tu_rng_range(&r, 0, ACCY__CH_COUNT - 1);
-        tu_fill_random(&r, ACCY_DTYPE_F32, opnd[k], n, true, 2);
+        ops[k].op = finite ? kFinite[tu_rng_range(&r, 0, 5)]
+                           : (uint8_t)tu_rng_range(&r, 0, ACCY__CH_COUNT - 1);
+        tu_fill_random(&r, ACCY_DTYPE_F32, opnd[k], n, !finite, 2);
         const bool scalar = tu_rng_range(&r, 0, 2) == 0;
         ops[k].p = scalar ? NULL : opnd[k];
-        ops[k].s = tu_rng_range(&r, 0, 3) == 0 ? sp[tu_rng_range(&r, 0, 8)] : opnd[k][0];
+        ops[k].s = !finite && tu_rng_range(&r, 0, 3) == 0 ? sp[tu_rng_range(&r, 0, 8)] : opnd[k][0];
       }
       /* The reference: the map kernels one by one. */
       memcpy(want, x0, n * 4);
@@ -570,23 +579,40 @@ START_TEST(test_chain_matches_map_kernels) {
         }
         if (op == ACCY__CH_NEG || op == ACCY__CH_SQRT || op == ACCY__CH_RSQRT)
           f(n, tmp, want, NULL, NULL, 0, 0);
+        else if (op == ACCY__CH_SQUARE)
+          f(n, tmp, want, want, NULL, 1, 1);
         else if (op == ACCY__CH_RSUB || op == ACCY__CH_RDIV)
           f(n, tmp, b, want, NULL, 1, 1);
         else
           f(n, tmp, want, b, NULL, 1, 1);
         memcpy(want, tmp, n * 4);
       }
-      const bool in_place = rep_i % 2;
-      for (size_t i = n; i < n + 16; i++) got[i] = x0[i] = -7.0f;
+      const bool in_place = rep_i % 2, summed = rep_i % 3 == 0, stored = !summed || rep_i % 4;
+      float sum = -7.0f, want_sum = 0.0f;
+      for (size_t i = 0; i < n + 16; i++) got[i] = -7.0f;
+      for (size_t i = n; i < n + 16; i++) x0[i] = -7.0f;
       if (in_place) {
         memcpy(got, x0, n * 4);
-        ts[l]->f32_chain(n, got, got, ops, n_ops);
+        ts[l]->f32_chain(n, stored ? got : NULL, got, ops, n_ops, summed ? &sum : NULL);
       } else {
-        ts[l]->f32_chain(n, got, x0, ops, n_ops);
+        ts[l]->f32_chain(n, stored ? got : NULL, x0, ops, n_ops, summed ? &sum : NULL);
       }
-      const size_t d = tu_first_difference(ACCY_DTYPE_F32, want, got, n);
-      ck_assert_msg(d == SIZE_MAX, "%s: chain of %u ops, n %zu, differs at %zu: %a vs %a",
-                    accy__isa_name(ts[l]->isa), n_ops, n, d, (double)want[d], (double)got[d]);
+      if (stored) {
+        const size_t d = tu_first_difference(ACCY_DTYPE_F32, want, got, n);
+        ck_assert_msg(d == SIZE_MAX, "%s: chain of %u ops, n %zu, differs at %zu: %a vs %a",
+                      accy__isa_name(ts[l]->isa), n_ops, n, d, (double)want[d], (double)got[d]);
+      } else {
+        ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, in_place ? x0 : got, got, n) == SIZE_MAX,
+                      "%s: a chain without o wrote", accy__isa_name(ts[l]->isa));
+        if (!in_place)
+          for (size_t i = 0; i < n; i++) ck_assert(got[i] == -7.0f);
+      }
+      if (summed) {
+        ts[l]->f32_reduce_rows(n, want, (ptrdiff_t)n, 1, &want_sum, ACCY_REDUCE_SUM);
+        ck_assert_msg(tu_first_difference(ACCY_DTYPE_F32, &want_sum, &sum, 1) == SIZE_MAX,
+                      "%s: chain of %u ops, n %zu: sum %a, the reduce's %a",
+                      accy__isa_name(ts[l]->isa), n_ops, n, (double)sum, (double)want_sum);
+      }
       for (size_t i = n; i < n + 16; i++)
         ck_assert_msg(got[i] == -7.0f, "%s: chain wrote past %zu", accy__isa_name(ts[l]->isa), n);
       tested++;

@@ -250,6 +250,8 @@ typedef enum chain_src_kind {
 typedef struct group_chain {
   uint32_t n_ops;
   bool per_row; /* an operand changes from row to row: one call per row */
+  bool fold;    /* the run ends in a row sum (the step's per-row value): one call per row */
+  int16_t store; /* fold: the slot the run's values also go to, or -1 (only summed) */
   group_src x0; /* the first member's row operand */
   struct {
     uint8_t op, kind; /* ACCY__CH_*, chain_src_kind */
@@ -425,6 +427,7 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
         case GK_NONE: break;
         case GK_CHAIN: {
           const group_chain *c = st->chain;
+          const uint64_t cb = c->fold ? b * L : base; /* the run's first element */
           accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
           const float *vec[ACCY__UK_CHAIN_MAX], *per_row[ACCY__UK_CHAIN_MAX];
           for (uint32_t q = 0; q < c->n_ops; q++) {
@@ -434,7 +437,7 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
             ops[q] = (accy__uk_chain_op){c->ops[q].op, NULL, 0.0f};
             vec[q] = per_row[q] = NULL;
             switch (c->ops[q].kind) {
-              case CS_VEC: vec[q] = (const float *)(const void *)at + (src >= 0 ? 0 : base); break;
+              case CS_VEC: vec[q] = (const float *)(const void *)at + (src >= 0 ? 0 : cb); break;
               case CS_SCALAR_SLOT:
               case CS_SCALAR_LEAF: memcpy(&ops[q].s, at, 4); break;
               case CS_PERIODIC: ops[q].p = (const float *)(const void *)at; break;
@@ -444,20 +447,26 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           }
           const float *x0f = c->x0 >= 0 ? (const float *)(const void *)(ws + (size_t)c->x0 *
                                                                                 gp->slot_bytes)
-                                        : (const float *)bufs[-c->x0] + base;
+                                        : (const float *)bufs[-c->x0] + cb;
           float *of = (float *)(void *)out;
-          if (!c->per_row) {
+          if (!c->per_row && !c->fold) {
             for (uint32_t q = 0; q < c->n_ops; q++)
               if (vec[q]) ops[q].p = vec[q];
-            gp->chain(n, of, x0f, ops, c->n_ops);
+            gp->chain(n, of, x0f, ops, c->n_ops, NULL);
             break;
           }
+          /* A fold's values go to its store slot (or nowhere), its sums to
+           * the step's per-row slot. */
+          float *vo = !c->fold ? of
+                      : c->store >= 0 ? (float *)(void *)(ws + (size_t)c->store * gp->slot_bytes)
+                                      : NULL;
           for (uint64_t j = 0; j < nb; j++) {
             for (uint32_t q = 0; q < c->n_ops; q++) {
               if (vec[q]) ops[q].p = vec[q] + j * L;
               if (per_row[q]) ops[q].s = per_row[q][j];
             }
-            gp->chain((size_t)L, of + j * L, x0f + j * L, ops, c->n_ops);
+            gp->chain((size_t)L, vo ? vo + j * L : NULL, x0f + j * L, ops, c->n_ops,
+                      c->fold ? of + j : NULL);
           }
           break;
         }
@@ -664,6 +673,10 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     c.ops[0].op = (uint8_t)chain_op_of(nd->op, rev);
     c.ops[0].kind = rev ? k0 : k1;
     c.ops[0].src = rev ? s0 : s1;
+    if (nd->op == ACCY_OP_MULTIPLY && k0 == CS_VEC && k1 == CS_VEC && s0 == s1) {
+      c.ops[0].op = ACCY__CH_SQUARE; /* d * d */
+      c.ops[0].kind = CS_NONE;
+    }
     c.n_ops = 1;
     uint32_t last = mi;
     for (;;) {
@@ -678,34 +691,54 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       group_src b0, b1 = 0;
       chain_src(ns, 0, &a0, &b0);
       if (ns->ew->arity == 2) chain_src(ns, 1, &a1, &b1);
+      const uint16_t nop = p->nodes[g->members[nx]].op;
       const bool in0 = a0 == CS_VEC && b0 == prev, in1 = a1 == CS_VEC && b1 == prev;
-      if (in0 == in1) break; /* it does not read the run's value, or reads it twice */
-      c.ops[c.n_ops].op = (uint8_t)chain_op_of(p->nodes[g->members[nx]].op, in1);
-      c.ops[c.n_ops].kind = in1 ? a0 : a1;
-      c.ops[c.n_ops].src = in1 ? b0 : b1;
+      if (in0 && in1 && nop == ACCY_OP_MULTIPLY) {
+        c.ops[c.n_ops].op = ACCY__CH_SQUARE; /* it reads the run's value twice: a square */
+        c.ops[c.n_ops].kind = CS_NONE;
+      } else {
+        if (in0 == in1) break; /* it does not read the run's value, or reads it twice */
+        c.ops[c.n_ops].op = (uint8_t)chain_op_of(nop, in1);
+        c.ops[c.n_ops].kind = in1 ? a0 : a1;
+        c.ops[c.n_ops].src = in1 ? b0 : b1;
+      }
       c.n_ops++;
       last = nx;
     }
-    if (last > mi) {
+    /* A row sum that reads the run's value next folds it in the run's
+     * registers: the run becomes the sum's step, and its values are stored
+     * only when another member reads them. */
+    uint32_t at = last; /* the step that runs the run */
+    {
+      uint32_t nx = last + 1;
+      while (nx < nm && chain_passive(&steps[nx])) nx++;
+      if (nx < nm && steps[mi].row && steps[last].out >= 0 && steps[nx].kind == GK_REDUCE &&
+          steps[nx].red == ACCY_REDUCE_SUM && steps[nx].in[0] == steps[last].out) {
+        c.fold = true;
+        c.store = uses[last] > 1 ? steps[last].out : -1;
+        at = nx;
+      }
+    }
+    if (at > mi) {
       for (uint32_t q = 0; q < c.n_ops; q++)
         if (c.ops[q].kind == CS_PER_ROW || c.ops[q].kind == CS_PERIODIC) c.per_row = true;
 
       group_chain *pc = accy__arena_alloc(arena, sizeof *pc, 8);
       if (!pc) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
       *pc = c;
-      for (uint32_t q = mi; q < last; q++)
+      for (uint32_t q = mi; q < at; q++)
         if (!chain_passive(&steps[q])) steps[q].absorbed = true;
-      steps[last].kind = GK_CHAIN;
-      steps[last].chain = pc;
+      steps[at].kind = GK_CHAIN;
+      steps[at].chain = pc;
       /* For accy describe --plan: the runs, by their first and last node. */
       if (hl < sizeof how) {
-        const int w = snprintf(how + hl, sizeof how - hl, "%s%%%u..%%%u (%u ops)",
-                               hl ? ", " : "register chains ", g->members[mi], g->members[last],
-                               c.n_ops);
+        const int w = snprintf(how + hl, sizeof how - hl, "%s%%%u..%%%u (%u op%s%s)",
+                               hl ? ", " : "register chains ", g->members[mi], g->members[at],
+                               c.n_ops, c.n_ops == 1 ? "" : "s", c.fold ? ", summed" : "");
         hl = w < 0 ? sizeof how : hl + (size_t)w;
       }
     }
-    mi = last + 1;
+    mi = at + 1;
   }
   if (hl) accy__kernel_set_how(k, arena, "%s", how);
   return ACCY_STATUS_OK;

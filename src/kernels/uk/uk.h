@@ -246,6 +246,7 @@ enum {
   ACCY__CH_NEG,
   ACCY__CH_SQRT,
   ACCY__CH_RSQRT,
+  ACCY__CH_SQUARE, /* v * v: a multiply whose operands are both the running value */
   ACCY__CH_COUNT
 };
 /* Most ops in one chain. */
@@ -267,10 +268,14 @@ typedef struct accy__uk_chain_op {
  * vectors at a time through a call, their polynomial chains' latency shows;
  * a softmax's exp in a chain ran 15-35% slower than its span.) o may be x0
  * or an operand (each element is read before it is written); nothing past
- * n is read or written; n_ops <= ACCY__UK_CHAIN_MAX. NULL at levels without
- * one. */
+ * n is read or written; n_ops <= ACCY__UK_CHAIN_MAX.
+ *
+ * sum, when not NULL, receives the sum of the n results, the bits of the
+ * level's f32_reduce_rows (ACCY_REDUCE_SUM) over them: a row reduce that
+ * reads the chain's value folds it while it is in registers. o may then be
+ * NULL (the values are only summed). NULL at levels without a chain. */
 typedef void (*accy__uk_f32_chain_fn)(size_t n, float *o, const float *x0,
-                                      const accy__uk_chain_op *ops, uint32_t n_ops);
+                                      const accy__uk_chain_op *ops, uint32_t n_ops, float *sum);
 
 /* ---- f32 Winograd F(2x2, 3x3) transforms ------------------------------------- */
 
@@ -354,9 +359,9 @@ ACCY__UK_EW_DECLARE(portable)
 ACCY__UK_EW_DECLARE(avx2)
 ACCY__UK_EW_DECLARE(avx512)
 void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
-                           uint32_t n_ops);
+                           uint32_t n_ops, float *sum);
 void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
-                             uint32_t n_ops);
+                             uint32_t n_ops, float *sum);
 void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
                                   const float *res, bool clamp, float lo, float hi);
 void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,

@@ -148,7 +148,11 @@ static void v_divide_f32_x1(size_t n, void *o, const void *x0, const void *x1, c
  * Eight vectors of eight per op dispatch, then eight at a time; the last
  * n % 8 elements go through the same code on zero-padded copies. Each op is
  * its map kernel's IEEE operation (v_divide_f32_x1 gives a / b's bits;
- * negation flips the sign bit, as -x does). */
+ * negation flips the sign bit, as -x does). A sum folds the results in
+ * sum_row's order (f32_pool.c): the k-th vector of eight into partial sum
+ * k % 4, the four added as (s0 + s1) + (s2 + s3), their lanes as
+ * ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the last n % 8
+ * results one by one. */
 static inline __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
   switch (op) {
     case ACCY__CH_ADD: return _mm256_add_ps(v, b);
@@ -159,6 +163,7 @@ static inline __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
     case ACCY__CH_RDIV: return _mm256_div_ps(b, v);
     case ACCY__CH_NEG: return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f));
     case ACCY__CH_SQRT: return _mm256_sqrt_ps(v);
+    case ACCY__CH_SQUARE: return _mm256_mul_ps(v, v);
     default: return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(v));
   }
 }
@@ -175,7 +180,9 @@ static inline __m256 ch_one8(const float *x0, size_t i, const accy__uk_chain_op 
 }
 
 void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
-                           uint32_t n_ops) {
+                           uint32_t n_ops, float *sum) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps()};
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     __m256 v[8];
@@ -193,16 +200,27 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
         for (int u = 0; u < 8; u++) v[u] = ch_op8(c->op, v[u], b);
       }
     }
+    if (o) {
 #pragma GCC unroll 8
-    for (int u = 0; u < 8; u++) _mm256_storeu_ps(o + i + 8 * u, v[u]);
+      for (int u = 0; u < 8; u++) _mm256_storeu_ps(o + i + 8 * u, v[u]);
+    }
+    if (sum) {
+#pragma GCC unroll 8
+      for (int u = 0; u < 8; u++) acc[u & 3] = _mm256_add_ps(acc[u & 3], v[u]);
+    }
   }
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, ch_one8(x0, i, ops, n_ops));
-  if (i < n) {
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = ch_one8(x0, i, ops, n_ops);
+    if (o) _mm256_storeu_ps(o + i, v);
+    if (sum) acc[(i / 8) & 3] = _mm256_add_ps(acc[(i / 8) & 3], v);
+  }
+  float ty[8];
+  const size_t r = n - i;
+  if (r) {
     /* Copies of the tail, zero-padded; the chain's vector operands too. */
-    float tx[8] = {0}, tb[ACCY__UK_CHAIN_MAX][8], ty[8];
+    float tx[8] = {0}, tb[ACCY__UK_CHAIN_MAX][8];
     accy__uk_chain_op t[ACCY__UK_CHAIN_MAX] = {{0}};
     const uint32_t nk = n_ops < ACCY__UK_CHAIN_MAX ? n_ops : ACCY__UK_CHAIN_MAX;
-    const size_t r = n - i;
     for (size_t j = 0; j < r; j++) tx[j] = x0[i + j];
     for (uint32_t k = 0; k < nk; k++) {
       t[k] = ops[k];
@@ -212,7 +230,17 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
       }
     }
     _mm256_storeu_ps(ty, ch_one8(tx, 0, t, nk));
-    for (size_t j = 0; j < r; j++) o[i + j] = ty[j];
+    if (o)
+      for (size_t j = 0; j < r; j++) o[i + j] = ty[j];
+  }
+  if (sum) {
+    const __m256 v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+    float a = _mm_cvtss_f32(h);
+    for (size_t j = 0; j < r; j++) a = a + ty[j];
+    *sum = accy__canon_nan_f32(a);
   }
 }
 

@@ -8,6 +8,8 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/scalar.h"
+
 #include "src/kernels/uk/avx2/vmath.h" /* the coefficients (kExp), the divide window */
 #include "src/kernels/uk/avx512/vmath.h"
 #include "src/kernels/uk/uk.h"
@@ -179,7 +181,12 @@ static void v_divide16_f32_x1(size_t n, void *o, const void *x0, const void *x1,
  * Four vectors of sixteen per op dispatch; the tail sixteen at a time under
  * a lane mask (masked-off lanes compute on zeros and are not stored). Each
  * op is its map kernel's IEEE operation (v_divide16_f32_x1 gives a / b's
- * bits; negation flips the sign bit, as -x does). */
+ * bits; negation flips the sign bit, as -x does). A sum folds the results
+ * in the order of this level's f32_reduce_rows, the AVX2 level's
+ * (avx2/ew.c): its four partial sums of eight lanes are the halves of two
+ * vectors of sixteen, s0 | s1 taking the results 32i .. 32i + 15 and
+ * s2 | s3 the results 32i + 16 .. 32i + 31, a tail vector only its full
+ * halves; the last n % 8 results are added one by one. */
 static inline __m512 ch_op16(uint8_t op, __m512 v, __m512 b) {
   switch (op) {
     case ACCY__CH_ADD: return _mm512_add_ps(v, b);
@@ -190,12 +197,14 @@ static inline __m512 ch_op16(uint8_t op, __m512 v, __m512 b) {
     case ACCY__CH_RDIV: return _mm512_div_ps(b, v);
     case ACCY__CH_NEG: return _mm512_xor_ps(v, V16(-0.0f));
     case ACCY__CH_SQRT: return _mm512_sqrt_ps(v);
+    case ACCY__CH_SQUARE: return _mm512_mul_ps(v, v);
     default: return _mm512_div_ps(V16(1.0f), _mm512_sqrt_ps(v));
   }
 }
 
 void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
-                             uint32_t n_ops) {
+                             uint32_t n_ops, float *sum) {
+  __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     __m512 v0 = _mm512_loadu_ps(x0 + i), v1 = _mm512_loadu_ps(x0 + i + 16);
@@ -214,11 +223,21 @@ void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk
         v2 = ch_op16(c->op, v2, b), v3 = ch_op16(c->op, v3, b);
       }
     }
-    _mm512_storeu_ps(o + i, v0);
-    _mm512_storeu_ps(o + i + 16, v1);
-    _mm512_storeu_ps(o + i + 32, v2);
-    _mm512_storeu_ps(o + i + 48, v3);
+    if (o) {
+      _mm512_storeu_ps(o + i, v0);
+      _mm512_storeu_ps(o + i + 16, v1);
+      _mm512_storeu_ps(o + i + 32, v2);
+      _mm512_storeu_ps(o + i + 48, v3);
+    }
+    if (sum) {
+      s01 = _mm512_add_ps(s01, v0);
+      s23 = _mm512_add_ps(s23, v1);
+      s01 = _mm512_add_ps(s01, v2);
+      s23 = _mm512_add_ps(s23, v3);
+    }
   }
+  float tail[8];
+  size_t n_tail = 0;
   for (; i < n; i += 16) {
     const __mmask16 m = vm_lanes16(n - i);
     __m512 v = _mm512_maskz_loadu_ps(m, x0 + i);
@@ -226,7 +245,32 @@ void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk
       const accy__uk_chain_op *c = &ops[k];
       v = ch_op16(c->op, v, c->p ? _mm512_maskz_loadu_ps(m, c->p + i) : V16(c->s));
     }
-    _mm512_mask_storeu_ps(o + i, m, v);
+    if (o) _mm512_mask_storeu_ps(o + i, m, v);
+    if (sum) {
+      const size_t left = n - i;
+      const __mmask16 full = (__mmask16)((left >= 8 ? 0x00ffu : 0u) | (left >= 16 ? 0xff00u : 0u));
+      if ((i / 16) % 2 == 0)
+        s01 = _mm512_mask_add_ps(s01, full, s01, v);
+      else
+        s23 = _mm512_mask_add_ps(s23, full, s23, v);
+      if (left < 16 && left % 8) {
+        float lanes[16];
+        _mm512_storeu_ps(lanes, v);
+        n_tail = left % 8;
+        for (size_t j = 0; j < n_tail; j++) tail[j] = lanes[left - n_tail + j];
+      }
+    }
+  }
+  if (sum) {
+    const __m256 v = _mm256_add_ps(
+        _mm256_add_ps(_mm512_castps512_ps256(s01), _mm512_extractf32x8_ps(s01, 1)),
+        _mm256_add_ps(_mm512_castps512_ps256(s23), _mm512_extractf32x8_ps(s23, 1)));
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+    float a = _mm_cvtss_f32(h);
+    for (size_t j = 0; j < n_tail; j++) a = a + tail[j];
+    *sum = accy__canon_nan_f32(a);
   }
 }
 
