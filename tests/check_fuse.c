@@ -539,6 +539,23 @@ START_TEST(test_elementwise_groups) {
       compare(&g, 1);
     }
   }
+  /* tanh((x - max) * 3) over rows [37, 300] (blocks of two rows): a
+   * register chain reading a per-row value row by row, whose result goes to
+   * a slot (tanh reads it): the slot must not be the per-row value's, freed
+   * after the chain's first member (it was, and the block's second row read
+   * the first row's results as its maximum). */
+  {
+    int64_t xd[2] = {37, 300}, rd[1] = {37}, ax0[1] = {0};
+    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), rt = tu_type(ACCY_DTYPE_F32, 1, rd);
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", xt);
+    uint32_t m = reduce_axis(&g, ACCY_REDUCE_MAX, x, rt, 1);
+    uint32_t t = bin(&g, ACCY_OP_SUBTRACT, xt, x, bcast(&g, m, xt, ax0, 1));
+    t = bin(&g, ACCY_OP_MULTIPLY, xt, t, scalar(&g, xt, 3.0f));
+    out(&g, un(&g, ACCY_OP_TANH, xt, t));
+    compare(&g, 1);
+  }
   /* RMS norm, x / sqrt(mean(x * x) + eps) * gamma, over rows of several
    * blocks: the square of the input is summed in registers (a register
    * chain that reads the group's input and folds into the row sum), one row

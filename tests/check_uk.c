@@ -526,7 +526,8 @@ END_TEST
  * run one by one, at every level that has one: random chains of 1 to 16
  * ops over lengths around the vector and block sizes, operands arrays or
  * one value (edge values among them), reversed subtract and divide, squares
- * (a multiply of the running value by itself), the result written in place
+ * (a multiply of the running value by itself), exp (the level's span's
+ * function, inlined over the chain's vectors), the result written in place
  * over x0 half the time; nothing past n written. A third of the chains also
  * sum their results (some only sum them, storing nothing): the bits of the
  * level's f32_reduce_rows over the reference's results. */
@@ -541,7 +542,8 @@ START_TEST(test_chain_matches_map_kernels) {
       [ACCY__CH_RSUB] = ACCY_OP_SUBTRACT, [ACCY__CH_MUL] = ACCY_OP_MULTIPLY,
       [ACCY__CH_DIV] = ACCY_OP_DIVIDE,    [ACCY__CH_RDIV] = ACCY_OP_DIVIDE,
       [ACCY__CH_NEG] = ACCY_OP_NEGATE,    [ACCY__CH_SQRT] = ACCY_OP_SQRT,
-      [ACCY__CH_RSQRT] = ACCY_OP_RSQRT,   [ACCY__CH_SQUARE] = ACCY_OP_MULTIPLY};
+      [ACCY__CH_RSQRT] = ACCY_OP_RSQRT,   [ACCY__CH_SQUARE] = ACCY_OP_MULTIPLY,
+      [ACCY__CH_EXP] = ACCY_OP_EXP};
   static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, INFINITY, -INFINITY, 1e-40f, 3e38f};
   static float x0[NMAX + 16], opnd[ACCY__UK_CHAIN_MAX][NMAX], rep[NMAX], want[NMAX + 16],
       tmp[NMAX], got[NMAX + 16];
@@ -577,7 +579,8 @@ START_TEST(test_chain_matches_map_kernels) {
           for (size_t i = 0; i < n; i++) rep[i] = ops[k].s;
           b = rep;
         }
-        if (op == ACCY__CH_NEG || op == ACCY__CH_SQRT || op == ACCY__CH_RSQRT)
+        if (op == ACCY__CH_NEG || op == ACCY__CH_SQRT || op == ACCY__CH_RSQRT ||
+            op == ACCY__CH_EXP)
           f(n, tmp, want, NULL, NULL, 0, 0);
         else if (op == ACCY__CH_SQUARE)
           f(n, tmp, want, want, NULL, 1, 1);

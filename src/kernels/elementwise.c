@@ -212,7 +212,7 @@ accy_status accy__kernel_prepare_elementwise(const accy__program *p, uint32_t no
  * reduce kernel's microkernel (f32_reduce_rows), whose result for a row
  * never depends on the rows beside it. */
 #define GROUP_CHUNK 256
-#define GROUP_MAX_SLOTS 32
+#define GROUP_MAX_SLOTS ((int)ACCY__EW_GROUP_MAX_NODES) /* a slot per member at most */
 #define GROUP_ROW_BLOCK 8
 
 typedef enum group_kind {
@@ -586,7 +586,8 @@ static int chain_op_of(uint16_t op, bool rev) {
     case ACCY_OP_NEGATE: return ACCY__CH_NEG;
     case ACCY_OP_SQRT: return ACCY__CH_SQRT;
     case ACCY_OP_RSQRT: return ACCY__CH_RSQRT;
-    default: return -1; /* the transcendentals run their spans (uk.h) */
+    case ACCY_OP_EXP: return ACCY__CH_EXP;
+    default: return -1; /* the other transcendentals run their spans (uk.h) */
   }
 }
 
@@ -615,7 +616,8 @@ static bool chain_member(const accy__program *p, const accy__ew_group *g, const 
   if (st->es != 4 || !st->ew || st->ew->arity < 1 || st->ew->arity > 2) return false;
   const accy__node *nd = &p->nodes[g->members[mi]];
   if (nd->type.dtype != ACCY_DTYPE_F32 || chain_op_of(nd->op, false) < 0) return false;
-  if ((nd->op == ACCY_OP_NEGATE || nd->op == ACCY_OP_SQRT || nd->op == ACCY_OP_RSQRT) !=
+  if ((nd->op == ACCY_OP_NEGATE || nd->op == ACCY_OP_SQRT || nd->op == ACCY_OP_RSQRT ||
+       nd->op == ACCY_OP_EXP) !=
       (st->ew->arity == 1))
     return false;
   for (uint32_t o = 0; o < nd->n_operands; o++)
@@ -1001,8 +1003,11 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       if (at >= 0) {
         if (slot_of[at] < 0) return GROUP_FAIL("operand %u has no slot", m, opn, o);
         st.in[i] = slot_of[at];
-        /* (a one-element fill keeps its slot: later blocks skip it) */
-        if (--left[at] == 0 && !steps[at].once) freed[n_freed++] = slot_of[at];
+        /* A one-element fill keeps its slot (later blocks skip it), and so
+         * does a per-row value: a register chain that reads it row by row
+         * may run at a later member, whose row values must not land on
+         * it. */
+        if (--left[at] == 0 && !steps[at].once && steps[at].row) freed[n_freed++] = slot_of[at];
       } else {
         const int32_t leaf = group_index(g->leaves, g->n_leaves, o);
         if (leaf < 0) return GROUP_FAIL("operand %u is not in the group", m, opn, o);

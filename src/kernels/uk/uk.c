@@ -54,7 +54,7 @@ static const accy__uk kAvx512 = {
     .f32_dwconv_plane = accy__f32_dwconv_plane__avx512,
     .f32_epilogue = accy__f32_epilogue__avx512,
     .f32_pool_row = accy__f32_pool_row__avx512,
-    .f32_reduce_rows = accy__f32_reduce_rows__avx2,
+    .f32_reduce_rows = accy__f32_reduce_rows__avx512,
     .ew = {accy__ew_map__avx512, accy__ew_compare__avx512, accy__ew_convert__avx512,
            accy__ew_select__avx512, accy__ew_map_x1__avx512},
     .f32_chain = accy__f32_chain__avx512,

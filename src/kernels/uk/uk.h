@@ -247,6 +247,7 @@ enum {
   ACCY__CH_SQRT,
   ACCY__CH_RSQRT,
   ACCY__CH_SQUARE, /* v * v: a multiply whose operands are both the running value */
+  ACCY__CH_EXP,    /* the level's exp map kernel's function */
   ACCY__CH_COUNT
 };
 /* Most ops in one chain. */
@@ -393,6 +394,8 @@ void accy__f32_gather_rows__avx2(size_t kcur, size_t w, float *d, const float *c
                                  const accy__uk_gather_row *const *rows);
 void accy__f32_reduce_rows__portable(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                      float *out, int kind);
+void accy__f32_reduce_rows__avx512(size_t len, const float *x, ptrdiff_t rs, size_t rows,
+                                   float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
                                  int kind);
 void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v, size_t vs);

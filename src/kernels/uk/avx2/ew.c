@@ -174,7 +174,9 @@ static inline __m256 ch_one8(const float *x0, size_t i, const accy__uk_chain_op 
   __m256 v = _mm256_loadu_ps(x0 + i);
   for (uint32_t k = 0; k < n_ops; k++) {
     const accy__uk_chain_op *c = &ops[k];
-    v = ch_op8(c->op, v, c->p ? _mm256_loadu_ps(c->p + i) : _mm256_set1_ps(c->s));
+    v = c->op == ACCY__CH_EXP
+            ? vm_exp(v)
+            : ch_op8(c->op, v, c->p ? _mm256_loadu_ps(c->p + i) : _mm256_set1_ps(c->s));
   }
   return v;
 }
@@ -190,7 +192,10 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
     for (int u = 0; u < 8; u++) v[u] = _mm256_loadu_ps(x0 + i + 8 * u);
     for (uint32_t k = 0; k < n_ops; k++) {
       const accy__uk_chain_op *c = &ops[k];
-      if (c->p) {
+      if (c->op == ACCY__CH_EXP) { /* inline, eight polynomials in flight */
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; u++) v[u] = vm_exp(v[u]);
+      } else if (c->p) {
         const float *b = c->p + i;
 #pragma GCC unroll 8
         for (int u = 0; u < 8; u++) v[u] = ch_op8(c->op, v[u], _mm256_loadu_ps(b + 8 * u));

@@ -211,7 +211,9 @@ void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk
     __m512 v2 = _mm512_loadu_ps(x0 + i + 32), v3 = _mm512_loadu_ps(x0 + i + 48);
     for (uint32_t k = 0; k < n_ops; k++) {
       const accy__uk_chain_op *c = &ops[k];
-      if (c->p) {
+      if (c->op == ACCY__CH_EXP) { /* inline, four polynomials in flight */
+        v0 = vm_exp16(v0), v1 = vm_exp16(v1), v2 = vm_exp16(v2), v3 = vm_exp16(v3);
+      } else if (c->p) {
         const float *b = c->p + i;
         v0 = ch_op16(c->op, v0, _mm512_loadu_ps(b));
         v1 = ch_op16(c->op, v1, _mm512_loadu_ps(b + 16));
@@ -243,7 +245,9 @@ void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk
     __m512 v = _mm512_maskz_loadu_ps(m, x0 + i);
     for (uint32_t k = 0; k < n_ops; k++) {
       const accy__uk_chain_op *c = &ops[k];
-      v = ch_op16(c->op, v, c->p ? _mm512_maskz_loadu_ps(m, c->p + i) : V16(c->s));
+      v = c->op == ACCY__CH_EXP
+              ? vm_exp16(v)
+              : ch_op16(c->op, v, c->p ? _mm512_maskz_loadu_ps(m, c->p + i) : V16(c->s));
     }
     if (o) _mm512_mask_storeu_ps(o + i, m, v);
     if (sum) {

@@ -176,3 +176,51 @@ void accy__f32_pool_row__avx512(size_t n, const float *x, ptrdiff_t x_rs, size_t
     POOL_ROW(0);
 #undef POOL_ROW
 }
+
+/* accy__f32_reduce_rows (uk.h) at this level: max and min over rows in
+ * sixteen lanes, the rest the AVX2 level's kernel. Over numbers the folds
+ * have one answer whatever the order, except a zero (the sign of a zero
+ * answer): four vectors fold their own way and the last one overlaps its
+ * neighbour (folding an element twice changes nothing); a row with a NaN in
+ * it or a zero answer goes to the AVX2 kernel, which folds it in the row's
+ * order. So every row has the AVX2 (and portable) bits. */
+static inline bool minmax_row16(size_t n, const float *p, bool mx, float *out) {
+  __m512 v0 = _mm512_set1_ps(mx ? -INFINITY : INFINITY), v1 = v0, v2 = v0, v3 = v0;
+  __mmask16 nan = 0;
+#define MM_FOLD16(v, x)                                               \
+  do {                                                                \
+    const __m512 x_ = (x);                                            \
+    v = mx ? _mm512_max_ps(v, x_) : _mm512_min_ps(v, x_);             \
+    nan |= _mm512_cmp_ps_mask(x_, x_, _CMP_UNORD_Q);                  \
+  } while (0)
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    MM_FOLD16(v0, _mm512_loadu_ps(p + i));
+    MM_FOLD16(v1, _mm512_loadu_ps(p + i + 16));
+    MM_FOLD16(v2, _mm512_loadu_ps(p + i + 32));
+    MM_FOLD16(v3, _mm512_loadu_ps(p + i + 48));
+  }
+  for (; i + 16 <= n; i += 16) MM_FOLD16(v1, _mm512_loadu_ps(p + i));
+  if (i < n) MM_FOLD16(v2, _mm512_loadu_ps(p + n - 16));
+#undef MM_FOLD16
+  if (nan) return false;
+  const __m512 v = mx ? _mm512_max_ps(_mm512_max_ps(v0, v1), _mm512_max_ps(v2, v3))
+                      : _mm512_min_ps(_mm512_min_ps(v0, v1), _mm512_min_ps(v2, v3));
+  const float r = mx ? _mm512_reduce_max_ps(v) : _mm512_reduce_min_ps(v);
+  if (r == 0.0f) return false;
+  *out = r;
+  return true;
+}
+
+void accy__f32_reduce_rows__avx512(size_t len, const float *x, ptrdiff_t rs, size_t rows,
+                                   float *out, int kind) {
+  if ((kind != ACCY_REDUCE_MAX && kind != ACCY_REDUCE_MIN) || len < 16) {
+    accy__f32_reduce_rows__avx2(len, x, rs, rows, out, kind);
+    return;
+  }
+  for (size_t j = 0; j < rows; j++) {
+    const float *p = x + (ptrdiff_t)j * rs;
+    if (!minmax_row16(len, p, kind == ACCY_REDUCE_MAX, &out[j]))
+      accy__f32_reduce_rows__avx2(len, p, rs, 1, &out[j], kind);
+  }
+}
