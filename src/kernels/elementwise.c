@@ -253,7 +253,7 @@ typedef struct group_chain {
   bool fold;    /* the run ends in a row sum (the step's per-row value): one call per row */
   int16_t store; /* fold: the slot the run's values also go to, or -1 (only summed) */
   group_src x0; /* the first member's row operand */
-  struct {
+  struct chain_op {
     uint8_t op, kind; /* ACCY__CH_*, chain_src_kind */
     group_src src;
   } ops[ACCY__UK_CHAIN_MAX];
@@ -628,7 +628,38 @@ static bool chain_member(const accy__program *p, const accy__ew_group *g, const 
 /* Steps that may sit between two members of a chain: they write nothing the
  * chain reads after they run. */
 static bool chain_passive(const group_step *st) {
-  return st->kind == GK_NONE || (st->kind == GK_GATHER && st->once);
+  return st->kind == GK_NONE || (st->kind == GK_GATHER && st->once) || st->absorbed;
+}
+
+/* The first op of a run that starts at a member: the running value (a row
+ * operand) and the op on it with its other operand. False when neither
+ * operand is a row value. */
+typedef struct chain_head {
+  group_src x0, src;
+  uint8_t op, kind;
+} chain_head;
+
+static bool chain_head_of(const accy__program *p, const accy__ew_group *g, const group_step *st,
+                          uint32_t mi, chain_head *h) {
+  const accy__node *nd = &p->nodes[g->members[mi]];
+  uint8_t k0, k1 = CS_NONE;
+  group_src s0, s1 = 0;
+  chain_src(st, 0, &k0, &s0);
+  if (st->ew->arity == 2) chain_src(st, 1, &k1, &s1);
+  bool rev = false;
+  if (k0 != CS_VEC) {
+    if (k1 != CS_VEC) return false;
+    rev = true;
+  }
+  h->x0 = rev ? s1 : s0;
+  h->op = (uint8_t)chain_op_of(nd->op, rev);
+  h->kind = rev ? k0 : k1;
+  h->src = rev ? s0 : s1;
+  if (nd->op == ACCY_OP_MULTIPLY && k0 == CS_VEC && k1 == CS_VEC && s0 == s1) {
+    h->op = ACCY__CH_SQUARE; /* d * d */
+    h->kind = CS_NONE;
+  }
+  return true;
 }
 
 static accy_status group_form_chains(const accy__program *p, const accy__ew_group *g,
@@ -649,37 +680,71 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       if (at >= 0) uses[at]++;
     }
   }
-  for (uint32_t mi = 0; mi + 1 < nm;) {
-    if (!chain_member(p, g, &steps[mi], mi)) {
+  /* A cheap member read by several others (layer norm's x - mean: the
+   * variance and the result read it), one op on the group's input and a
+   * value that stays put (a per-row value, which keeps its slot for the
+   * block, a scalar or a vector along the rows), each of whose readers
+   * starts a run with it as the running value, is computed again at the
+   * head of each of those runs instead of stored and read back. */
+  bool again[ACCY__EW_GROUP_MAX_NODES] = {false};
+  for (uint32_t mi = 0; mi < nm; mi++) {
+    const uint16_t op = p->nodes[g->members[mi]].op;
+    chain_head h;
+    if (!chain_member(p, g, &steps[mi], mi) || !steps[mi].row || uses[mi] < 2 ||
+        steps[mi].out < 0 ||
+        (op != ACCY_OP_ADD && op != ACCY_OP_SUBTRACT && op != ACCY_OP_MULTIPLY) ||
+        !chain_head_of(p, g, &steps[mi], mi, &h) || h.x0 >= 0 || h.kind == CS_VEC ||
+        h.kind == CS_NONE)
+      continue;
+    bool ok = true;
+    for (uint32_t ci = mi + 1; ci < nm && ok; ci++) {
+      if (alias[ci] >= 0) continue;
+      const accy__node *cn = &p->nodes[g->members[ci]];
+      bool reads = false;
+      for (uint32_t o = 0; o < cn->n_operands; o++) {
+        int32_t at = group_index(g->members, ci, cn->operands[o]);
+        if (at >= 0 && alias[at] >= 0) at = alias[at];
+        reads |= at == (int32_t)mi;
+      }
+      chain_head rh;
+      if (reads)
+        ok = chain_member(p, g, &steps[ci], ci) && steps[ci].row &&
+             chain_head_of(p, g, &steps[ci], ci, &rh) && rh.x0 == steps[mi].out &&
+             rh.kind != CS_VEC;
+    }
+    if (ok) {
+      again[mi] = true;
+      steps[mi].absorbed = true;
+    }
+  }
+  for (uint32_t mi = 0; mi < nm;) {
+    chain_head h;
+    if (again[mi] || !chain_member(p, g, &steps[mi], mi) ||
+        !chain_head_of(p, g, &steps[mi], mi, &h)) {
       mi++;
       continue;
     }
     group_chain c;
     memset(&c, 0, sizeof c);
-    /* The first member: its running value is a row operand. */
-    const group_step *st = &steps[mi];
-    const accy__node *nd = &p->nodes[g->members[mi]];
-    uint8_t k0, k1 = CS_NONE;
-    group_src s0, s1 = 0;
-    chain_src(st, 0, &k0, &s0);
-    if (st->ew->arity == 2) chain_src(st, 1, &k1, &s1);
-    bool rev = false;
-    if (k0 != CS_VEC) {
-      if (k1 != CS_VEC) {
-        mi++;
-        continue;
+    /* The first member: its running value is a row operand, or a member
+     * computed again here, whose op comes first. */
+    int32_t head = -1;
+    {
+      const accy__node *nd = &p->nodes[g->members[mi]];
+      for (uint32_t o = 0; o < nd->n_operands; o++) {
+        int32_t at = group_index(g->members, mi, nd->operands[o]);
+        if (at >= 0 && alias[at] >= 0) at = alias[at];
+        if (at >= 0 && again[at]) head = at;
       }
-      rev = true;
     }
-    c.x0 = rev ? s1 : s0;
-    c.ops[0].op = (uint8_t)chain_op_of(nd->op, rev);
-    c.ops[0].kind = rev ? k0 : k1;
-    c.ops[0].src = rev ? s0 : s1;
-    if (nd->op == ACCY_OP_MULTIPLY && k0 == CS_VEC && k1 == CS_VEC && s0 == s1) {
-      c.ops[0].op = ACCY__CH_SQUARE; /* d * d */
-      c.ops[0].kind = CS_NONE;
+    c.x0 = h.x0;
+    if (head >= 0) {
+      chain_head hh;
+      chain_head_of(p, g, &steps[head], (uint32_t)head, &hh);
+      c.x0 = hh.x0;
+      c.ops[c.n_ops++] = (struct chain_op){hh.op, hh.kind, hh.src};
     }
-    c.n_ops = 1;
+    c.ops[c.n_ops++] = (struct chain_op){h.op, h.kind, h.src};
     uint32_t last = mi;
     for (;;) {
       uint32_t nx = last + 1;
@@ -721,7 +786,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
         at = nx;
       }
     }
-    if (at > mi) {
+    if (at > mi || head >= 0) {
       for (uint32_t q = 0; q < c.n_ops; q++)
         if (c.ops[q].kind == CS_PER_ROW || c.ops[q].kind == CS_PERIODIC) c.per_row = true;
 
