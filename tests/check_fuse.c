@@ -623,6 +623,26 @@ START_TEST(test_elementwise_groups) {
     out(&g, bin(&g, ACCY_OP_MULTIPLY, xt, y, scalar(&g, xt, 0.5f)));
     compare(&g, 1);
   }
+  /* tanh-GELU as GPT-2 writes it, 0.5 x (1 + tanh(0.797885 (x + 0.044715
+   * x^3))), the cube a power by a constant 3: one task, one register chain
+   * (the cube, the tanh and x / 2 computed before the chain needs it), and
+   * the same with the power by 2 and a logistic and a log in place of the
+   * tanh. */
+  for (int form = 0; form < 2; form++) {
+    int64_t xd[2] = {37, 1024};
+    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd);
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", xt);
+    uint32_t c3 = bin(&g, ACCY_OP_POWER, xt, x, scalar(&g, xt, form ? 2.0f : 3.0f));
+    uint32_t in = bin(&g, ACCY_OP_ADD, xt, x, bin(&g, ACCY_OP_MULTIPLY, xt, scalar(&g, xt, 0.044715f), c3));
+    in = bin(&g, ACCY_OP_MULTIPLY, xt, scalar(&g, xt, 0.7978846f), in);
+    uint32_t half = bin(&g, ACCY_OP_MULTIPLY, xt, scalar(&g, xt, 0.5f), x);
+    uint32_t t = form ? un(&g, ACCY_OP_LOG, xt, un(&g, ACCY_OP_LOGISTIC, xt, in))
+                      : un(&g, ACCY_OP_TANH, xt, in);
+    out(&g, bin(&g, ACCY_OP_MULTIPLY, xt, half, bin(&g, ACCY_OP_ADD, xt, scalar(&g, xt, 1.0f), t)));
+    compare(&g, 1);
+  }
   /* General broadcasts: [3,1,5] over the middle axis, [4] along axis 1, a
    * transposing [5,3] -> [3,4,5]; compare, select and a convert to f64. */
   {

@@ -526,8 +526,9 @@ END_TEST
  * run one by one, at every level that has one: random chains of 1 to 16
  * ops over lengths around the vector and block sizes, operands arrays or
  * one value (edge values among them), reversed subtract and divide, squares
- * (a multiply of the running value by itself), exp (the level's span's
- * function, inlined over the chain's vectors), the result written in place
+ * (a multiply of the running value by itself), the transcendentals (the
+ * level's spans' functions, inlined over the chain's vectors) and cubes
+ * (power by 3), the result written in place
  * over x0 half the time; nothing past n written. A third of the chains also
  * sum their results (some only sum them, storing nothing): the bits of the
  * level's f32_reduce_rows over the reference's results. */
@@ -543,7 +544,9 @@ START_TEST(test_chain_matches_map_kernels) {
       [ACCY__CH_DIV] = ACCY_OP_DIVIDE,    [ACCY__CH_RDIV] = ACCY_OP_DIVIDE,
       [ACCY__CH_NEG] = ACCY_OP_NEGATE,    [ACCY__CH_SQRT] = ACCY_OP_SQRT,
       [ACCY__CH_RSQRT] = ACCY_OP_RSQRT,   [ACCY__CH_SQUARE] = ACCY_OP_MULTIPLY,
-      [ACCY__CH_EXP] = ACCY_OP_EXP};
+      [ACCY__CH_EXP] = ACCY_OP_EXP,       [ACCY__CH_TANH] = ACCY_OP_TANH,
+      [ACCY__CH_LOGISTIC] = ACCY_OP_LOGISTIC, [ACCY__CH_ERF] = ACCY_OP_ERF,
+      [ACCY__CH_LOG] = ACCY_OP_LOG,       [ACCY__CH_CUBE] = ACCY_OP_POWER};
   static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, INFINITY, -INFINITY, 1e-40f, 3e38f};
   static float x0[NMAX + 16], opnd[ACCY__UK_CHAIN_MAX][NMAX], rep[NMAX], want[NMAX + 16],
       tmp[NMAX], got[NMAX + 16];
@@ -580,10 +583,14 @@ START_TEST(test_chain_matches_map_kernels) {
           b = rep;
         }
         if (op == ACCY__CH_NEG || op == ACCY__CH_SQRT || op == ACCY__CH_RSQRT ||
-            op == ACCY__CH_EXP)
+            (op >= ACCY__CH_EXP && op <= ACCY__CH_LOG))
           f(n, tmp, want, NULL, NULL, 0, 0);
         else if (op == ACCY__CH_SQUARE)
           f(n, tmp, want, want, NULL, 1, 1);
+        else if (op == ACCY__CH_CUBE) {
+          for (size_t i = 0; i < n; i++) rep[i] = 3.0f;
+          f(n, tmp, want, rep, NULL, 1, 1);
+        }
         else if (op == ACCY__CH_RSUB || op == ACCY__CH_RDIV)
           f(n, tmp, b, want, NULL, 1, 1);
         else

@@ -587,8 +587,52 @@ static int chain_op_of(uint16_t op, bool rev) {
     case ACCY_OP_SQRT: return ACCY__CH_SQRT;
     case ACCY_OP_RSQRT: return ACCY__CH_RSQRT;
     case ACCY_OP_EXP: return ACCY__CH_EXP;
-    default: return -1; /* the other transcendentals run their spans (uk.h) */
+    case ACCY_OP_TANH: return ACCY__CH_TANH;
+    case ACCY_OP_LOGISTIC: return ACCY__CH_LOGISTIC;
+    case ACCY_OP_ERF: return ACCY__CH_ERF;
+    case ACCY_OP_LOG: return ACCY__CH_LOG;
+    default: return -1;
   }
+}
+
+static bool chain_unary(uint16_t op) {
+  switch (op) {
+    case ACCY_OP_NEGATE: case ACCY_OP_SQRT: case ACCY_OP_RSQRT: case ACCY_OP_EXP:
+    case ACCY_OP_TANH: case ACCY_OP_LOGISTIC: case ACCY_OP_ERF: case ACCY_OP_LOG:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* The value of |node| when it is an f32 constant of one element, or
+ * broadcasts or reshapes of one. */
+static bool const_scalar_f32(const accy__program *p, uint32_t node, float *v) {
+  for (;;) {
+    const accy__node *nd = &p->nodes[node];
+    if (nd->type.dtype != ACCY_DTYPE_F32) return false;
+    if ((nd->op == ACCY_OP_BROADCAST_IN_DIM || nd->op == ACCY_OP_RESHAPE) &&
+        nd->n_operands == 1) {
+      node = nd->operands[0];
+      continue;
+    }
+    uint64_t n;
+    if (nd->op != ACCY_OP_CONSTANT || !accy__type_elements(&nd->type, &n) || n != 1 ||
+        !nd->payload || nd->payload_bytes < 4)
+      return false;
+    memcpy(v, nd->payload, 4);
+    return true;
+  }
+}
+
+/* A power by a constant 2 or 3 (the tanh GELU's cube): the chain's square
+ * or cube of the running value (the power kernels' products), else -1. */
+static int chain_power_op(const accy__program *p, const accy__node *nd) {
+  float e;
+  if (nd->op != ACCY_OP_POWER || nd->n_operands != 2 ||
+      !const_scalar_f32(p, nd->operands[1], &e))
+    return -1;
+  return e == 2.0f ? ACCY__CH_SQUARE : e == 3.0f ? ACCY__CH_CUBE : -1;
 }
 
 /* Operand |i| of step |st| as a chain source. */
@@ -615,11 +659,10 @@ static bool chain_member(const accy__program *p, const accy__ew_group *g, const 
   if (st->kind != GK_EW && st->kind != GK_EW_X1 && st->kind != GK_EW_ROWS) return false;
   if (st->es != 4 || !st->ew || st->ew->arity < 1 || st->ew->arity > 2) return false;
   const accy__node *nd = &p->nodes[g->members[mi]];
-  if (nd->type.dtype != ACCY_DTYPE_F32 || chain_op_of(nd->op, false) < 0) return false;
-  if ((nd->op == ACCY_OP_NEGATE || nd->op == ACCY_OP_SQRT || nd->op == ACCY_OP_RSQRT ||
-       nd->op == ACCY_OP_EXP) !=
-      (st->ew->arity == 1))
+  if (nd->type.dtype != ACCY_DTYPE_F32 ||
+      (chain_op_of(nd->op, false) < 0 && chain_power_op(p, nd) < 0))
     return false;
+  if (chain_unary(nd->op) != (st->ew->arity == 1)) return false;
   for (uint32_t o = 0; o < nd->n_operands; o++)
     if (p->nodes[nd->operands[o]].type.dtype != ACCY_DTYPE_F32) return false;
   return true;
@@ -629,6 +672,24 @@ static bool chain_member(const accy__program *p, const accy__ew_group *g, const 
  * chain reads after they run. */
 static bool chain_passive(const group_step *st) {
   return st->kind == GK_NONE || (st->kind == GK_GATHER && st->once) || st->absorbed;
+}
+
+/* Whether step |st| may run between members of run |c| (members mi ..
+ * last) while the run waits for its last member: it reads none of the
+ * run's members (their slots are never written) and writes no slot the run
+ * reads when it runs. (GELU's x / 2, between its tanh's argument and the
+ * tanh.) */
+static bool chain_may_skip(const group_step *steps, uint32_t mi, uint32_t last,
+                           const group_chain *c, const group_step *st) {
+  if (st->absorbed || st->kind == GK_CHAIN) return false;
+  for (int i = 0; i < 3; i++)
+    for (uint32_t q = mi; q <= last; q++)
+      if (st->in[i] >= 0 && st->in[i] == steps[q].out && !chain_passive(&steps[q])) return false;
+  if (st->out < 0) return false;
+  if (c->x0 == st->out) return false;
+  for (uint32_t q = 0; q < c->n_ops; q++)
+    if (c->ops[q].kind != CS_NONE && c->ops[q].src == st->out) return false;
+  return true;
 }
 
 /* The first op of a run that starts at a member: the running value (a row
@@ -657,6 +718,11 @@ static bool chain_head_of(const accy__program *p, const accy__ew_group *g, const
   h->src = rev ? s0 : s1;
   if (nd->op == ACCY_OP_MULTIPLY && k0 == CS_VEC && k1 == CS_VEC && s0 == s1) {
     h->op = ACCY__CH_SQUARE; /* d * d */
+    h->kind = CS_NONE;
+  }
+  if (nd->op == ACCY_OP_POWER) { /* the base runs; the exponent is in the op */
+    if (rev) return false;
+    h->op = (uint8_t)chain_power_op(p, nd);
     h->kind = CS_NONE;
   }
   return true;
@@ -746,9 +812,13 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     }
     c.ops[c.n_ops++] = (struct chain_op){h.op, h.kind, h.src};
     uint32_t last = mi;
+    bool in_run[ACCY__EW_GROUP_MAX_NODES] = {false}; /* the run's members */
+    in_run[mi] = true;
     for (;;) {
       uint32_t nx = last + 1;
-      while (nx < nm && chain_passive(&steps[nx])) nx++;
+      while (nx < nm && (chain_passive(&steps[nx]) ||
+                         (nx + 1 < nm && chain_may_skip(steps, mi, last, &c, &steps[nx]))))
+        nx++;
       if (nx >= nm || c.n_ops == ACCY__UK_CHAIN_MAX || uses[last] != 1 || steps[last].out < 0 ||
           !chain_member(p, g, &steps[nx], nx) || steps[nx].row != steps[mi].row)
         break;
@@ -763,6 +833,10 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       if (in0 && in1 && nop == ACCY_OP_MULTIPLY) {
         c.ops[c.n_ops].op = ACCY__CH_SQUARE; /* it reads the run's value twice: a square */
         c.ops[c.n_ops].kind = CS_NONE;
+      } else if (nop == ACCY_OP_POWER) {
+        if (!in0 || in1) break; /* the run's value must be the base */
+        c.ops[c.n_ops].op = (uint8_t)chain_power_op(p, &p->nodes[g->members[nx]]);
+        c.ops[c.n_ops].kind = CS_NONE;
       } else {
         if (in0 == in1) break; /* it does not read the run's value, or reads it twice */
         c.ops[c.n_ops].op = (uint8_t)chain_op_of(nop, in1);
@@ -771,6 +845,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       }
       c.n_ops++;
       last = nx;
+      in_run[nx] = true;
     }
     /* A row sum that reads the run's value next folds it in the run's
      * registers: the run becomes the sum's step, and its values are stored
@@ -794,7 +869,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       if (!pc) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
       *pc = c;
       for (uint32_t q = mi; q < at; q++)
-        if (!chain_passive(&steps[q])) steps[q].absorbed = true;
+        if (in_run[q]) steps[q].absorbed = true;
       steps[at].kind = GK_CHAIN;
       steps[at].chain = pc;
       /* For accy describe --plan: the runs, by their first and last node. */

@@ -247,7 +247,12 @@ enum {
   ACCY__CH_SQRT,
   ACCY__CH_RSQRT,
   ACCY__CH_SQUARE, /* v * v: a multiply whose operands are both the running value */
-  ACCY__CH_EXP,    /* the level's exp map kernel's function */
+  ACCY__CH_EXP,    /* the level's exp map kernel's function; the same for the next four */
+  ACCY__CH_TANH,
+  ACCY__CH_LOGISTIC,
+  ACCY__CH_ERF,
+  ACCY__CH_LOG,
+  ACCY__CH_CUBE,   /* power(v, 3): the f32 rounding of v * v * v in f64, the power kernel's */
   ACCY__CH_COUNT
 };
 /* Most ops in one chain. */

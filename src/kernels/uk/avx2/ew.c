@@ -168,15 +168,39 @@ static inline __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
   }
 }
 
+/* The chain ops that are no single instruction: the transcendentals and
+ * the cube (power's f64 route), over n vectors, inline so that the
+ * vectors' polynomials are in flight together. */
+static inline bool ch_heavy(uint8_t op) { return op >= ACCY__CH_EXP && op <= ACCY__CH_CUBE; }
+
+static inline __m256 vm_cube(__m256 v) {
+  const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+  const __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+  return _mm256_set_m128(_mm256_cvtpd_ps(_mm256_mul_pd(_mm256_mul_pd(hi, hi), hi)),
+                         _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_mul_pd(lo, lo), lo)));
+}
+
+static inline void ch_heavy8(uint8_t op, __m256 *v, int n) {
+  switch (op) {
+    case ACCY__CH_EXP: for (int u = 0; u < n; u++) v[u] = vm_exp(v[u]); break;
+    case ACCY__CH_TANH: for (int u = 0; u < n; u++) v[u] = vm_tanh(v[u]); break;
+    case ACCY__CH_LOGISTIC: for (int u = 0; u < n; u++) v[u] = vm_logistic(v[u]); break;
+    case ACCY__CH_ERF: for (int u = 0; u < n; u++) v[u] = vm_erf(v[u]); break;
+    case ACCY__CH_LOG: for (int u = 0; u < n; u++) v[u] = vm_log(v[u]); break;
+    default: for (int u = 0; u < n; u++) v[u] = vm_cube(v[u]); break;
+  }
+}
+
 /* Eight elements at x0 + i (operands at + i) through the chain. */
 static inline __m256 ch_one8(const float *x0, size_t i, const accy__uk_chain_op *ops,
                              uint32_t n_ops) {
   __m256 v = _mm256_loadu_ps(x0 + i);
   for (uint32_t k = 0; k < n_ops; k++) {
     const accy__uk_chain_op *c = &ops[k];
-    v = c->op == ACCY__CH_EXP
-            ? vm_exp(v)
-            : ch_op8(c->op, v, c->p ? _mm256_loadu_ps(c->p + i) : _mm256_set1_ps(c->s));
+    if (ch_heavy(c->op))
+      ch_heavy8(c->op, &v, 1);
+    else
+      v = ch_op8(c->op, v, c->p ? _mm256_loadu_ps(c->p + i) : _mm256_set1_ps(c->s));
   }
   return v;
 }
@@ -192,9 +216,8 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
     for (int u = 0; u < 8; u++) v[u] = _mm256_loadu_ps(x0 + i + 8 * u);
     for (uint32_t k = 0; k < n_ops; k++) {
       const accy__uk_chain_op *c = &ops[k];
-      if (c->op == ACCY__CH_EXP) { /* inline, eight polynomials in flight */
-#pragma GCC unroll 8
-        for (int u = 0; u < 8; u++) v[u] = vm_exp(v[u]);
+      if (ch_heavy(c->op)) {
+        ch_heavy8(c->op, v, 8);
       } else if (c->p) {
         const float *b = c->p + i;
 #pragma GCC unroll 8

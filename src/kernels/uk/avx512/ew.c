@@ -202,6 +202,31 @@ static inline __m512 ch_op16(uint8_t op, __m512 v, __m512 b) {
   }
 }
 
+/* The chain ops that are no single instruction: the transcendentals and
+ * the cube (the AVX2 power kernel's f64 route, in eight-lane halves), over
+ * n vectors, inline so that the vectors' polynomials are in flight
+ * together. */
+static inline bool ch_heavy(uint8_t op) { return op >= ACCY__CH_EXP && op <= ACCY__CH_CUBE; }
+
+static inline __m512 vm_cube16(__m512 v) {
+  const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+  const __m512d hi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+  return _mm512_insertf32x8(
+      _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_mul_pd(lo, lo), lo))),
+      _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_mul_pd(hi, hi), hi)), 1);
+}
+
+static inline void ch_heavy16(uint8_t op, __m512 *v, int n) {
+  switch (op) {
+    case ACCY__CH_EXP: for (int u = 0; u < n; u++) v[u] = vm_exp16(v[u]); break;
+    case ACCY__CH_TANH: for (int u = 0; u < n; u++) v[u] = vm_tanh16(v[u]); break;
+    case ACCY__CH_LOGISTIC: for (int u = 0; u < n; u++) v[u] = vm_logistic16(v[u]); break;
+    case ACCY__CH_ERF: for (int u = 0; u < n; u++) v[u] = vm_erf16(v[u]); break;
+    case ACCY__CH_LOG: for (int u = 0; u < n; u++) v[u] = vm_log16(v[u]); break;
+    default: for (int u = 0; u < n; u++) v[u] = vm_cube16(v[u]); break;
+  }
+}
+
 void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
                              uint32_t n_ops, float *sum) {
   __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
@@ -211,8 +236,10 @@ void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk
     __m512 v2 = _mm512_loadu_ps(x0 + i + 32), v3 = _mm512_loadu_ps(x0 + i + 48);
     for (uint32_t k = 0; k < n_ops; k++) {
       const accy__uk_chain_op *c = &ops[k];
-      if (c->op == ACCY__CH_EXP) { /* inline, four polynomials in flight */
-        v0 = vm_exp16(v0), v1 = vm_exp16(v1), v2 = vm_exp16(v2), v3 = vm_exp16(v3);
+      if (ch_heavy(c->op)) {
+        __m512 v[4] = {v0, v1, v2, v3};
+        ch_heavy16(c->op, v, 4);
+        v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3];
       } else if (c->p) {
         const float *b = c->p + i;
         v0 = ch_op16(c->op, v0, _mm512_loadu_ps(b));
@@ -245,9 +272,10 @@ void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk
     __m512 v = _mm512_maskz_loadu_ps(m, x0 + i);
     for (uint32_t k = 0; k < n_ops; k++) {
       const accy__uk_chain_op *c = &ops[k];
-      v = c->op == ACCY__CH_EXP
-              ? vm_exp16(v)
-              : ch_op16(c->op, v, c->p ? _mm512_maskz_loadu_ps(m, c->p + i) : V16(c->s));
+      if (ch_heavy(c->op))
+        ch_heavy16(c->op, &v, 1);
+      else
+        v = ch_op16(c->op, v, c->p ? _mm512_maskz_loadu_ps(m, c->p + i) : V16(c->s));
     }
     if (o) _mm512_mask_storeu_ps(o + i, m, v);
     if (sum) {
