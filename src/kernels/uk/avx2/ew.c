@@ -153,7 +153,7 @@ static void v_divide_f32_x1(size_t n, void *o, const void *x0, const void *x1, c
  * k % 4, the four added as (s0 + s1) + (s2 + s3), their lanes as
  * ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the last n % 8
  * results one by one. */
-static inline __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
+static inline __attribute__((always_inline)) __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
   switch (op) {
     case ACCY__CH_ADD: return _mm256_add_ps(v, b);
     case ACCY__CH_SUB: return _mm256_sub_ps(v, b);
@@ -180,7 +180,9 @@ static inline __m256 vm_cube(__m256 v) {
                          _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_mul_pd(lo, lo), lo)));
 }
 
-static inline void ch_heavy8(uint8_t op, __m256 *v, int n) {
+/* Out of line: its polynomials would crowd the registers of the loops that
+ * call it. */
+static __attribute__((noinline)) void ch_heavy8(uint8_t op, __m256 *v, int n) {
   switch (op) {
     case ACCY__CH_EXP: for (int u = 0; u < n; u++) v[u] = vm_exp(v[u]); break;
     case ACCY__CH_TANH: for (int u = 0; u < n; u++) v[u] = vm_tanh(v[u]); break;
@@ -216,7 +218,10 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
     for (int u = 0; u < 8; u++) v[u] = _mm256_loadu_ps(x0 + i + 8 * u);
     for (uint32_t k = 0; k < n_ops; k++) {
       const accy__uk_chain_op *c = &ops[k];
-      if (ch_heavy(c->op)) {
+      if (c->op == ACCY__CH_EXP) { /* inline (softmax's): eight polynomials in flight */
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; u++) v[u] = vm_exp(v[u]);
+      } else if (ch_heavy(c->op)) {
         ch_heavy8(c->op, v, 8);
       } else if (c->p) {
         const float *b = c->p + i;
