@@ -492,6 +492,35 @@ static uint32_t bcast(prog *g, uint32_t x, accy__type rt, const int64_t *dims, u
 
 /* Groups of elementwise nodes and broadcasts (fuse.h) against the unfused
  * nodes, bit for bit, through an inline and a 2-worker run. */
+/* The types of a norm over rows [rows, len]: the rows, the per-row sums,
+ * the per-row values [rows, 1] and a vector along the rows. */
+typedef struct norm_types {
+  accy__type xt, rt, kt, lt;
+  int64_t len;
+} norm_types;
+
+static norm_types norm_types_of(int64_t rows, int64_t len) {
+  const int64_t xd[2] = {rows, len}, kd[2] = {rows, 1};
+  return (norm_types){tu_type(ACCY_DTYPE_F32, 2, xd), tu_type(ACCY_DTYPE_F32, 1, &rows),
+                      tu_type(ACCY_DTYPE_F32, 2, kd), tu_type(ACCY_DTYPE_F32, 1, &len), len};
+}
+
+/* The mean of each row of |v| as exporters write it: a sum, a reshape to
+ * [rows, 1] and a divide by the row length. */
+static uint32_t row_mean(prog *g, const norm_types *nt, uint32_t v) {
+  uint32_t s = reduce_axis(g, ACCY_REDUCE_SUM, v, nt->rt, 1);
+  uint32_t k = node(g, ACCY_OP_RESHAPE, nt->kt, &s, 1, NULL, 0);
+  return bin(g, ACCY_OP_DIVIDE, nt->kt, k, scalar(g, nt->kt, (float)nt->len));
+}
+
+/* x - max(x) over each row of a rank-2 |x| (softmax's first steps). */
+static uint32_t minus_row_max(prog *g, accy__type xt, uint32_t x) {
+  int64_t ax0[1] = {0};
+  const accy__type rt = tu_type(ACCY_DTYPE_F32, 1, xt.dims);
+  uint32_t m = reduce_axis(g, ACCY_REDUCE_MAX, x, rt, 1);
+  return bin(g, ACCY_OP_SUBTRACT, xt, x, bcast(g, m, xt, ax0, 1));
+}
+
 START_TEST(test_elementwise_groups) {
   tu_rng rng;
   tu_rng_seed(&rng, 4400);
@@ -503,8 +532,7 @@ START_TEST(test_elementwise_groups) {
     prog g = {.rng = &rng};
     accy__program_init(&g.p);
     uint32_t x = param(&g, "x", xt);
-    uint32_t m = reduce_axis(&g, ACCY_REDUCE_MAX, x, rt, 1);
-    uint32_t e = un(&g, ACCY_OP_EXP, xt, bin(&g, ACCY_OP_SUBTRACT, xt, x, bcast(&g, m, xt, ax0, 1)));
+    uint32_t e = un(&g, ACCY_OP_EXP, xt, minus_row_max(&g, xt, x));
     uint32_t sm = reduce_axis(&g, ACCY_REDUCE_SUM, e, rt, 1);
     out(&g, bin(&g, ACCY_OP_DIVIDE, xt, e, bcast(&g, sm, xt, ax0, 1)));
     compare(&g, 1);
@@ -512,29 +540,37 @@ START_TEST(test_elementwise_groups) {
   /* Layer norm as exporters write it (mean, centre, variance, eps, sqrt,
    * reciprocal, gamma and beta along the rows), for row counts around the
    * block of four rows and row lengths that give blocks of 4, 2 and 1
-   * rows: one row group. */
+   * rows; and RMS norm, x / sqrt(mean(x * x) + eps) * gamma, whose square
+   * of the input is summed in registers (a register chain that reads the
+   * group's input and folds into the row sum): one row group each. */
   {
-    static const int64_t shapes[][2] = {{37, 300}, {5, 2000}, {1, 64}, {3, 5000}};
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-      int64_t xd[2] = {shapes[si][0], shapes[si][1]}, rd[1] = {xd[0]}, kd[2] = {xd[0], 1};
-      int64_t ld[1] = {xd[1]}, ax01[2] = {0, 1}, ax1[1] = {1};
-      accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), rt = tu_type(ACCY_DTYPE_F32, 1, rd);
-      accy__type kt = tu_type(ACCY_DTYPE_F32, 2, kd), lt = tu_type(ACCY_DTYPE_F32, 1, ld);
+    static const struct {
+      int64_t rows, len;
+      bool layer;
+    } cases[] = {{37, 300, true}, {5, 2000, true}, {1, 64, true},   {3, 5000, true},
+                 {37, 300, false}, {6, 1000, false}, {3, 77, false}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+      const norm_types nt = norm_types_of(cases[ci].rows, cases[ci].len);
+      const accy__type xt = nt.xt, kt = nt.kt, lt = nt.lt;
+      int64_t ax01[2] = {0, 1}, ax1[1] = {1};
       prog g = {.rng = &rng};
       accy__program_init(&g.p);
-      uint32_t x = param(&g, "x", xt);
-      uint32_t s1 = reduce_axis(&g, ACCY_REDUCE_SUM, x, rt, 1);
-      uint32_t k1 = node(&g, ACCY_OP_RESHAPE, kt, &s1, 1, NULL, 0);
-      uint32_t mean = bin(&g, ACCY_OP_DIVIDE, kt, k1, scalar(&g, kt, (float)xd[1]));
-      uint32_t d = bin(&g, ACCY_OP_SUBTRACT, xt, x, bcast(&g, mean, xt, ax01, 2));
-      uint32_t s2 = reduce_axis(&g, ACCY_REDUCE_SUM, bin(&g, ACCY_OP_MULTIPLY, xt, d, d), rt, 1);
-      uint32_t k2 = node(&g, ACCY_OP_RESHAPE, kt, &s2, 1, NULL, 0);
-      uint32_t var = bin(&g, ACCY_OP_DIVIDE, kt, k2, scalar(&g, kt, (float)xd[1]));
-      uint32_t sd = un(&g, ACCY_OP_SQRT, kt, bin(&g, ACCY_OP_ADD, kt, var, scalar(&g, kt, 1e-5f)));
-      uint32_t inv = bin(&g, ACCY_OP_DIVIDE, kt, scalar(&g, kt, 1.0f), sd);
-      uint32_t y = bin(&g, ACCY_OP_MULTIPLY, xt, d, bcast(&g, inv, xt, ax01, 2));
+      uint32_t x = param(&g, "x", xt), y;
+      if (cases[ci].layer) {
+        uint32_t mean = row_mean(&g, &nt, x);
+        uint32_t d = bin(&g, ACCY_OP_SUBTRACT, xt, x, bcast(&g, mean, xt, ax01, 2));
+        uint32_t var = row_mean(&g, &nt, bin(&g, ACCY_OP_MULTIPLY, xt, d, d));
+        uint32_t sd = un(&g, ACCY_OP_SQRT, kt, bin(&g, ACCY_OP_ADD, kt, var, scalar(&g, kt, 1e-5f)));
+        uint32_t inv = bin(&g, ACCY_OP_DIVIDE, kt, scalar(&g, kt, 1.0f), sd);
+        y = bin(&g, ACCY_OP_MULTIPLY, xt, d, bcast(&g, inv, xt, ax01, 2));
+      } else {
+        uint32_t ms = row_mean(&g, &nt, bin(&g, ACCY_OP_MULTIPLY, xt, x, x));
+        uint32_t rms = un(&g, ACCY_OP_SQRT, kt, bin(&g, ACCY_OP_ADD, kt, ms, scalar(&g, kt, 1e-6f)));
+        y = bin(&g, ACCY_OP_DIVIDE, xt, x, bcast(&g, rms, xt, ax01, 2));
+      }
       y = bin(&g, ACCY_OP_MULTIPLY, xt, y, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
-      y = bin(&g, ACCY_OP_ADD, xt, y, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
+      if (cases[ci].layer)
+        y = bin(&g, ACCY_OP_ADD, xt, y, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
       out(&g, y);
       compare(&g, 1);
     }
@@ -545,40 +581,14 @@ START_TEST(test_elementwise_groups) {
    * after the chain's first member (it was, and the block's second row read
    * the first row's results as its maximum). */
   {
-    int64_t xd[2] = {37, 300}, rd[1] = {37}, ax0[1] = {0};
-    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), rt = tu_type(ACCY_DTYPE_F32, 1, rd);
+    int64_t xd[2] = {37, 300};
+    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd);
     prog g = {.rng = &rng};
     accy__program_init(&g.p);
     uint32_t x = param(&g, "x", xt);
-    uint32_t m = reduce_axis(&g, ACCY_REDUCE_MAX, x, rt, 1);
-    uint32_t t = bin(&g, ACCY_OP_SUBTRACT, xt, x, bcast(&g, m, xt, ax0, 1));
-    t = bin(&g, ACCY_OP_MULTIPLY, xt, t, scalar(&g, xt, 3.0f));
+    uint32_t t = bin(&g, ACCY_OP_MULTIPLY, xt, minus_row_max(&g, xt, x), scalar(&g, xt, 3.0f));
     out(&g, un(&g, ACCY_OP_TANH, xt, t));
     compare(&g, 1);
-  }
-  /* RMS norm, x / sqrt(mean(x * x) + eps) * gamma, over rows of several
-   * blocks: the square of the input is summed in registers (a register
-   * chain that reads the group's input and folds into the row sum), one row
-   * group. */
-  {
-    static const int64_t shapes[][2] = {{37, 300}, {6, 1000}, {3, 77}};
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-      int64_t xd[2] = {shapes[si][0], shapes[si][1]}, rd[1] = {xd[0]}, kd[2] = {xd[0], 1};
-      int64_t ld[1] = {xd[1]}, ax01[2] = {0, 1}, ax1[1] = {1};
-      accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), rt = tu_type(ACCY_DTYPE_F32, 1, rd);
-      accy__type kt = tu_type(ACCY_DTYPE_F32, 2, kd), lt = tu_type(ACCY_DTYPE_F32, 1, ld);
-      prog g = {.rng = &rng};
-      accy__program_init(&g.p);
-      uint32_t x = param(&g, "x", xt);
-      uint32_t s2 = reduce_axis(&g, ACCY_REDUCE_SUM, bin(&g, ACCY_OP_MULTIPLY, xt, x, x), rt, 1);
-      uint32_t k2 = node(&g, ACCY_OP_RESHAPE, kt, &s2, 1, NULL, 0);
-      uint32_t ms = bin(&g, ACCY_OP_DIVIDE, kt, k2, scalar(&g, kt, (float)xd[1]));
-      uint32_t rms = un(&g, ACCY_OP_SQRT, kt, bin(&g, ACCY_OP_ADD, kt, ms, scalar(&g, kt, 1e-6f)));
-      uint32_t y = bin(&g, ACCY_OP_DIVIDE, xt, x, bcast(&g, rms, xt, ax01, 2));
-      y = bin(&g, ACCY_OP_MULTIPLY, xt, y, bcast(&g, constant(&g, lt, 0, false), xt, ax1, 1));
-      out(&g, y);
-      compare(&g, 1);
-    }
   }
   /* A per-row value that is also an output stays its own task; the rest
    * is one row group reading it. Max and min folds over rows with NaNs and
