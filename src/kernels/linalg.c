@@ -315,7 +315,7 @@ static epi epi_from(const accy__epilogue *ep) {
  * step rounds as the separate op does: the same bits as unfused. */
 static void epi_run(const epi *e, float *dst, const float *res, size_t n, const float *bias,
                     size_t bstride) {
-  e->run(n, dst, bias, bstride, res, e->clamp, e->lo, e->hi);
+  e->run(n, dst, dst, bias, bstride, res, e->clamp, e->lo, e->hi);
 }
 
 /* A kernel's launch buffer (kernels.h: after its two operands and the
@@ -1202,11 +1202,13 @@ static void conv_store_pad(const void *vctx, uint64_t bi, uint64_t m0, uint64_t 
       if (ox < OW) {
         const uint64_t valid = run < (uint64_t)(OW - ox) ? run : (uint64_t)(OW - ox);
         const ptrdiff_t off = base + oy * OW + ox;
-        /* The epilogue on the run in the workspace (in L1), then one copy:
-         * the output is written once and never read back. */
+        /* The epilogue on the run from the workspace (in L1) to the output,
+         * which is written once and never read back. */
         if (ep)
-          epi_run(&cg->e, src + (q - n0), cg->e.residual ? r + off : NULL, (size_t)valid, bias, 0);
-        memcpy(c + off, src + (q - n0), valid * sizeof(float));
+          cg->e.run((size_t)valid, c + off, src + (q - n0), bias, 0,
+                    cg->e.residual ? r + off : NULL, cg->e.clamp, cg->e.lo, cg->e.hi);
+        else
+          memcpy(c + off, src + (q - n0), valid * sizeof(float));
       }
       q += run;
     }

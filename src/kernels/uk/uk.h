@@ -111,14 +111,17 @@ typedef struct accy__uk_f32_gemm {
 
 /* ---- f32 epilogue over a row of results ------------------------------------ */
 
-/* dst[i] = clamp((dst[i] + bias[i * bstride]) + res[i]) for i < n: bias
+/* dst[i] = clamp((src[i] + bias[i * bstride]) + res[i]) for i < n: bias
  * (NULL: none; bstride 0 or 1) and the residual (NULL: none) added in that
  * order, one rounding each, then, when |clamp|, minimum(maximum(v, lo), hi)
  * with the maximum and minimum ops' rules (docs/ops.md): the bits of the
- * unfused ops at every level. For the kernels whose main loop has no
- * epilogue of its own (direct and depthwise convolution, dot fallbacks). */
-typedef void (*accy__uk_f32_epilogue_fn)(size_t n, float *dst, const float *bias, size_t bstride,
-                                         const float *res, bool clamp, float lo, float hi);
+ * unfused ops at every level. src is dst, or n floats apart from it (a
+ * kernel's results in its workspace, stored once to the output). For the
+ * kernels whose main loop has no epilogue of its own (direct and depthwise
+ * convolution, dot fallbacks). */
+typedef void (*accy__uk_f32_epilogue_fn)(size_t n, float *dst, const float *src, const float *bias,
+                                         size_t bstride, const float *res, bool clamp, float lo,
+                                         float hi);
 
 /* ---- f32 depthwise convolution, one output row ---------------------------- */
 
@@ -368,12 +371,12 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
                            uint32_t n_ops, float *sum);
 void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
                              uint32_t n_ops, float *sum);
-void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
-                                  const float *res, bool clamp, float lo, float hi);
-void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
-                              const float *res, bool clamp, float lo, float hi);
-void accy__f32_epilogue__avx512(size_t n, float *dst, const float *bias, size_t bstride,
-                                const float *res, bool clamp, float lo, float hi);
+void accy__f32_epilogue__portable(size_t n, float *dst, const float *src, const float *bias,
+                                  size_t bstride, const float *res, bool clamp, float lo, float hi);
+void accy__f32_epilogue__avx2(size_t n, float *dst, const float *src, const float *bias,
+                              size_t bstride, const float *res, bool clamp, float lo, float hi);
+void accy__f32_epilogue__avx512(size_t n, float *dst, const float *src, const float *bias,
+                                size_t bstride, const float *res, bool clamp, float lo, float hi);
 void accy__f32_pool_row__portable(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                   ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
 void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,

@@ -181,7 +181,8 @@ void accy__f32_dwconv_row__avx2(size_t ow, const float *x, ptrdiff_t x_rs, size_
         acc = __builtin_fmaf(w[ky * kw + kx], xo[(ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dw], acc);
     out[ox] = acc;
   }
-  if (ep) accy__f32_epilogue__avx2(ow, out, ep->bias, 0, ep->res, ep->clamp, ep->lo, ep->hi);
+  if (ep)
+    accy__f32_epilogue__avx2(ow, out, out, ep->bias, 0, ep->res, ep->clamp, ep->lo, ep->hi);
 }
 
 /* ---- whole planes, no padded copy --------------------------------------------- */

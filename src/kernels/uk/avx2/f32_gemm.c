@@ -360,8 +360,8 @@ void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a
 }
 
 /* Eight at a time; the tail through the same vector code on a copy. */
-void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bstride,
-                              const float *res, bool clamp, float lo, float hi) {
+void accy__f32_epilogue__avx2(size_t n, float *dst, const float *src, const float *bias,
+                              size_t bstride, const float *res, bool clamp, float lo, float hi) {
   const vclamp8_plan cl = vclamp8_plan_for(lo, hi);
   const __m256 b1 = bias && bstride == 0 ? _mm256_set1_ps(bias[0]) : _mm256_setzero_ps();
   size_t i = 0;
@@ -372,7 +372,7 @@ void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bs
     if (clamp) V = vclamp8_apply(V, &cl);                \
   } while (0)
   for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(dst + i);
+    __m256 v = _mm256_loadu_ps(src + i);
     const __m256 bv = bias && bstride ? _mm256_loadu_ps(bias + i) : b1;
     const __m256 rv = res ? _mm256_loadu_ps(res + i) : b1;
     EPI8(v, bv, rv);
@@ -381,7 +381,7 @@ void accy__f32_epilogue__avx2(size_t n, float *dst, const float *bias, size_t bs
   if (i < n) {
     float td[8] = {0}, tb[8] = {0}, tr[8] = {0};
     for (size_t j = 0; j < n - i; j++) {
-      td[j] = dst[i + j];
+      td[j] = src[i + j];
       if (bias && bstride) tb[j] = bias[i + j];
       if (res) tr[j] = res[i + j];
     }

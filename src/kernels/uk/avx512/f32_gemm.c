@@ -293,13 +293,13 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
 
 /* The row epilogue (uk.h's f32_epilogue), sixteen at a time and the tail
  * under a mask: the same adds and clamp rules, so the AVX2 level's bits. */
-void accy__f32_epilogue__avx512(size_t n, float *dst, const float *bias, size_t bstride,
-                                const float *res, bool clamp, float lo, float hi) {
+void accy__f32_epilogue__avx512(size_t n, float *dst, const float *src, const float *bias,
+                                size_t bstride, const float *res, bool clamp, float lo, float hi) {
   const __m512 b1 = bias && bstride == 0 ? _mm512_set1_ps(bias[0]) : _mm512_setzero_ps();
   const vclamp16_plan cl = vclamp16_plan_for(lo, hi);
   for (size_t i = 0; i < n; i += 16) {
     const __mmask16 m = vm_lanes16(n - i);
-    __m512 v = _mm512_maskz_loadu_ps(m, dst + i);
+    __m512 v = _mm512_maskz_loadu_ps(m, src + i);
     if (bias) v = _mm512_add_ps(v, bstride ? _mm512_maskz_loadu_ps(m, bias + i) : b1);
     if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + i));
     if (clamp) v = vclamp16_apply(v, &cl);

@@ -16,5 +16,6 @@ void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, s
         acc = acc + w[ky * kw + kx] * xo[(ptrdiff_t)ky * x_rs + (ptrdiff_t)kx * dw];
     out[ox] = acc;
   }
-  if (ep) accy__f32_epilogue__portable(ow, out, ep->bias, 0, ep->res, ep->clamp, ep->lo, ep->hi);
+  if (ep)
+    accy__f32_epilogue__portable(ow, out, out, ep->bias, 0, ep->res, ep->clamp, ep->lo, ep->hi);
 }

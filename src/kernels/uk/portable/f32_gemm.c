@@ -75,10 +75,10 @@ void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, con
     for (size_t j = 0; j < NR; j++) c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j] = acc[i][j];
 }
 
-void accy__f32_epilogue__portable(size_t n, float *dst, const float *bias, size_t bstride,
-                                  const float *res, bool clamp, float lo, float hi) {
+void accy__f32_epilogue__portable(size_t n, float *dst, const float *src, const float *bias,
+                                  size_t bstride, const float *res, bool clamp, float lo, float hi) {
   for (size_t i = 0; i < n; i++) {
-    float v = dst[i];
+    float v = src[i];
     if (bias) v = v + bias[i * bstride];
     if (res) v = v + res[i];
     if (clamp) v = accy__min_f32(accy__max_f32(v, lo), hi);
