@@ -653,6 +653,25 @@ START_TEST(test_elementwise_groups) {
     out(&g, bin(&g, ACCY_OP_MULTIPLY, xt, half, bin(&g, ACCY_OP_ADD, xt, scalar(&g, xt, 1.0f), t)));
     compare(&g, 1);
   }
+  /* A member computed again at the head of its readers' runs (m = x * 3,
+   * read by s = m * 2 and r = m - 1), whose readers sit between the members
+   * of another run (exp(x) + 1, * s, + r): they must not be stepped over by
+   * that run, since only the head of a run of their own computes m. */
+  {
+    int64_t xd[2] = {7, 300};
+    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd);
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", xt);
+    uint32_t m = bin(&g, ACCY_OP_MULTIPLY, xt, x, scalar(&g, xt, 3.0f));
+    uint32_t a = un(&g, ACCY_OP_EXP, xt, x);
+    uint32_t sv = bin(&g, ACCY_OP_MULTIPLY, xt, m, scalar(&g, xt, 2.0f));
+    uint32_t b = bin(&g, ACCY_OP_ADD, xt, a, scalar(&g, xt, 1.0f));
+    uint32_t t = bin(&g, ACCY_OP_MULTIPLY, xt, b, sv);
+    uint32_t r = bin(&g, ACCY_OP_SUBTRACT, xt, m, scalar(&g, xt, 1.0f));
+    out(&g, bin(&g, ACCY_OP_ADD, xt, t, r));
+    compare(&g, 1);
+  }
   /* General broadcasts: [3,1,5] over the middle axis, [4] along axis 1, a
    * transposing [5,3] -> [3,4,5]; compare, select and a convert to f64. */
   {
@@ -791,12 +810,22 @@ START_TEST(test_random_groups) {
           break;
         }
         case 8: { /* a scalar broadcast as the second operand (read as one value): the
-                     divide's fast path, and with a divisor below 2^-60 its fallback */
+                     divide's fast path, and with a divisor below 2^-60 its fallback; half
+                     the time of the input itself, a cheap one then read twice more (a
+                     member that register chains compute again at their heads) */
           static const uint16_t kOps[4] = {ACCY_OP_MULTIPLY, ACCY_OP_DIVIDE, ACCY_OP_SUBTRACT,
                                            ACCY_OP_DIVIDE};
           static const float kVals[4] = {0.5f, 1.4142135f, -3.0f, 1e-30f};
           const int which = (int)tu_rng_range(&rng, 0, 3);
-          rows[nr++] = bin(&g, kOps[which], xt, a, scalar(&g, xt, kVals[which]));
+          const bool input = tu_rng_range(&rng, 0, 1);
+          const uint32_t m = bin(&g, kOps[which], xt, input ? rows[0] : a,
+                                 scalar(&g, xt, kVals[which]));
+          rows[nr++] = m;
+          if (input && which != 1 && which != 3) {
+            rows[nr++] = bin(&g, ACCY_OP_ADD, xt, m, scalar(&g, xt, 2.0f));
+            rows[nr++] = un(&g, ACCY_OP_EXP, xt, a);
+            rows[nr++] = bin(&g, ACCY_OP_MULTIPLY, xt, m, scalar(&g, xt, -1.5f));
+          }
           break;
         }
         default: { /* select(a > b, a, b * b) */

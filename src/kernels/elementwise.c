@@ -686,15 +686,20 @@ static bool chain_passive(const group_step *st) {
 
 /* Whether step |st| may run between members of run |c| (members mi ..
  * last) while the run waits for its last member: it reads none of the
- * run's members (their slots are never written) and writes no slot the run
- * reads when it runs. (GELU's x / 2, between its tanh's argument and the
- * tanh.) */
-static bool chain_may_skip(const group_step *steps, uint32_t mi, uint32_t last,
-                           const group_chain *c, const group_step *st) {
+ * run's members (their slots are never written) and no member computed
+ * again at the heads of its readers' runs (|again|: a stepped-over step
+ * starts no run), and writes no slot the run reads when it runs. (GELU's
+ * x / 2, between its tanh's argument and the tanh.) */
+static bool chain_may_skip(const group_step *steps, uint32_t nm, const bool *again, uint32_t mi,
+                           uint32_t last, const group_chain *c, const group_step *st) {
   if (st->absorbed || st->kind == GK_CHAIN) return false;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++) {
+    if (st->in[i] < 0) continue;
     for (uint32_t q = mi; q <= last; q++)
-      if (st->in[i] >= 0 && st->in[i] == steps[q].out && !chain_passive(&steps[q])) return false;
+      if (st->in[i] == steps[q].out && !chain_passive(&steps[q])) return false;
+    for (uint32_t q = 0; q < nm; q++)
+      if (again[q] && st->in[i] == steps[q].out) return false;
+  }
   if (st->out < 0) return false;
   if (c->x0 == st->out) return false;
   for (uint32_t q = 0; q < c->n_ops; q++)
@@ -827,7 +832,8 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     for (;;) {
       uint32_t nx = last + 1;
       while (nx < nm && (chain_passive(&steps[nx]) ||
-                         (nx + 1 < nm && chain_may_skip(steps, mi, last, &c, &steps[nx]))))
+                         (nx + 1 < nm &&
+                          chain_may_skip(steps, nm, again, mi, last, &c, &steps[nx]))))
         nx++;
       if (nx >= nm || c.n_ops == ACCY__UK_CHAIN_MAX || uses[last] != 1 || steps[last].out < 0 ||
           !chain_member(p, g, &steps[nx], nx) || steps[nx].row != steps[mi].row)
