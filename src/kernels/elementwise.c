@@ -504,6 +504,14 @@ static int32_t group_index(const uint32_t *list, uint32_t n, uint32_t node) {
   return -1;
 }
 
+/* The member among the first |n| whose value |node| is (a reshape's
+ * readers read its source: |alias|, accy__kernel_prepare_ew_group), or -1. */
+static int32_t member_of(const accy__ew_group *g, const int32_t *alias, uint32_t n,
+                         uint32_t node) {
+  const int32_t at = group_index(g->members, n, node);
+  return at >= 0 && alias[at] >= 0 ? alias[at] : at;
+}
+
 /* The addressing of broadcast node |b| over its result's axes, merged. */
 static accy_status group_bcast_geom(const accy__program *p, uint32_t b, group_bcast *bc) {
   const accy__node *nd = &p->nodes[b];
@@ -756,8 +764,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     if (alias[ci] >= 0) continue;
     const accy__node *cn = &p->nodes[g->members[ci]];
     for (uint32_t o = 0; o < cn->n_operands; o++) {
-      int32_t at = group_index(g->members, ci, cn->operands[o]);
-      if (at >= 0 && alias[at] >= 0) at = alias[at];
+      const int32_t at = member_of(g, alias, ci, cn->operands[o]);
       if (at >= 0) uses[at]++;
     }
   }
@@ -783,8 +790,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       const accy__node *cn = &p->nodes[g->members[ci]];
       bool reads = false;
       for (uint32_t o = 0; o < cn->n_operands; o++) {
-        int32_t at = group_index(g->members, ci, cn->operands[o]);
-        if (at >= 0 && alias[at] >= 0) at = alias[at];
+        const int32_t at = member_of(g, alias, ci, cn->operands[o]);
         reads |= at == (int32_t)mi;
       }
       chain_head rh;
@@ -813,8 +819,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     {
       const accy__node *nd = &p->nodes[g->members[mi]];
       for (uint32_t o = 0; o < nd->n_operands; o++) {
-        int32_t at = group_index(g->members, mi, nd->operands[o]);
-        if (at >= 0 && alias[at] >= 0) at = alias[at];
+        const int32_t at = member_of(g, alias, mi, nd->operands[o]);
         if (at >= 0 && again[at]) head = at;
       }
     }
@@ -954,10 +959,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     const accy__node *nd = &p->nodes[g->members[mi]];
     alias[mi] = -1;
     if (mi + 1 == nm || nd->op != ACCY_OP_RESHAPE || nd->n_operands != 1) continue;
-    const int32_t at = group_index(g->members, mi, nd->operands[0]);
-    if (at >= 0) alias[mi] = alias[at] >= 0 ? alias[at] : at;
+    alias[mi] = member_of(g, alias, mi, nd->operands[0]);
   }
-#define MEMBER_OF(at) ((at) >= 0 && alias[at] >= 0 ? alias[at] : (at))
   /* Uses left of each member inside the group: its slot is free after the
    * last. */
   uint32_t left[ACCY__EW_GROUP_MAX_NODES] = {0};
@@ -965,7 +968,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     if (alias[mi] >= 0) continue;
     const accy__node *nd = &p->nodes[g->members[mi]];
     for (uint32_t o = 0; o < nd->n_operands; o++) {
-      int32_t at = MEMBER_OF(group_index(g->members, mi, nd->operands[o]));
+      int32_t at = member_of(g, alias, mi, nd->operands[o]);
       if (at >= 0) left[at]++;
     }
   }
@@ -980,7 +983,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     const accy__node *nd = &p->nodes[m];
     lazy_src[mi] = -1;
     if (!L || mi + 1 == nm || nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_operands != 1) continue;
-    const int32_t src = MEMBER_OF(group_index(g->members, mi, nd->operands[0]));
+    const int32_t src = member_of(g, alias, mi, nd->operands[0]);
     if (src < 0) continue;
     bool ok = left[mi] > 0;
     for (uint32_t ci = mi + 1; ci < nm && ok; ci++) {
@@ -1019,7 +1022,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       const accy__node *cn = &p->nodes[g->members[ci]];
       bool uses = false, per_row = false;
       for (uint32_t o = 0; o < cn->n_operands; o++) {
-        const int32_t at = MEMBER_OF(group_index(g->members, ci, cn->operands[o]));
+        const int32_t at = member_of(g, alias, ci, cn->operands[o]);
         uses |= cn->operands[o] == m;
         per_row |= at >= 0 && lazy_src[at] >= 0;
       }
@@ -1141,7 +1144,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     int n_freed = 0;
     for (uint32_t i = 0; i < n_in; i++) {
       const uint32_t o = nd->operands[i];
-      int32_t at = MEMBER_OF(group_index(g->members, mi, o));
+      int32_t at = member_of(g, alias, mi, o);
       if (at >= 0 && periodic[at]) { /* one vector for every row */
         if (st.kind != GK_EW && st.kind != GK_EW_ROWS)
           return GROUP_FAIL("operand %u read per row by a non-elementwise step", m, opn, o);
@@ -1186,8 +1189,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
        * from the tile's first block on, so the op's map_x1 kernel reads
        * that one value (the same bits as the two-array kernel; a divide
        * becomes a corrected reciprocal multiply, uk/avx2/ew.c). */
-      const int32_t a0 = MEMBER_OF(group_index(g->members, mi, nd->operands[0]));
-      const int32_t a1 = MEMBER_OF(group_index(g->members, mi, nd->operands[1]));
+      const int32_t a0 = member_of(g, alias, mi, nd->operands[0]);
+      const int32_t a1 = member_of(g, alias, mi, nd->operands[1]);
       if (a1 >= 0 && a1 != a0 && steps[a1].kind == GK_GATHER && steps[a1].once &&
           p->nodes[nd->operands[0]].type.dtype == nd->type.dtype)
         st.x1 = uew->map_x1(nd->op, nd->type.dtype);
@@ -1231,7 +1234,6 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
         steps[u].in[1] = steps[mi].in[0];
     steps[mi].kind = GK_NONE;
   }
-#undef MEMBER_OF
   gp->chain = accy__uk_get()->f32_chain;
   if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, alias, arena, k));
   uint8_t *run = accy__arena_alloc(arena, nm, 1);
