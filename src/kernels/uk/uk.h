@@ -64,6 +64,33 @@ static inline int accy__uk_clamp_hi_mode(float hi) {
 #define ACCY__UK_EPILOGUE 2u   /* apply the bias and residual of ep (the last K block) */
 #define ACCY__UK_CLAMP 4u      /* and clamp to [ep->lo, ep->hi] */
 
+/* The parts of |ep| a GEMM tile applies under |flags|, read once per call by
+ * each level's tile epilogue: NULL (and bounds of 0) for the parts |flags|
+ * leave off; the bias of the columns and the residual also left off when
+ * !cols_and_residual (the ind kernel). */
+typedef struct accy__uk_tile_ep {
+  bool on, clamp;
+  const float *bias_row, *bias_col, *residual;
+  ptrdiff_t res_rs;
+  float lo, hi;
+} accy__uk_tile_ep;
+
+static inline accy__uk_tile_ep accy__uk_tile_ep_of(uint32_t flags, const accy__uk_epilogue *ep,
+                                                   bool cols_and_residual) {
+  accy__uk_tile_ep t = {false, false, NULL, NULL, NULL, 0, 0.0f, 0.0f};
+  t.on = (flags & ACCY__UK_EPILOGUE) != 0;
+  if (!t.on) return t;
+  t.clamp = (flags & ACCY__UK_CLAMP) != 0;
+  t.bias_row = ep->bias_row;
+  if (cols_and_residual) {
+    t.bias_col = ep->bias_col;
+    t.residual = ep->residual;
+    t.res_rs = t.residual ? ep->res_rs : 0;
+  }
+  if (t.clamp) t.lo = ep->lo, t.hi = ep->hi;
+  return t;
+}
+
 /* C[0:mr, 0:nr] = (C or 0) + A[0:mr, 0:kc] x B[0:kc, 0:nr], mr <= MR, nr <= NR.
  * A(i, k) is a[i * a_rs + k * a_cs]; row k of B is nr contiguous floats at
  * b + k * b_rs (nothing right of column nr is read); C(i, j) is

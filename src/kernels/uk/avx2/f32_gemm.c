@@ -44,43 +44,36 @@ static inline __m256i first_lanes(size_t n) {
  * convolution of 16 input channels over 55 x 55 took 0.139 ms that way,
  * 0.121 ms unrolled (a Zen 4 capped at this level). */
 typedef struct tile_fin {
-  bool on, clamp;
-  const float *bias_row, *bias_col, *residual;
-  ptrdiff_t res_rs;
+  accy__uk_tile_ep e;
   vclamp8_plan cl;
 } tile_fin;
 
 static inline __attribute__((always_inline)) void tile_fin_init(tile_fin *f, uint32_t flags,
                                                                  const accy__uk_epilogue *ep,
                                                                  bool cols_and_residual) {
-  f->on = flags & ACCY__UK_EPILOGUE;
-  f->clamp = f->on && (flags & ACCY__UK_CLAMP);
-  f->bias_row = f->on ? ep->bias_row : NULL;
-  f->bias_col = f->on && cols_and_residual ? ep->bias_col : NULL;
-  f->residual = f->on && cols_and_residual ? ep->residual : NULL;
-  f->res_rs = f->residual ? ep->res_rs : 0;
-  f->cl = vclamp8_plan_for(f->clamp ? ep->lo : 0.0f, f->clamp ? ep->hi : 0.0f);
+  f->e = accy__uk_tile_ep_of(flags, ep, cols_and_residual);
+  f->cl = vclamp8_plan_for(f->e.lo, f->e.hi);
 }
 
 static inline __attribute__((always_inline)) void tile_fin_row(const tile_fin *f, size_t i,
                                                                 __m256 v0, __m256 v1, float *c,
                                                                 ptrdiff_t c_rs, bool full,
                                                                 __m256i m0, __m256i m1) {
-  if (f->on) {
-    if (f->bias_row) {
-      const __m256 br = _mm256_set1_ps(f->bias_row[i]);
+  if (f->e.on) {
+    if (f->e.bias_row) {
+      const __m256 br = _mm256_set1_ps(f->e.bias_row[i]);
       v0 = _mm256_add_ps(v0, br), v1 = _mm256_add_ps(v1, br);
     }
-    if (f->bias_col) {
-      v0 = _mm256_add_ps(v0, _mm256_maskload_ps(f->bias_col, m0));
-      v1 = _mm256_add_ps(v1, _mm256_maskload_ps(f->bias_col + 8, m1));
+    if (f->e.bias_col) {
+      v0 = _mm256_add_ps(v0, _mm256_maskload_ps(f->e.bias_col, m0));
+      v1 = _mm256_add_ps(v1, _mm256_maskload_ps(f->e.bias_col + 8, m1));
     }
-    if (f->residual) {
-      const float *r = f->residual + (ptrdiff_t)i * f->res_rs;
+    if (f->e.residual) {
+      const float *r = f->e.residual + (ptrdiff_t)i * f->e.res_rs;
       v0 = _mm256_add_ps(v0, _mm256_maskload_ps(r, m0));
       v1 = _mm256_add_ps(v1, _mm256_maskload_ps(r + 8, m1));
     }
-    if (f->clamp) v0 = vclamp8_apply(v0, &f->cl), v1 = vclamp8_apply(v1, &f->cl);
+    if (f->e.clamp) v0 = vclamp8_apply(v0, &f->cl), v1 = vclamp8_apply(v1, &f->cl);
   }
   float *ci = c + (ptrdiff_t)i * c_rs;
   if (full) {
@@ -351,10 +344,10 @@ void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a
   acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
   tile_fin f;
   tile_fin_init(&f, flags, ep, true);
-  const float *bias_col = f.bias_col, *residual = f.residual;
+  const float *bias_col = f.e.bias_col, *residual = f.e.residual;
   for (size_t p = 0; p < np; p++) {
-    f.bias_col = bias_col ? bias_col + 16 * p : NULL;
-    f.residual = residual ? residual + 16 * p : NULL;
+    f.e.bias_col = bias_col ? bias_col + 16 * p : NULL;
+    f.e.residual = residual ? residual + 16 * p : NULL;
     tile_fin_row(&f, 0, acc[p][0], acc[p][1], c + 16 * p, 0, true, all, all);
   }
 }

@@ -77,9 +77,7 @@
  * of 16 input channels). The GEMM, ind and GEMV kernels share it, so a row
  * gets the same bits from each. */
 typedef struct tile_fin {
-  bool on, clamp;
-  const float *bias_row, *bias_col, *residual;
-  ptrdiff_t res_rs;
+  accy__uk_tile_ep e;
   vclamp16_plan cl;
 } tile_fin;
 
@@ -87,34 +85,29 @@ typedef struct tile_fin {
  * ind kernel, uk.h). */
 ACCY_INLINE void tile_fin_init(tile_fin *f, uint32_t flags, const accy__uk_epilogue *ep,
                                bool cols_and_residual) {
-  f->on = flags & ACCY__UK_EPILOGUE;
-  f->clamp = f->on && (flags & ACCY__UK_CLAMP);
-  f->bias_row = f->on ? ep->bias_row : NULL;
-  f->bias_col = f->on && cols_and_residual ? ep->bias_col : NULL;
-  f->residual = f->on && cols_and_residual ? ep->residual : NULL;
-  f->res_rs = f->residual ? ep->res_rs : 0;
-  f->cl = vclamp16_plan_for(f->clamp ? ep->lo : 0.0f, f->clamp ? ep->hi : 0.0f);
+  f->e = accy__uk_tile_ep_of(flags, ep, cols_and_residual);
+  f->cl = vclamp16_plan_for(f->e.lo, f->e.hi);
 }
 
 /* Row |i| of the tile: bias of the row, bias of the columns, the residual
  * row, then the clamp, in that order, one rounding each; then the store. */
 ACCY_INLINE void tile_fin_row(const tile_fin *f, size_t i, __m512 v0, __m512 v1, float *c,
                               ptrdiff_t c_rs, bool full, __mmask16 m0, __mmask16 m1) {
-  if (f->on) {
-    if (f->bias_row) {
-      const __m512 br = _mm512_set1_ps(f->bias_row[i]);
+  if (f->e.on) {
+    if (f->e.bias_row) {
+      const __m512 br = _mm512_set1_ps(f->e.bias_row[i]);
       v0 = _mm512_add_ps(v0, br), v1 = _mm512_add_ps(v1, br);
     }
-    if (f->bias_col) {
-      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, f->bias_col));
-      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, f->bias_col + 16));
+    if (f->e.bias_col) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, f->e.bias_col));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, f->e.bias_col + 16));
     }
-    if (f->residual) {
-      const float *r = f->residual + (ptrdiff_t)i * f->res_rs;
+    if (f->e.residual) {
+      const float *r = f->e.residual + (ptrdiff_t)i * f->e.res_rs;
       v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, r));
       v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, r + 16));
     }
-    if (f->clamp) v0 = vclamp16_apply(v0, &f->cl), v1 = vclamp16_apply(v1, &f->cl);
+    if (f->e.clamp) v0 = vclamp16_apply(v0, &f->cl), v1 = vclamp16_apply(v1, &f->cl);
   }
   float *ci = c + (ptrdiff_t)i * c_rs;
   if (full) {
@@ -283,10 +276,10 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
   acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
   tile_fin f;
   tile_fin_init(&f, flags, ep, true);
-  const float *bias_col = f.bias_col, *residual = f.residual;
+  const float *bias_col = f.e.bias_col, *residual = f.e.residual;
   for (size_t p = 0; p < np; p++) {
-    f.bias_col = bias_col ? bias_col + NR * p : NULL;
-    f.residual = residual ? residual + NR * p : NULL;
+    f.e.bias_col = bias_col ? bias_col + NR * p : NULL;
+    f.e.residual = residual ? residual + NR * p : NULL;
     tile_fin_row(&f, 0, acc[p][0], acc[p][1], c + NR * p, 0, true, 0xffffu, 0xffffu);
   }
 }
