@@ -712,9 +712,10 @@ END_TEST
 /* The Winograd F(2x2, 3x3) transforms (uk.h, f32_wino_in and
  * f32_wino_out) give the portable kernels' bits at every level (NaNs equal
  * whatever their payload): any bit patterns, 1..64 tiles (vector tails),
- * output runs of 2n and 2n - 1 columns, one row or two; nothing written
- * past round_up(n, 8) tiles of a row of v, past w columns or into the
- * missing row. */
+ * output runs of 2n and 2n - 1 columns, one row or two, with and without
+ * the fused row epilogue (whose bits are the transform's followed by
+ * f32_epilogue); nothing written past round_up(n, 8) tiles of a row of v,
+ * past w columns or into the missing row. */
 static float f32_of_bits(uint32_t u);
 
 static bool same_or_both_nan(const float *a, const float *b, size_t n) {
@@ -748,7 +749,34 @@ START_TEST(test_wino_transforms_match_portable) {
     const bool two = tu_rng_range(&r, 0, 3) != 0;
     for (int q = 0; q < 2; q++)
       for (int i = 0; i < 2 * NMAX + 16; i++) ow[q][i] = -7.0f;
-    accy__f32_wino_out__portable(n, m, VS, ow[0], two ? ow[1] : NULL, w);
+    accy__f32_wino_out__portable(n, m, VS, ow[0], two ? ow[1] : NULL, w, NULL, NULL);
+    /* A third of the reps without an epilogue, the rest with one: the
+     * transform followed by the row epilogue (bias, residual, clamp) is
+     * the reference, and the fused kernels must give its bits. */
+    const int epk = rep % 3;
+    static float res[2][2 * NMAX + 16];
+    for (int q = 0; q < 2; q++)
+      for (int i = 0; i < 2 * NMAX + 16; i++)
+        res[q][i] = (float)tu_rng_range(&r, -1000, 1000) / 9.0f;
+    const float bias = (float)tu_rng_range(&r, -100, 100) / 7.0f;
+    const accy__uk_row_epilogue e0 = {&bias, epk == 2 ? res[0] : NULL, true,
+                                      epk == 2 ? -1.0f : 0.0f, epk == 2 ? 6.0f : INFINITY};
+    accy__uk_row_epilogue e1 = e0;
+    if (e1.res) e1.res = res[1];
+    const accy__uk_row_epilogue *ep0 = epk ? &e0 : NULL, *ep1 = epk ? &e1 : NULL;
+    if (epk) {
+      for (int q = 0; q < (two ? 2 : 1); q++) {
+        const accy__uk_row_epilogue *e = q ? &e1 : &e0;
+        accy__f32_epilogue__portable(w, ow[q], ow[q], e->bias, 0, e->res, e->clamp, e->lo, e->hi);
+      }
+      static float op[2][2 * NMAX + 16];
+      for (int q = 0; q < 2; q++)
+        for (int i = 0; i < 2 * NMAX + 16; i++) op[q][i] = -7.0f;
+      accy__f32_wino_out__portable(n, m, VS, op[0], two ? op[1] : NULL, w, ep0, ep1);
+      for (int q = 0; q < 2; q++)
+        ck_assert_msg(same_or_both_nan(ow[q], op[q], 2 * NMAX + 16),
+                      "portable: fused wino_out epilogue row %d differs", q);
+    }
     for (int l = 0; l < nl; l++) {
       const char *name = accy__isa_name(ts[l]->isa);
       for (int i = 0; i < 16 * VS; i++) got[i] = -7.0f;
@@ -761,7 +789,7 @@ START_TEST(test_wino_transforms_match_portable) {
       }
       for (int q = 0; q < 2; q++)
         for (int i = 0; i < 2 * NMAX + 16; i++) og[q][i] = -7.0f;
-      ts[l]->f32_wino_out(n, m, VS, og[0], two ? og[1] : NULL, w);
+      ts[l]->f32_wino_out(n, m, VS, og[0], two ? og[1] : NULL, w, ep0, ep1);
       for (int q = 0; q < 2; q++) {
         const size_t valid = q == 0 || two ? w : 0;
         ck_assert_msg(same_or_both_nan(ow[q], og[q], valid), "%s: wino_out row %d (%zu tiles, w %zu) differs",
@@ -791,8 +819,9 @@ START_TEST(test_wino_transforms_match_portable) {
         sv[a][0] = (mm[0] + mm[VS]) + mm[2 * VS];
         sv[a][1] = (mm[VS] - mm[2 * VS]) - mm[3 * VS];
       }
-      if (2 * i < w) ck_assert(ow[0][2 * i] == (sv[0][0] + sv[1][0]) + sv[2][0]);
-      if (two && 2 * i + 1 < w) ck_assert(ow[1][2 * i + 1] == (sv[1][1] - sv[2][1]) - sv[3][1]);
+      if (2 * i < w && !epk) ck_assert(ow[0][2 * i] == (sv[0][0] + sv[1][0]) + sv[2][0]);
+      if (two && 2 * i + 1 < w && !epk)
+        ck_assert(ow[1][2 * i + 1] == (sv[1][1] - sv[2][1]) - sv[3][1]);
     }
   }
   ck_assert_int_ge(tested, 400);

@@ -1564,11 +1564,17 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
         const int64_t ox0 = 2 * tx0, ox1 = 2 * (tx0 + seg) < OW ? 2 * (tx0 + seg) : OW;
         const int64_t oy = 2 * ty;
         float *d0 = plane + oy * OW + ox0, *d1 = oy + 1 < OH ? d0 + OW : NULL;
-        wout((size_t)seg, m + i * nt + jl, (size_t)ms, d0, d1, (size_t)(ox1 - ox0));
-        if (cw->has_epi)
-          for (int r = 0; r < (d1 ? 2 : 1); r++)
-            epi_run(&cw->e, r ? d1 : d0, resn ? resn + o * OH * OW + (oy + r) * OW + ox0 : NULL,
-                    (size_t)(ox1 - ox0), cw->e.bias ? cw->e.bias + o : NULL, 0);
+        if (cw->has_epi) {
+          /* The epilogue in the transform's registers, before the store. */
+          const float *r0 = resn ? resn + o * OH * OW + oy * OW + ox0 : NULL;
+          const accy__uk_row_epilogue e0 = {cw->e.bias ? cw->e.bias + o : NULL, r0, cw->e.clamp,
+                                            cw->e.lo, cw->e.hi};
+          accy__uk_row_epilogue e1 = e0;
+          if (r0) e1.res = r0 + OW;
+          wout((size_t)seg, m + i * nt + jl, (size_t)ms, d0, d1, (size_t)(ox1 - ox0), &e0, &e1);
+        } else {
+          wout((size_t)seg, m + i * nt + jl, (size_t)ms, d0, d1, (size_t)(ox1 - ox0), NULL, NULL);
+        }
         jl += (uint64_t)seg;
       }
     }

@@ -332,9 +332,13 @@ typedef void (*accy__uk_f32_wino_in_fn)(size_t n, const float *const rows[4], fl
  *   s[a] = ((m[4a] + m[4a+1]) + m[4a+2], (m[4a+1] - m[4a+2]) - m[4a+3]),
  *   row 0: (s[0][b] + s[1][b]) + s[2][b], row 1: (s[1][b] - s[2][b]) - s[3][b],
  * goes to o0[2i + b] and o1[2i + b] for 2i + b < w (w <= 2n; o1 NULL: row
- * 0 only). Nothing else is written. */
+ * 0 only). With ep0 (ep1), row 0's (row 1's) outputs then get the row
+ * epilogue, bias, the residual at res[x], clamp, as f32_epilogue applies
+ * it (the same bits as the transform followed by that call); NULL: none.
+ * Nothing else is written. */
 typedef void (*accy__uk_f32_wino_out_fn)(size_t n, const float *m, size_t ms, float *o0,
-                                         float *o1, size_t w);
+                                         float *o1, size_t w, const accy__uk_row_epilogue *ep0,
+                                         const accy__uk_row_epilogue *ep1);
 
 /* ---- the table of one level -------------------------------------------------- */
 
@@ -437,9 +441,13 @@ void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v,
 void accy__f32_wino_in__avx2(size_t n, const float *const rows[4], float *v, size_t vs);
 void accy__f32_wino_in__avx512(size_t n, const float *const rows[4], float *v, size_t vs);
 void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0, float *o1,
-                                  size_t w);
-void accy__f32_wino_out__avx2(size_t n, const float *m, size_t ms, float *o0, float *o1, size_t w);
+                               size_t w, const accy__uk_row_epilogue *ep0,
+                               const accy__uk_row_epilogue *ep1);
+void accy__f32_wino_out__avx2(size_t n, const float *m, size_t ms, float *o0, float *o1,
+                               size_t w, const accy__uk_row_epilogue *ep0,
+                               const accy__uk_row_epilogue *ep1);
 void accy__f32_wino_out__avx512(size_t n, const float *m, size_t ms, float *o0, float *o1,
-                                size_t w);
+                               size_t w, const accy__uk_row_epilogue *ep0,
+                               const accy__uk_row_epilogue *ep1);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

@@ -6,7 +6,9 @@
  * registers where it builds them. The same additions in the same order as
  * the portable kernels, so the same bits at every level. */
 #include <immintrin.h>
+#include <math.h>
 
+#include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
 /* The even and odd floats of the 16 at p, in order. */
@@ -50,8 +52,37 @@ void WINO_NAME(accy__f32_wino_in)(size_t n, const float *const rows[4], float *v
   }
 }
 
+/* The row epilogue (uk.h's accy__uk_row_epilogue) on outputs x .. x + 15
+ * of a row in a and b: bias, residual, clamp, one rounding each, as the
+ * level's f32_epilogue does them, so the same bits. */
+static inline __attribute__((always_inline)) void wino_epi(const accy__uk_row_epilogue *ep,
+                                                           const vclamp8_plan *cl, size_t x,
+                                                           size_t w, __m256 *a, __m256 *b) {
+  if (ep->bias) {
+    const __m256 bv = _mm256_set1_ps(ep->bias[0]);
+    *a = _mm256_add_ps(*a, bv), *b = _mm256_add_ps(*b, bv);
+  }
+  if (ep->res) {
+    __m256 ra, rb;
+    if (x + 16 <= w) {
+      ra = _mm256_loadu_ps(ep->res + x), rb = _mm256_loadu_ps(ep->res + x + 8);
+    } else {
+      float t[16] = {0};
+      for (size_t j = 0; j < w - x; j++) t[j] = ep->res[x + j];
+      ra = _mm256_loadu_ps(t), rb = _mm256_loadu_ps(t + 8);
+    }
+    *a = _mm256_add_ps(*a, ra), *b = _mm256_add_ps(*b, rb);
+  }
+  if (ep->clamp) *a = vclamp8_apply(*a, cl), *b = vclamp8_apply(*b, cl);
+}
+
 void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o0, float *o1,
-                                   size_t w) {
+                                   size_t w, const accy__uk_row_epilogue *ep0,
+                                   const accy__uk_row_epilogue *ep1) {
+  const vclamp8_plan cl0 = ep0 && ep0->clamp ? vclamp8_plan_for(ep0->lo, ep0->hi)
+                                             : vclamp8_plan_for(-INFINITY, INFINITY);
+  const vclamp8_plan cl1 = ep1 && ep1->clamp ? vclamp8_plan_for(ep1->lo, ep1->hi)
+                                             : vclamp8_plan_for(-INFINITY, INFINITY);
   for (size_t i = 0; i < n; i += 8) {
     __m256 s[4][2];
     for (int a = 0; a < 4; a++) {
@@ -74,9 +105,11 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
       }
       /* Interleave: y0[0] y1[0] y0[1] y1[1] ... */
       const __m256 lo = _mm256_unpacklo_ps(y0, y1), hi = _mm256_unpackhi_ps(y0, y1);
-      const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);
-      const __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);
+      __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);
+      __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);
       const size_t x = 2 * i;
+      const accy__uk_row_epilogue *ep = row ? ep1 : ep0;
+      if (ep) wino_epi(ep, row ? &cl1 : &cl0, x, w, &a, &b);
       if (x + 16 <= w) {
         _mm256_storeu_ps(o + x, a);
         _mm256_storeu_ps(o + x + 8, b);

@@ -4,6 +4,7 @@
  * these bits. */
 #include "src/internal.h"
 
+#include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
 
 void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v, size_t vs) {
@@ -25,8 +26,17 @@ void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v,
   }
 }
 
+/* The row epilogue (uk.h) on one output, as f32_epilogue does it. */
+static float wino_epi1(const accy__uk_row_epilogue *ep, size_t x, float v) {
+  if (ep->bias) v = v + ep->bias[0];
+  if (ep->res) v = v + ep->res[x];
+  if (ep->clamp) v = accy__min_f32(accy__max_f32(v, ep->lo), ep->hi);
+  return v;
+}
+
 void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0, float *o1,
-                                  size_t w) {
+                                  size_t w, const accy__uk_row_epilogue *ep0,
+                                  const accy__uk_row_epilogue *ep1) {
   for (size_t i = 0; i < n; i++) {
     float s[4][2];
     for (int a = 0; a < 4; a++) {
@@ -37,8 +47,12 @@ void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0
     for (int b = 0; b < 2; b++) {
       const size_t x = 2 * i + (size_t)b;
       if (x >= w) break;
-      o0[x] = s[0][b] + s[1][b] + s[2][b];
-      if (o1) o1[x] = s[1][b] - s[2][b] - s[3][b];
+      const float y0 = s[0][b] + s[1][b] + s[2][b];
+      o0[x] = ep0 ? wino_epi1(ep0, x, y0) : y0;
+      if (o1) {
+        const float y1 = s[1][b] - s[2][b] - s[3][b];
+        o1[x] = ep1 ? wino_epi1(ep1, x, y1) : y1;
+      }
     }
   }
 }
