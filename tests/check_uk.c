@@ -1205,12 +1205,93 @@ START_TEST(test_gemm_ind_matches_gathered_panel) {
           ep.lo = -0.5f, ep.hi = 1.0f;
           for (size_t i = 0; i < MRMAX * LD; i++) c_ref[i] = c_got[i] = rnd(&r);
           uk->fn(mr, NR, kc, a, 1, (ptrdiff_t)MR, panel, NR, c_ref, LD, flags, &ep);
-          uk->ind(mr, kc, a, src, off, c_got, LD, flags, &ep);
+          uk->ind(mr, kc, a, src, off, c_got, LD, NULL, flags, &ep);
           ck_assert_msg(memcmp(c_ref, c_got, sizeof c_ref) == 0,
                         "%s: mr %zu kc %zu flags %u: differs from %s on the gathered panel",
                         uk->ind_name, mr, kc, flags, uk->name);
         }
   }
+}
+END_TEST
+
+/* The ind kernel through column runs (uk.h's accy__uk_cruns) stores each
+ * run's columns at its own offset and nothing else: the bits of the
+ * level's GEMM kernel on the gathered panel, started (ACCUMULATE) from the
+ * destination's values gathered through the runs (0 in no run), with the
+ * residual gathered the same way, scattered back; random runs of every
+ * length with gaps between them, in the tile and in the destination. */
+START_TEST(test_gemm_ind_runs_scatter_the_tile) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 73);
+  enum { KMAX = 40, NRMAX = 32, MRMAX = 8, SRC = 400, LD = NRMAX, LDD = 160 };
+  static float a[KMAX * MRMAX], src[SRC], panel[KMAX * NRMAX], bias[MRMAX];
+  static float dst[MRMAX * LDD], want[MRMAX * LDD], res[MRMAX * LDD];
+  static float tile[MRMAX * LD], rtile[MRMAX * LD];
+  static ptrdiff_t off[KMAX];
+  int tested = 0;
+  for (int l = 0; l < nl; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    const size_t MR = uk->mr, NR = uk->nr;
+    for (int rep = 0; rep < 300; rep++) {
+      const size_t mr = (size_t)tu_rng_range(&r, 1, (int64_t)MR);
+      const size_t kc = (size_t)tu_rng_range(&r, 0, KMAX);
+      /* Runs: a gap of 0..3 tile columns, then 1.. columns, each at a
+       * destination after the last run's end plus a gap of 0..5. */
+      accy__uk_cruns rn = {0};
+      ptrdiff_t col[NRMAX];
+      for (size_t j = 0; j < NRMAX; j++) col[j] = -1;
+      size_t j = 0;
+      ptrdiff_t d = (ptrdiff_t)tu_rng_range(&r, 0, 5);
+      while (rn.n < ACCY__UK_RUNS_MAX) {
+        j += (size_t)tu_rng_range(&r, 0, 3);
+        if (j >= NR) break;
+        const size_t len = (size_t)tu_rng_range(&r, 1, (int64_t)(NR - j));
+        rn.mask[rn.n] = (len >= 32 ? 0xffffffffu : ((1u << len) - 1u)) << j;
+        rn.off[rn.n] = d - (ptrdiff_t)j;
+        for (size_t q = 0; q < len; q++) col[j + q] = d + (ptrdiff_t)q;
+        rn.n++;
+        d += (ptrdiff_t)len + (ptrdiff_t)tu_rng_range(&r, 0, 5);
+        j += len;
+      }
+      for (size_t i = 0; i < KMAX * MRMAX; i++) a[i] = rnd(&r);
+      for (size_t i = 0; i < SRC; i++) src[i] = rnd(&r);
+      for (size_t i = 0; i < MRMAX; i++) bias[i] = rnd(&r);
+      for (size_t i = 0; i < MRMAX * LDD; i++) dst[i] = rnd(&r), res[i] = rnd(&r);
+      for (size_t k = 0; k < kc; k++) off[k] = (ptrdiff_t)tu_rng_range(&r, 0, SRC - NR);
+      for (size_t k = 0; k < kc; k++) memcpy(panel + k * NR, src + off[k], NR * sizeof(float));
+      const uint32_t fl = (uint32_t)tu_rng_range(&r, 0, 15);
+      uint32_t flags = (fl & 1 ? ACCY__UK_ACCUMULATE : 0) | (fl & 2 ? ACCY__UK_EPILOGUE : 0);
+      if ((fl & 2) && (fl & 4)) flags |= ACCY__UK_CLAMP;
+      /* The reference: gathered start and residual, the GEMM kernel,
+       * scattered back over a copy of the destination. */
+      for (size_t i = 0; i < MRMAX; i++)
+        for (size_t q = 0; q < LD; q++) {
+          const bool in = q < NR && col[q] >= 0;
+          tile[i * LD + q] = in ? dst[i * LDD + (size_t)col[q]] : 0.0f;
+          rtile[i * LD + q] = in ? res[i * LDD + (size_t)col[q]] : 0.0f;
+        }
+      accy__uk_epilogue ep = {0}, ep_ref = {0};
+      ep.bias_row = ep_ref.bias_row = fl & 8 ? bias : NULL;
+      ep.lo = ep_ref.lo = -0.5f, ep.hi = ep_ref.hi = 1.0f;
+      if (fl & 2 && tu_rng_range(&r, 0, 1)) {
+        ep.residual = res, ep.res_rs = LDD;
+        ep_ref.residual = rtile, ep_ref.res_rs = LD;
+      }
+      uk->fn(mr, NR, kc, a, 1, (ptrdiff_t)MR, panel, NR, tile, LD, flags, &ep_ref);
+      memcpy(want, dst, sizeof want);
+      for (size_t i = 0; i < mr; i++)
+        for (size_t q = 0; q < NR; q++)
+          if (col[q] >= 0) want[i * LDD + (size_t)col[q]] = tile[i * LD + q];
+      uk->ind(mr, kc, a, src, off, dst, LDD, &rn, flags, &ep);
+      ck_assert_msg(memcmp(want, dst, sizeof want) == 0,
+                    "%s: mr %zu kc %zu flags %u, %u runs: differs from the scattered tile",
+                    uk->ind_name, mr, kc, flags, rn.n);
+      tested++;
+    }
+  }
+  ck_assert_int_ge(tested, 300);
 }
 END_TEST
 
@@ -1654,6 +1735,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_gemm_ind_matches_gathered_panel);
+  tcase_add_test(tc, test_gemm_ind_runs_scatter_the_tile);
   tcase_add_test(tc, test_gemm_levels_above_avx2_give_avx2_bits);
   tcase_add_test(tc, test_epilogue_levels_match_portable);
   tcase_add_test(tc, test_epilogue_clamps_follow_the_ops_rules);

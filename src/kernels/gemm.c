@@ -238,6 +238,32 @@ void accy__gemm_pack_a(const accy__gemm *g, const float *a, uint64_t a_batches, 
     }
 }
 
+bool accy__gemm_runs_fit(uint64_t nr, uint64_t wq, uint64_t ow) {
+  /* nr columns meet at most (nr - 1) / wq + 2 padded rows, one run each. */
+  return wq > 0 && ow > 0 && ow <= wq && (nr - 1) / wq + 2 <= ACCY__UK_RUNS_MAX;
+}
+
+/* The column runs of the tile at columns j0 .. j0 + nr of a C with padded
+ * rows (gemm.h's c_wq), columns past N in none. */
+static void c_runs(const accy__gemm *g, uint64_t j0, accy__uk_cruns *rn) {
+  const uint64_t wq = g->c_wq, ow = g->c_ow;
+  const uint64_t end = j0 + g->uk.nr < g->N ? j0 + g->uk.nr : g->N;
+  rn->n = 0;
+  for (uint64_t q = j0; q < end;) {
+    const uint64_t y = q / wq, x = q % wq;
+    if (x >= ow) {
+      q = (y + 1) * wq;
+      continue;
+    }
+    const uint64_t stop = y * wq + ow < end ? y * wq + ow : end;
+    const uint64_t j = q - j0, len = stop - q;
+    rn->mask[rn->n] = (len >= 32 ? 0xffffffffu : ((1u << len) - 1u)) << j;
+    rn->off[rn->n] = (ptrdiff_t)(y * ow + x) - (ptrdiff_t)j;
+    rn->n++;
+    q = stop;
+  }
+}
+
 /* One K block's tiles of rows [t_lo, t_hi) (a sub-block, or one tile row
  * of it) over every panel of the item's columns. */
 typedef struct tile_args {
@@ -275,17 +301,29 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
     }
     if (g->b_off) {
       /* Scattered rows of B (gemm.h): full-width tiles into the consumer's
-       * block, rows past the item's computed and never stored. */
+       * block, or through their column runs into C's padded rows; rows
+       * past the item's computed and never stored. */
       const float *ap0 = (g->a_run_packed ? t->a : g->a_packed) + (ab_i * div_up(g->M, mr) * K +
                                                                    k0) * mr;
-      const ptrdiff_t crs = (ptrdiff_t)ws_c_ld(g);
+      accy__uk_cruns rn;
+      if (g->c_wq) c_runs(g, j0, &rn);
       for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
         accy__uk_epilogue ep = g->ep;
         if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
-        g->uk.ind((size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr), (size_t)kcur,
-                  ap0 + (i0 / mr) * K * mr, t->bb + j0, g->b_off + k0,
-                  t->cw + (ptrdiff_t)(i0 - t->m0) * crs + (ptrdiff_t)(j0 - n0), crs, t->flags,
-                  &ep);
+        const size_t mcur = (size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr);
+        if (g->c_wq) {
+          if (g->has_residual) {
+            ep.residual = t->r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs;
+            ep.res_rs = g->c_rs;
+          }
+          g->uk.ind(mcur, (size_t)kcur, ap0 + (i0 / mr) * K * mr, t->bb + j0, g->b_off + k0,
+                    t->cb + (ptrdiff_t)i0 * g->c_rs, g->c_rs, &rn, t->flags, &ep);
+        } else {
+          const ptrdiff_t crs = (ptrdiff_t)ws_c_ld(g);
+          g->uk.ind(mcur, (size_t)kcur, ap0 + (i0 / mr) * K * mr, t->bb + j0, g->b_off + k0,
+                    t->cw + (ptrdiff_t)(i0 - t->m0) * crs + (ptrdiff_t)(j0 - n0), crs, NULL,
+                    t->flags, &ep);
+        }
       }
       j0 += nr;
       continue;

@@ -88,11 +88,19 @@ typedef struct accy__gemm {
   uint64_t b_batch_mod;
   /* B read in place with scattered rows (b_off != NULL, K entries): B(b, k,
    * j) = b[b * b_bs + b_off[k] + j], through the microkernel's ind variant.
-   * Needs A packed and C to a consumer (every tile is then computed whole,
-   * so the caller makes B readable up to the last panel's end); the
-   * epilogue may have bias_row and the clamp only, which the microkernel
-   * applies before the consumer gets the tile. */
+   * Needs A packed and either C to a consumer or C with padded rows
+   * (c_wq); every tile is computed whole, so the caller makes B readable up
+   * to the last panel's end. The epilogue has no bias_col; to a consumer
+   * it is bias_row and the clamp only, which the microkernel applies
+   * before the consumer gets the tile. */
   const ptrdiff_t *b_off;
+  /* C with padded rows (c_wq > 0, with b_off, no consumer): column j of C
+   * is the padded position (j / c_wq, j % c_wq), stored at column j - (j /
+   * c_wq) (c_wq - c_ow) of C's row when j % c_wq < c_ow, and nowhere
+   * otherwise; the microkernel stores each tile there through its column
+   * runs (uk.h's accy__uk_cruns), with the whole epilogue. c_wq needs
+   * accy__gemm_runs_fit. */
+  uint64_t c_wq, c_ow;
   /* C to a consumer (then c_bs, c_rs and the epilogue fields are unused, and
    * the consumer applies any epilogue): an item's block of C lives in the
    * worker workspace until its last K block. */
@@ -126,6 +134,10 @@ typedef struct accy__gemm {
    * block provider builds. */
   bool pack_b;
 } accy__gemm;
+
+/* Whether every tile of nr columns of a C with padded rows of |wq|
+ * positions (|ow| kept) has at most ACCY__UK_RUNS_MAX column runs. */
+bool accy__gemm_runs_fit(uint64_t nr, uint64_t wq, uint64_t ow);
 
 /* Chooses the item geometry from the shape and the microkernel in g->uk;
  * b_packed must already say whether B is packed (any non-NULL pointer). */

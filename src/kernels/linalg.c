@@ -1227,9 +1227,11 @@ static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
   const conv_gemm *cg = k->params;
   if (cg->g.b_off) {
     /* The padded form: B is the pre-pass's padded planes; the filters are
-     * packed A (bufs[1], the input, is passed only as an unused A). */
-    accy__gemm_run(&cg->g, bufs[1], temp_of(bufs, cg->e.residual), bufs[0],
-                   cg->e.residual ? bufs[3] : NULL, begin, end, ws_of(k, bufs, cg->e.residual));
+     * packed A (bufs[1], the input, is passed only as an unused A). The
+     * residual is the consumer's (e) or the microkernel's (g). */
+    const bool res = cg->e.residual || cg->g.has_residual;
+    accy__gemm_run(&cg->g, bufs[1], temp_of(bufs, res), bufs[0], res ? bufs[3] : NULL, begin, end,
+                   ws_of(k, bufs, res));
     return;
   }
   /* The transposed form reads the input (bufs[1]) as A, or the pre-pass's
@@ -2022,18 +2024,31 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       g->N = padded_cols;
       g->b_bs = cg->C * plane;
       g->b_off = off;
-      g->c_store = conv_store_pad;
-      g->c_store_ctx = cg;
-      /* The bias in the microkernel, and the clamp too unless a residual
-       * (added before it) is left to the consumer. */
       cg->e = *e;
-      cg->e.bias = NULL;
-      cg->e.clamp = e->residual && e->clamp;
-      if (e->bias || (e->clamp && !e->residual)) {
-        g->ep_flags = ACCY__UK_EPILOGUE | (e->clamp && !e->residual ? ACCY__UK_CLAMP : 0u);
-        g->ep.bias_row = e->bias;
-        g->ep.lo = e->lo;
-        g->ep.hi = e->hi;
+      if (accy__gemm_runs_fit(g->uk.nr, (uint64_t)cg->Wq, (uint64_t)cg->OW)) {
+        /* Each tile stored by the microkernel straight into the output's
+         * rows (its columns' runs skip the padding), with the whole
+         * epilogue: no copy through the workspace (cnn_b32's 3 -> 16
+         * channels at 64 x 64 wrote its 8 MiB of output twice). */
+        g->c_wq = (uint64_t)cg->Wq;
+        g->c_ow = (uint64_t)cg->OW;
+        gemm_set_epilogue(g, e, true);
+        cg->e.bias = NULL;
+        cg->e.residual = false;
+        cg->e.clamp = false;
+      } else {
+        g->c_store = conv_store_pad;
+        g->c_store_ctx = cg;
+        /* The bias in the microkernel, and the clamp too unless a residual
+         * (added before it) is left to the consumer. */
+        cg->e.bias = NULL;
+        cg->e.clamp = e->residual && e->clamp;
+        if (e->bias || (e->clamp && !e->residual)) {
+          g->ep_flags = ACCY__UK_EPILOGUE | (e->clamp && !e->residual ? ACCY__UK_CLAMP : 0u);
+          g->ep.bias_row = e->bias;
+          g->ep.lo = e->lo;
+          g->ep.hi = e->hi;
+        }
       }
     } else {
       g->b_block = conv_im2col_block;
@@ -2096,8 +2111,9 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       break;
     case CONV_PADDED:
       accy__kernel_set_how(k, arena,
-              "convolution as GEMM %s, padded input (pre-pass, %u phase%s), taps in place",
-              g->uk.ind_name, cg->nph, cg->nph == 1 ? "" : "s");
+              "convolution as GEMM %s, padded input (pre-pass, %u phase%s), taps in place, %s",
+              g->uk.ind_name, cg->nph, cg->nph == 1 ? "" : "s",
+              g->c_wq ? "stored in place" : "stored through the workspace");
       break;
     default:
       if (pointwise)

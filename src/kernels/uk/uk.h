@@ -66,8 +66,8 @@ static inline int accy__uk_clamp_hi_mode(float hi) {
 
 /* The parts of |ep| a GEMM tile applies under |flags|, read once per call by
  * each level's tile epilogue: NULL (and bounds of 0) for the parts |flags|
- * leave off; the bias of the columns and the residual also left off when
- * !cols_and_residual (the ind kernel). */
+ * leave off; the bias of the columns also left off when !cols (the ind
+ * kernel). */
 typedef struct accy__uk_tile_ep {
   bool on, clamp;
   const float *bias_row, *bias_col, *residual;
@@ -76,17 +76,15 @@ typedef struct accy__uk_tile_ep {
 } accy__uk_tile_ep;
 
 static inline accy__uk_tile_ep accy__uk_tile_ep_of(uint32_t flags, const accy__uk_epilogue *ep,
-                                                   bool cols_and_residual) {
+                                                   bool cols) {
   accy__uk_tile_ep t = {false, false, NULL, NULL, NULL, 0, 0.0f, 0.0f};
   t.on = (flags & ACCY__UK_EPILOGUE) != 0;
   if (!t.on) return t;
   t.clamp = (flags & ACCY__UK_CLAMP) != 0;
   t.bias_row = ep->bias_row;
-  if (cols_and_residual) {
-    t.bias_col = ep->bias_col;
-    t.residual = ep->residual;
-    t.res_rs = t.residual ? ep->res_rs : 0;
-  }
+  if (cols) t.bias_col = ep->bias_col;
+  t.residual = ep->residual;
+  t.res_rs = t.residual ? ep->res_rs : 0;
   if (t.clamp) t.lo = ep->lo, t.hi = ep->hi;
   return t;
 }
@@ -114,17 +112,33 @@ typedef void (*accy__uk_f32_gemv_fn)(size_t np, size_t kc, const float *a, ptrdi
                                      const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                      uint32_t flags, const accy__uk_epilogue *ep);
 
+/* Where the columns of a full-width tile go when C's rows are not the
+ * tile's (a convolution's padded form, whose tile columns are padded
+ * positions): run r's columns, bit j of mask[r] for tile column j, go to
+ * column off[r] + j of C's row; columns in no run are computed and never
+ * stored (nor read). The runs are disjoint. */
+#define ACCY__UK_RUNS_MAX 8
+typedef struct accy__uk_cruns {
+  uint32_t n;
+  uint32_t mask[ACCY__UK_RUNS_MAX];
+  ptrdiff_t off[ACCY__UK_RUNS_MAX];
+} accy__uk_cruns;
+
 /* A full-width tile whose B rows are scattered: C[0:mr, 0:NR] = (C or 0) +
  * A x B, A a packed micro-panel (MR floats per k: element (i, k) at
  * a[k * MR + i], all MR rows readable), row k of B the NR floats at
  * b + b_off[k] (a convolution's taps read in place from a padded input).
- * Rows past mr are computed, never stored. Each C element is the chain of
- * the level's fn over the same k order from the same start, then (flags)
- * the epilogue's bias_row and clamp (its bias_col and residual must be
- * NULL): the bits fn gives on those rows gathered into a panel. */
+ * Rows past mr are computed, never stored. C(i, j) is c[i * c_rs + j], or
+ * with |runs| c[i * c_rs + off[r] + j] for the run r holding column j (the
+ * residual likewise at residual[i * res_rs + off[r] + j]; ACCUMULATE starts
+ * the other columns from 0). Each C element is the chain of the level's fn
+ * over the same k order from the same start, then (flags) the epilogue's
+ * bias_row, residual and clamp (its bias_col must be NULL): the bits fn
+ * gives on those rows gathered into a panel. */
 typedef void (*accy__uk_f32_gemm_ind_fn)(size_t mr, size_t kc, const float *a, const float *b,
                                          const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
-                                         uint32_t flags, const accy__uk_epilogue *ep);
+                                         const accy__uk_cruns *runs, uint32_t flags,
+                                         const accy__uk_epilogue *ep);
 
 typedef struct accy__uk_f32_gemm {
   const char *name;
@@ -370,10 +384,12 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
                                    const accy__uk_epilogue *ep);
 void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, const float *b,
                                        const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
-                                       uint32_t flags, const accy__uk_epilogue *ep);
+                                       const accy__uk_cruns *runs, uint32_t flags,
+                                       const accy__uk_epilogue *ep);
 void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
                                    const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
-                                   uint32_t flags, const accy__uk_epilogue *ep);
+                                   const accy__uk_cruns *runs, uint32_t flags,
+                                   const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep);
@@ -385,7 +401,8 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
                                  ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
                                      const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
-                                     uint32_t flags, const accy__uk_epilogue *ep);
+                                     const accy__uk_cruns *runs, uint32_t flags,
+                                     const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                   const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                   uint32_t flags, const accy__uk_epilogue *ep);

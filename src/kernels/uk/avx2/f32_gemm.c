@@ -50,8 +50,8 @@ typedef struct tile_fin {
 
 static inline __attribute__((always_inline)) void tile_fin_init(tile_fin *f, uint32_t flags,
                                                                  const accy__uk_epilogue *ep,
-                                                                 bool cols_and_residual) {
-  f->e = accy__uk_tile_ep_of(flags, ep, cols_and_residual);
+                                                                 bool cols) {
+  f->e = accy__uk_tile_ep_of(flags, ep, cols);
   f->cl = vclamp8_plan_for(f->e.lo, f->e.hi);
 }
 
@@ -247,25 +247,118 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
     TILE_FIN(&f, c, c_rs, mr, full, m0, m1);
 }
 
+/* The runs of a tile (uk.h's accy__uk_cruns) as the lane masks of its two
+ * vectors: for each run and vector, all lanes (a plain load or store), none
+ * (skipped) or some (a masked one). */
+typedef struct runs8 {
+  uint32_t n;
+  ptrdiff_t off[ACCY__UK_RUNS_MAX];
+  uint8_t bits[ACCY__UK_RUNS_MAX][2];
+  __m256i m[ACCY__UK_RUNS_MAX][2];
+} runs8;
+
+static inline void runs8_of(const accy__uk_cruns *rn, runs8 *q) {
+  const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  q->n = rn->n;
+  for (uint32_t r = 0; r < rn->n; r++) {
+    q->off[r] = rn->off[r];
+    for (int h = 0; h < 2; h++) {
+      const uint32_t b = rn->mask[r] >> (8 * h) & 0xffu;
+      q->bits[r][h] = (uint8_t)b;
+      q->m[r][h] = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)b), lane), lane);
+    }
+  }
+}
+
+/* Vector h of a tile row through the runs: each run's lanes from (to)
+ * p + off[r] + 8 h; lanes in no run kept (loads) or not written (stores). */
+static inline __m256 runs8_load(const runs8 *q, const float *p, int h, __m256 v) {
+  for (uint32_t r = 0; r < q->n; r++) {
+    const float *s = p + q->off[r] + 8 * h;
+    if (q->bits[r][h] == 0xffu)
+      v = _mm256_loadu_ps(s);
+    else if (q->bits[r][h])
+      v = _mm256_blendv_ps(v, _mm256_maskload_ps(s, q->m[r][h]), _mm256_castsi256_ps(q->m[r][h]));
+  }
+  return v;
+}
+
+static inline void runs8_store(const runs8 *q, float *p, int h, __m256 v) {
+  for (uint32_t r = 0; r < q->n; r++) {
+    float *d = p + q->off[r] + 8 * h;
+    if (q->bits[r][h] == 0xffu)
+      _mm256_storeu_ps(d, v);
+    else if (q->bits[r][h])
+      _mm256_maskstore_ps(d, q->m[r][h], v);
+  }
+}
+
+/* tile_fin_row through the runs: bias of the row, the residual (gathered
+ * through the same runs), the clamp, then the stores. */
+static inline __attribute__((always_inline)) void tile_fin_row_runs(const tile_fin *f, size_t i,
+                                                                     __m256 v0, __m256 v1,
+                                                                     float *c, ptrdiff_t c_rs,
+                                                                     const runs8 *q) {
+  if (f->e.on) {
+    if (f->e.bias_row) {
+      const __m256 br = _mm256_set1_ps(f->e.bias_row[i]);
+      v0 = _mm256_add_ps(v0, br), v1 = _mm256_add_ps(v1, br);
+    }
+    if (f->e.residual) {
+      const float *r = f->e.residual + (ptrdiff_t)i * f->e.res_rs;
+      v0 = _mm256_add_ps(v0, runs8_load(q, r, 0, _mm256_setzero_ps()));
+      v1 = _mm256_add_ps(v1, runs8_load(q, r, 1, _mm256_setzero_ps()));
+    }
+    if (f->e.clamp) v0 = vclamp8_apply(v0, &f->cl), v1 = vclamp8_apply(v1, &f->cl);
+  }
+  float *ci = c + (ptrdiff_t)i * c_rs;
+  runs8_store(q, ci, 0, v0);
+  runs8_store(q, ci, 1, v1);
+}
+
+#define TILE_FIN_RUNS(F, C, C_RS, MRV, Q)                              \
+  do {                                                                 \
+    tile_fin_row_runs(F, 0, c00, c01, C, C_RS, Q);                     \
+    if ((MRV) > 1) tile_fin_row_runs(F, 1, c10, c11, C, C_RS, Q);      \
+    if ((MRV) > 2) tile_fin_row_runs(F, 2, c20, c21, C, C_RS, Q);      \
+    if ((MRV) > 3) tile_fin_row_runs(F, 3, c30, c31, C, C_RS, Q);      \
+    if ((MRV) > 4) tile_fin_row_runs(F, 4, c40, c41, C, C_RS, Q);      \
+    if ((MRV) > 5) tile_fin_row_runs(F, 5, c50, c51, C, C_RS, Q);      \
+  } while (0)
+
 /* The full-tile loop of the GEMM kernel's packed-A path, with row k of B at
  * b + b_off[k]: the same steps (asm, or under AddressSanitizer the same
  * intrinsics in the same order) and the same tile epilogue, so the same
  * bits. */
 void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
                                    const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
-                                   uint32_t flags, const accy__uk_epilogue *ep) {
+                                   const accy__uk_cruns *runs, uint32_t flags,
+                                   const accy__uk_epilogue *ep) {
   __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+  runs8 q;
+  q.n = 0;
+  if (runs) runs8_of(runs, &q);
   if (flags & ACCY__UK_ACCUMULATE) {
     float *cr[MR];
     for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
-    c00 = _mm256_loadu_ps(cr[0]), c01 = _mm256_loadu_ps(cr[0] + 8);
-    c10 = _mm256_loadu_ps(cr[1]), c11 = _mm256_loadu_ps(cr[1] + 8);
-    c20 = _mm256_loadu_ps(cr[2]), c21 = _mm256_loadu_ps(cr[2] + 8);
-    c30 = _mm256_loadu_ps(cr[3]), c31 = _mm256_loadu_ps(cr[3] + 8);
-    c40 = _mm256_loadu_ps(cr[4]), c41 = _mm256_loadu_ps(cr[4] + 8);
-    c50 = _mm256_loadu_ps(cr[5]), c51 = _mm256_loadu_ps(cr[5] + 8);
-  } else {
-    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+    if (runs) {
+#define LOAD_ROW_RUNS(I, V0, V1) V0 = runs8_load(&q, cr[I], 0, V0), V1 = runs8_load(&q, cr[I], 1, V1)
+      LOAD_ROW_RUNS(0, c00, c01);
+      LOAD_ROW_RUNS(1, c10, c11);
+      LOAD_ROW_RUNS(2, c20, c21);
+      LOAD_ROW_RUNS(3, c30, c31);
+      LOAD_ROW_RUNS(4, c40, c41);
+      LOAD_ROW_RUNS(5, c50, c51);
+#undef LOAD_ROW_RUNS
+    } else {
+      c00 = _mm256_loadu_ps(cr[0]), c01 = _mm256_loadu_ps(cr[0] + 8);
+      c10 = _mm256_loadu_ps(cr[1]), c11 = _mm256_loadu_ps(cr[1] + 8);
+      c20 = _mm256_loadu_ps(cr[2]), c21 = _mm256_loadu_ps(cr[2] + 8);
+      c30 = _mm256_loadu_ps(cr[3]), c31 = _mm256_loadu_ps(cr[3] + 8);
+      c40 = _mm256_loadu_ps(cr[4]), c41 = _mm256_loadu_ps(cr[4] + 8);
+      c50 = _mm256_loadu_ps(cr[5]), c51 = _mm256_loadu_ps(cr[5] + 8);
+    }
   }
   const float *ap = a;
 #if UK_GEMM_ASM
@@ -297,6 +390,13 @@ void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const f
 #endif
   tile_fin f;
   tile_fin_init(&f, flags, ep, false);
+  if (runs) {
+    if (mr >= MR)
+      TILE_FIN_RUNS(&f, c, c_rs, MR, &q);
+    else
+      TILE_FIN_RUNS(&f, c, c_rs, mr, &q);
+    return;
+  }
   const __m256i all = _mm256_set1_epi32(-1);
   if (mr >= MR)
     TILE_FIN(&f, c, c_rs, MR, true, all, all);

@@ -81,11 +81,10 @@ typedef struct tile_fin {
   vclamp16_plan cl;
 } tile_fin;
 
-/* |cols_and_residual| false: the bias of the rows and the clamp only (the
- * ind kernel, uk.h). */
+/* |cols| false: no bias of the columns (the ind kernel, uk.h). */
 ACCY_INLINE void tile_fin_init(tile_fin *f, uint32_t flags, const accy__uk_epilogue *ep,
-                               bool cols_and_residual) {
-  f->e = accy__uk_tile_ep_of(flags, ep, cols_and_residual);
+                               bool cols) {
+  f->e = accy__uk_tile_ep_of(flags, ep, cols);
   f->cl = vclamp16_plan_for(f->e.lo, f->e.hi);
 }
 
@@ -211,16 +210,74 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
     TILE_FIN(&f, c, c_rs, mr, full, m0, m1);
 }
 
+/* A tile row's two vectors through the runs (uk.h's accy__uk_cruns): each
+ * run's lanes at p + off[r] under its mask, lanes in no run left as they
+ * are (merged loads) or unwritten (stores). */
+ACCY_INLINE void runs_load(const accy__uk_cruns *rn, const float *p, __m512 *v0, __m512 *v1) {
+  for (uint32_t r = 0; r < rn->n; r++) {
+    const float *q = p + rn->off[r];
+    *v0 = _mm512_mask_loadu_ps(*v0, (__mmask16)rn->mask[r], q);
+    *v1 = _mm512_mask_loadu_ps(*v1, (__mmask16)(rn->mask[r] >> 16), q + 16);
+  }
+}
+
+ACCY_INLINE void runs_store(const accy__uk_cruns *rn, float *p, __m512 v0, __m512 v1) {
+  for (uint32_t r = 0; r < rn->n; r++) {
+    float *q = p + rn->off[r];
+    _mm512_mask_storeu_ps(q, (__mmask16)rn->mask[r], v0);
+    _mm512_mask_storeu_ps(q + 16, (__mmask16)(rn->mask[r] >> 16), v1);
+  }
+}
+
+/* tile_fin_row through the runs: bias of the row, the residual (gathered
+ * through the same runs), the clamp, then the stores. */
+ACCY_INLINE void tile_fin_row_runs(const tile_fin *f, size_t i, __m512 v0, __m512 v1, float *c,
+                                   ptrdiff_t c_rs, const accy__uk_cruns *rn) {
+  if (f->e.on) {
+    if (f->e.bias_row) {
+      const __m512 br = _mm512_set1_ps(f->e.bias_row[i]);
+      v0 = _mm512_add_ps(v0, br), v1 = _mm512_add_ps(v1, br);
+    }
+    if (f->e.residual) {
+      __m512 r0 = _mm512_setzero_ps(), r1 = r0;
+      runs_load(rn, f->e.residual + (ptrdiff_t)i * f->e.res_rs, &r0, &r1);
+      v0 = _mm512_add_ps(v0, r0), v1 = _mm512_add_ps(v1, r1);
+    }
+    if (f->e.clamp) v0 = vclamp16_apply(v0, &f->cl), v1 = vclamp16_apply(v1, &f->cl);
+  }
+  runs_store(rn, c + (ptrdiff_t)i * c_rs, v0, v1);
+}
+
+#define TILE_FIN_RUNS(F, C, C_RS, MRV, RN)                                   \
+  do {                                                                       \
+    tile_fin_row_runs(F, 0, c00, c01, C, C_RS, RN);                          \
+    if ((MRV) > 1) tile_fin_row_runs(F, 1, c10, c11, C, C_RS, RN);           \
+    if ((MRV) > 2) tile_fin_row_runs(F, 2, c20, c21, C, C_RS, RN);           \
+    if ((MRV) > 3) tile_fin_row_runs(F, 3, c30, c31, C, C_RS, RN);           \
+    if ((MRV) > 4) tile_fin_row_runs(F, 4, c40, c41, C, C_RS, RN);           \
+    if ((MRV) > 5) tile_fin_row_runs(F, 5, c50, c51, C, C_RS, RN);           \
+    if ((MRV) > 6) tile_fin_row_runs(F, 6, c60, c61, C, C_RS, RN);           \
+    if ((MRV) > 7) tile_fin_row_runs(F, 7, c70, c71, C, C_RS, RN);           \
+  } while (0)
+
 /* The packed-A loop of the GEMM kernel with row k of B at b + b_off[k]: the
  * same steps and the same tile epilogue, so the same bits. */
 void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
                                      const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
-                                     uint32_t flags, const accy__uk_epilogue *ep) {
+                                     const accy__uk_cruns *runs, uint32_t flags,
+                                     const accy__uk_epilogue *ep) {
   ACC_DECL;
-  if (flags & ACCY__UK_ACCUMULATE)
+  ACC_ZERO;
+  if ((flags & ACCY__UK_ACCUMULATE) && runs) {
+    const float *cr[MR];
+    for (size_t i = 0; i < MR; i++) cr[i] = c + (ptrdiff_t)(i < mr ? i : 0) * c_rs;
+    runs_load(runs, cr[0], &c00, &c01), runs_load(runs, cr[1], &c10, &c11);
+    runs_load(runs, cr[2], &c20, &c21), runs_load(runs, cr[3], &c30, &c31);
+    runs_load(runs, cr[4], &c40, &c41), runs_load(runs, cr[5], &c50, &c51);
+    runs_load(runs, cr[6], &c60, &c61), runs_load(runs, cr[7], &c70, &c71);
+  } else if (flags & ACCY__UK_ACCUMULATE) {
     ACC_LOAD(0xffffu, 0xffffu);
-  else
-    ACC_ZERO;
+  }
   const float *ap = a;
 #pragma GCC unroll 4
   for (size_t k = 0; k < kc; k++, ap += MR) {
@@ -232,10 +289,16 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
   }
   tile_fin f;
   tile_fin_init(&f, flags, ep, false);
-  if (mr == MR)
+  if (runs) {
+    if (mr == MR)
+      TILE_FIN_RUNS(&f, c, c_rs, MR, runs);
+    else
+      TILE_FIN_RUNS(&f, c, c_rs, mr, runs);
+  } else if (mr == MR) {
     TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
-  else
+  } else {
     TILE_FIN(&f, c, c_rs, mr, true, 0xffffu, 0xffffu);
+  }
 }
 
 /* One row against np (1..4) full panels of 32 columns: panel p's row k at

@@ -48,14 +48,27 @@ void accy__f32_gemm_4x16__portable(size_t mr, size_t nr, size_t kc, const float 
     for (size_t j = 0; j < nr; j++) c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j] = acc[i][j];
 }
 
+/* Where tile column j of a row goes: c + off[r] + j for its run r (or j
+ * without runs); -1 when it is in no run. */
+static ptrdiff_t ind_col(const accy__uk_cruns *runs, size_t j) {
+  if (!runs) return (ptrdiff_t)j;
+  for (uint32_t r = 0; r < runs->n; r++)
+    if (runs->mask[r] >> j & 1u) return runs->off[r] + (ptrdiff_t)j;
+  return -1;
+}
+
 void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, const float *b,
                                        const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
-                                       uint32_t flags, const accy__uk_epilogue *ep) {
+                                       const accy__uk_cruns *runs, uint32_t flags,
+                                       const accy__uk_epilogue *ep) {
   float acc[MR][NR];
   memset(acc, 0, sizeof acc);
+  ptrdiff_t col[NR];
+  for (size_t j = 0; j < NR; j++) col[j] = ind_col(runs, j);
   if (flags & ACCY__UK_ACCUMULATE)
     for (size_t i = 0; i < mr; i++)
-      for (size_t j = 0; j < NR; j++) acc[i][j] = c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j];
+      for (size_t j = 0; j < NR; j++)
+        acc[i][j] = col[j] < 0 ? 0.0f : c[(ptrdiff_t)i * c_rs + col[j]];
   for (size_t k = 0; k < kc; k++) {
     const float *bk = b + b_off[k];
     for (size_t i = 0; i < MR; i++) {
@@ -63,16 +76,17 @@ void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, con
       for (size_t j = 0; j < NR; j++) acc[i][j] = acc[i][j] + av * bk[j];
     }
   }
-  if (flags & ACCY__UK_EPILOGUE)
-    for (size_t i = 0; i < mr; i++)
-      for (size_t j = 0; j < NR; j++) {
-        float v = acc[i][j];
-        if (ep->bias_row) v = v + ep->bias_row[i];
-        if (flags & ACCY__UK_CLAMP) v = accy__min_f32(accy__max_f32(v, ep->lo), ep->hi);
-        acc[i][j] = v;
-      }
   for (size_t i = 0; i < mr; i++)
-    for (size_t j = 0; j < NR; j++) c[(ptrdiff_t)i * c_rs + (ptrdiff_t)j] = acc[i][j];
+    for (size_t j = 0; j < NR; j++) {
+      if (col[j] < 0) continue;
+      float v = acc[i][j];
+      if (flags & ACCY__UK_EPILOGUE) {
+        if (ep->bias_row) v = v + ep->bias_row[i];
+        if (ep->residual) v = v + ep->residual[(ptrdiff_t)i * ep->res_rs + col[j]];
+        if (flags & ACCY__UK_CLAMP) v = accy__min_f32(accy__max_f32(v, ep->lo), ep->hi);
+      }
+      c[(ptrdiff_t)i * c_rs + col[j]] = v;
+    }
 }
 
 void accy__f32_epilogue__portable(size_t n, float *dst, const float *src, const float *bias,
