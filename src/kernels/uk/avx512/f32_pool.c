@@ -3,8 +3,8 @@
  *
  * Max and min pooling at strides 1 and 2, sixteen outputs per vector;
  * windows three wide at stride 2 (the max pools of ResNet and SqueezeNet)
- * fold the window's rows first and pick each output's three taps out of
- * the folded row.
+ * and two wide (2 x 2 pools) fold the window's rows first and pick each
+ * output's taps out of the folded row.
  * Over numbers the max and min folds of scalar.h are associative: each is
  * the largest (smallest) of the window in the order of the numbers with -0
  * below +0, which is what VRANGEPS computes, one instruction per tap
@@ -119,6 +119,41 @@ pool16_3s2(size_t m, const float *x, ptrdiff_t x_rs, size_t kh, bool is_max, flo
   return true;
 }
 
+/* pool16 for windows two wide at stride 2 (2 x 2 max pools): the window's
+ * rows folded first, one vector pair per row for the block's 2m columns,
+ * then each output's two taps as the even and odd columns of the folded
+ * row: half the loads of pool16, each along the row. Over numbers the
+ * answer of any order (VRANGEPS, as pool16); false (nothing stored) when a
+ * loaded column is a NaN. */
+static inline __attribute__((always_inline)) bool
+pool16_2s2(size_t m, const float *x, ptrdiff_t x_rs, size_t kh, bool is_max, float *out) {
+  const size_t cols = 2 * m;
+  const __mmask16 ml = vm_lanes16(cols < 16 ? cols : 16);
+  const __mmask16 mh = vm_lanes16(cols > 16 ? cols - 16 : 0);
+  __m512 lo = _mm512_setzero_ps(), hi = lo;
+  __mmask16 nan = 0;
+#define POOL_RANGE2(A, B) (is_max ? _mm512_range_ps((A), (B), 5) : _mm512_range_ps((A), (B), 4))
+  for (size_t ky = 0; ky < kh; ky++) {
+    const float *row = x + (ptrdiff_t)ky * x_rs;
+    const __m512 l = _mm512_maskz_loadu_ps(ml, row), h = _mm512_maskz_loadu_ps(mh, row + 16);
+    nan |= _mm512_mask_cmp_ps_mask(ml, l, l, _CMP_UNORD_Q) |
+           _mm512_mask_cmp_ps_mask(mh, h, h, _CMP_UNORD_Q);
+    if (ky == 0) {
+      lo = l, hi = h;
+    } else {
+      lo = POOL_RANGE2(lo, l), hi = POOL_RANGE2(hi, h);
+    }
+  }
+  if (nan) return false;
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512 acc = POOL_RANGE2(_mm512_permutex2var_ps(lo, ev, hi),
+                                 _mm512_permutex2var_ps(lo, od, hi));
+#undef POOL_RANGE2
+  _mm512_mask_storeu_ps(out, vm_lanes16(m), acc);
+  return true;
+}
+
 /* The row for one window width: full blocks with constant masks, then the
  * tail. */
 static inline __attribute__((always_inline)) void
@@ -126,11 +161,12 @@ pool_blocks(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw, ptrd
             ptrdiff_t sx, float ident, int kind, __m512 id, bool is_max, size_t KW, float *out) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   size_t i = 0;
-  if (KW == 3 && sx == 2 && kh > 0) {
+  if ((KW == 3 || KW == 2) && sx == 2 && kh > 0) {
     for (; i < n; i += 16) {
       const size_t m = n - i < 16 ? n - i : 16;
       const float *xi = x + (ptrdiff_t)i * 2;
-      if (!pool16_3s2(m, xi, x_rs, kh, is_max, out + i))
+      if (!(KW == 3 ? pool16_3s2(m, xi, x_rs, kh, is_max, out + i)
+                    : pool16_2s2(m, xi, x_rs, kh, is_max, out + i)))
         accy__f32_pool_row__avx2(m, xi, x_rs, kh, kw, dx, sx, ident, kind, out + i);
     }
     return;
