@@ -53,6 +53,14 @@ void accy__gemm_plan(accy__gemm *g) {
      * the workspace, and spans the columns while it is not too big, so that
      * it builds its A block once per K block for all of them. */
     while (nb > nr && g->mb_sub * nb * K > GEMM_ITEM_MAX) nb = round_up(nb / 2, nr);
+    /* Then, while there are fewer than GEMM_PROVIDER_ITEMS items, split the
+     * columns (a convolution with one block of positions was one item on
+     * one thread: MobileNetV2's 960 -> 160 channels at 7 x 7); with more
+     * than one item the A block is built once per launch by a pre-pass
+     * where it fits (prepare_conv_gemm), not once per item. */
+    while (nb > nr && g->batch * div_up(M, g->mb_sub) * div_up(N, nb) < GEMM_PROVIDER_ITEMS &&
+           g->mb_sub * nb * K / 2 >= GEMM_ITEM_MIN)
+      nb = round_up(nb / 2, nr);
     g->mb = g->mb_sub;
   } else if (g->b_block) {
     /* B built by a provider (im2col) costs more per element than the
