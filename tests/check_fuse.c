@@ -16,6 +16,8 @@
 #include "src/ir/verify.h"
 #include "src/base/alloc.h"
 #include "src/runtime/bind.h"
+#include "src/kernels/kernels.h"
+#include "src/kernels/uk/uk.h"
 #include "tests/testutil.h"
 
 typedef struct prog {
@@ -376,6 +378,47 @@ START_TEST(test_conv_epilogues) {
     compare(&g, 1);
   }
   unsetenv("ACCY_CONV_FORM");
+}
+END_TEST
+
+/* A 2 x 2 max pool at stride 2 after a convolution that runs as Winograd
+ * (16 -> 16 channels, 3 x 3, pad 1) fuses into its output transform, with
+ * and without a bias and a clamp, and gives the unfused bits (NaNs and
+ * signed zeros among the inputs: compare's edge values); where it must not
+ * fuse it still gives them: odd output rows (case 3), the conv's value also
+ * an output (4), a residual in the chain (5). accy__kernel_conv_pools says
+ * which: above the portable level (the only one without Winograd) cases 0
+ * to 2. */
+START_TEST(test_conv_max_pool_fuses) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4400 + (uint64_t)_i);
+  const int c = _i;
+  const int64_t C = 16, O = 16, H = c == 3 ? 11 : 12, W = 12;
+  prog g = {.rng = &rng};
+  accy__program_init(&g.p);
+  int64_t xd[4] = {2, C, H, W}, wd[4] = {O, C, 3, 3}, od[4] = {2, O, H, W};
+  int64_t pd[4] = {2, O, H / 2, W / 2};
+  accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od), pt = tu_type(ACCY_DTYPE_F32, 4, pd);
+  uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
+  uint32_t r = c == 5 ? param(&g, "r", ot) : 0;
+  uint32_t w = constant(&g, tu_type(ACCY_DTYPE_F32, 4, wd), 0, false);
+  int64_t attrs[12] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  uint32_t ops[2] = {x, w};
+  const uint32_t conv = node(&g, ACCY_OP_CONVOLUTION, ot, ops, 2, attrs, 12);
+  uint32_t y = conv;
+  if (c != 1) y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
+  if (c == 5) y = bin(&g, ACCY_OP_ADD, ot, y, r);
+  if (c != 1) y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+  if (c == 2) y = bin(&g, ACCY_OP_MINIMUM, ot, y, scalar(&g, ot, 6));
+  const int64_t wattrs[25] = {ACCY_REDUCE_MAX, 1, 1, 2, 2, 1, 1, 2, 2, 0, 0, 0, 0,
+                              0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  const uint32_t pool = node(&g, ACCY_OP_REDUCE_WINDOW, pt, &y, 1, wattrs, 25);
+  out(&g, pool);
+  if (c == 4)
+    ck_assert_int_eq(accy__program_add_output(&g.p, y, "pre", 3), ACCY_STATUS_OK);
+  const bool wino = accy__uk_get()->isa != ACCY__ISA_PORTABLE;
+  ck_assert_int_eq(accy__kernel_conv_pools(&g.p, conv), wino && c != 3);
+  compare(&g, UINT32_MAX - 1);
 }
 END_TEST
 
@@ -864,6 +907,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 8);
+  tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 6);
   suite_add_tcase(s, tc);
   return s;
 }

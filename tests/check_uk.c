@@ -828,6 +828,64 @@ START_TEST(test_wino_transforms_match_portable) {
 }
 END_TEST
 
+/* The output transform with a 2 x 2 max pool (uk.h's f32_wino_out_pool):
+ * the portable kernel equals its definition (f32_wino_out with the
+ * epilogue on both rows, then the max fold over each tile's four outputs
+ * in window order) and every level equals the portable kernel (NaNs equal
+ * whatever their payload), with sums of any bits (NaNs, infinities, zeros
+ * of both signs among them), without an epilogue, with a bias, with a
+ * ReLU and with a clamp; nothing written past n. */
+START_TEST(test_wino_out_pool_matches_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  const int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 49);
+  enum { NMAX = 40, VS = NMAX + 16 };
+  static const float sp[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1.0f, -1.0f};
+  static float m[16 * VS + 16], want[NMAX + 8], got[NMAX + 8], o[2][2 * NMAX + 8];
+  int tested = 0;
+  for (int rep = 0; rep < 300; rep++) {
+    const size_t n = (size_t)tu_rng_range(&r, 1, NMAX);
+    const int data = rep % 4;
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+      m[i] = (float)tu_rng_range(&r, -1000, 1000) / 3.0f;
+      if (data == 1 && i % 5 == 0) m[i] = sp[i % 7];
+      if (data == 2) m[i] = sp[(i * 3 + i / 5) % 7];
+      if (data == 3 && i % 3 == 0) m[i] = 0.0f; /* ties and zero sums */
+    }
+    const float bias = (float)tu_rng_range(&r, -90, 90) / 11.0f;
+    const int epk = (rep / 4) % 4;
+    const accy__uk_row_epilogue e = {epk ? &bias : NULL, NULL, epk >= 2,
+                                     epk == 3 ? -1.0f : 0.0f, epk == 3 ? 6.0f : INFINITY};
+    const accy__uk_row_epilogue *ep = epk ? &e : NULL;
+    accy__f32_wino_out__portable(n, m, VS, o[0], o[1], 2 * n, ep, ep);
+    for (size_t i = 0; i < n; i++) {
+      float acc = -INFINITY;
+      acc = accy__fold_max_f32(acc, o[0][2 * i]);
+      acc = accy__fold_max_f32(acc, o[0][2 * i + 1]);
+      acc = accy__fold_max_f32(acc, o[1][2 * i]);
+      acc = accy__fold_max_f32(acc, o[1][2 * i + 1]);
+      want[i] = acc;
+    }
+    for (size_t i = 0; i < NMAX + 8; i++) got[i] = -7.0f;
+    accy__f32_wino_out_pool__portable(n, m, VS, got, ep);
+    ck_assert_msg(same_or_both_nan(want, got, n), "portable: wino_out_pool differs from its definition");
+    for (int l = 0; l < nl; l++) {
+      for (size_t i = 0; i < NMAX + 8; i++) got[i] = -7.0f;
+      ts[l]->f32_wino_out_pool(n, m, VS, got, ep);
+      ck_assert_msg(same_or_both_nan(want, got, n),
+                    "%s: wino_out_pool of %zu tiles (data %d, epilogue %d) differs",
+                    accy__isa_name(ts[l]->isa), n, data, epk);
+      for (size_t i = n; i < NMAX + 8; i++)
+        ck_assert_msg(got[i] == -7.0f, "%s: wino_out_pool wrote past %zu tiles",
+                      accy__isa_name(ts[l]->isa), n);
+      tested++;
+    }
+  }
+  ck_assert_int_ge(tested, 300);
+}
+END_TEST
+
 /* f32 division by one value is the quotient a / b, bit for bit, at every
  * level: the vector levels' corrected reciprocal multiply (uk/avx2/ew.c)
  * included, with divisors and dividends over the whole float range (random
@@ -1718,6 +1776,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_chain_matches_map_kernels);
   tcase_add_test(tc, test_gather_rows_copy_the_offsets);
   tcase_add_test(tc, test_wino_transforms_match_portable);
+  tcase_add_test(tc, test_wino_out_pool_matches_portable);
   tcase_add_loop_test(tc, test_gemm_driver, 0, 3);
   tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
   suite_add_tcase(s, tc);

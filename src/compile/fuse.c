@@ -41,6 +41,26 @@ static bool same_type(const accy__type *a, const accy__type *b) {
   return true;
 }
 
+/* Whether node |u| is an f32 max reduce_window of |x| (rank 4) with 2 x 2
+ * windows at stride 2 over the last two axes, no padding and no dilation:
+ * windows that tile an even plane. */
+static bool max_pool_2x2(const accy__program *p, uint32_t u, uint32_t x) {
+  const accy__node *nd = &p->nodes[u];
+  const uint32_t r = 4;
+  if (nd->op != ACCY_OP_REDUCE_WINDOW || nd->n_operands != 1 || nd->operands[0] != x ||
+      nd->type.dtype != ACCY_DTYPE_F32 || nd->type.rank != r || nd->n_attrs != 1 + 6 * r ||
+      nd->attrs[0] != ACCY_REDUCE_MAX)
+    return false;
+  const int64_t *win = nd->attrs + 1, *stride = win + r, *pl = stride + r, *ph = pl + r,
+                *bd = ph + r, *wd = bd + r;
+  for (uint32_t i = 0; i < r; i++) {
+    const int64_t k = i < 2 ? 1 : 2;
+    if (win[i] != k || stride[i] != k || pl[i] != 0 || ph[i] != 0 || bd[i] != 1 || wd[i] != 1)
+      return false;
+  }
+  return true;
+}
+
 void accy__fusion_free(accy__fusion *f) {
   if (f->groups && f->group_of)
     for (uint32_t i = 0; i < f->n_nodes; i++)
@@ -230,7 +250,7 @@ accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t 
     uint32_t axis;
     if (!live[a] || out->anchor_of[a] >= 0 || !accy__kernel_epilogue_axis(p, a, &axis)) continue;
     accy__epilogue ep = {.active = false, .tail = a, .bias = NULL, .residual = -1,
-                         .clamp = false, .lo = -INFINITY, .hi = INFINITY};
+                         .clamp = false, .lo = -INFINITY, .hi = INFINITY, .pool = false};
     const accy__type *t = &p->nodes[a].type;
     uint32_t y = a;
     int stage = 0; /* 0: bias next, 1: residual next, 2: clamps only */
@@ -286,6 +306,16 @@ accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t 
       }
       y = u;
       ep.tail = y;
+      ep.active = true;
+    }
+    /* A 2 x 2 max pool at stride 2 of the chain's value, where the
+     * anchor's kernel pools in its output transform (no residual: the
+     * pooled kernel reads none). */
+    if (ep.residual < 0 && uses[y] == 1 && out_uses[y] == 0 && consumer[y] != UINT32_MAX &&
+        out->anchor_of[consumer[y]] < 0 && max_pool_2x2(p, consumer[y], y) &&
+        accy__kernel_conv_pools(p, a)) {
+      ep.pool = true;
+      ep.tail = consumer[y];
       ep.active = true;
     }
     if (!ep.active) continue;

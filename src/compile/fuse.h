@@ -15,6 +15,12 @@
  *  - residual: add of any other value of the result's type;
  *  - clamp: maximum / minimum with a broadcast constant scalar, or clamp with
  *    constant scalar bounds (ReLU, ReLU6, Clip), any number of them.
+ * After the chain (or the anchor alone), a 2 x 2 max pool at stride 2 of
+ * its value (an f32 reduce_window over the last two axes, no padding or
+ * dilation) joins it as the tail when the chain has no residual and the
+ * anchor is a convolution that runs as Winograd over an even plane
+ * (accy__kernel_conv_pools): the output transform folds each tile's four
+ * outputs into the pooled value, and the unpooled one is never stored.
  * The anchor's task then writes the chain's last node (the tail) directly:
  * the anchor and the absorbed nodes get no buffer and no task, and the
  * broadcasts they read become dead unless something else reads them.

@@ -78,7 +78,16 @@ typedef struct accy__epilogue {
   int64_t residual;     /* node read as the residual (bufs[3]); -1: none */
   bool clamp;
   float lo, hi;         /* clamp bounds (maximum / minimum semantics) */
+  /* Then a 2 x 2 max pool at stride 2 (the tail is that reduce_window; a
+   * convolution for which accy__kernel_conv_pools holds, no residual). */
+  bool pool;
 } accy__epilogue;
+
+/* Whether convolution |node| runs as Winograd F(2x2, 3x3) over an even
+ * number of output rows and columns, so that a 2 x 2 max pool at stride 2
+ * of its result (after the epilogue) can run in its output transform,
+ * each tile one window (accy__epilogue.pool). */
+bool accy__kernel_conv_pools(const accy__program *p, uint32_t node);
 
 /* A fused group (src/compile/fuse.h): the nodes |members| (ascending; the
  * last is the root, an elementwise node whose buffer is bufs[0]) run as one

@@ -297,16 +297,18 @@ typedef struct epi {
   bool residual;      /* bufs[3] holds it, with the result's layout */
   bool clamp;
   float lo, hi;
+  bool pool;          /* then a 2 x 2 max pool at stride 2 (Winograd only) */
 } epi;
 
 static epi epi_from(const accy__epilogue *ep) {
-  epi e = {accy__uk_get()->f32_epilogue, NULL, false, false, 0, 0};
+  epi e = {accy__uk_get()->f32_epilogue, NULL, false, false, 0, 0, false};
   if (!ep || !ep->active) return e;
   e.bias = ep->bias;
   e.residual = ep->residual >= 0;
   e.clamp = ep->clamp;
   e.lo = ep->lo;
   e.hi = ep->hi;
+  e.pool = ep->pool;
   return e;
 }
 
@@ -1400,6 +1402,9 @@ typedef struct conv_wino {
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
+  /* With a fused 2 x 2 max pool (e.pool): the output is the pooled plane,
+   * one value per tile, through wpool. */
+  accy__uk_f32_wino_out_pool_fn wpool;
   epi e;
   bool has_epi;
 } conv_wino;
@@ -1552,6 +1557,26 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
               for (uint64_t t = tb0; t < te; t++) dst[o * nt + t] = src[t * mb + o];
           }
       }
+    }
+    if (cw->e.pool) {
+      /* A^T M A with the epilogue, pooled: tile (ty, tx) is pooled output
+       * (ty, tx) of a plane of OH / 2 x OW / 2 (both even). */
+      const int64_t PW = OW / 2, PHW = (OH / 2) * PW;
+      float *outn = out + (int64_t)n * cw->O * PHW;
+      for (uint64_t i = 0; i < nrow; i++) {
+        const int64_t o = (int64_t)(o0 + i);
+        const accy__uk_row_epilogue ep = {cw->e.bias ? cw->e.bias + o : NULL, NULL, cw->e.clamp,
+                                          cw->e.lo, cw->e.hi};
+        for (uint64_t jl = 0; jl < cols;) {
+          const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
+          int64_t seg = TW - tx0;
+          if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
+          cw->wpool((size_t)seg, m + i * nt + jl, (size_t)ms, outn + o * PHW + ty * PW + tx0,
+                    cw->has_epi ? &ep : NULL);
+          jl += (uint64_t)seg;
+        }
+      }
+      continue;
     }
     /* A^T M A into the outputs, then the epilogue on each output row's run. */
     float *outn = out + (int64_t)n * cw->O * OH * OW;
@@ -1747,6 +1772,7 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   }
   cw->win = accy__uk_get()->f32_wino_in;
   cw->wout = accy__uk_get()->f32_wino_out;
+  cw->wpool = accy__uk_get()->f32_wino_out_pool;
   /* U = G g G^T for every output and input channel, then packed per block
    * of output channels as 16 batches of A panels. */
   uint64_t nu;
@@ -1815,10 +1841,11 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   }
   accy__kernel_set_how(k, arena,
                        "convolution as Winograd F(2x2,3x3), 16 GEMMs %s per block of %llu tiles "
-                       "x %llu channels%s%s",
+                       "x %llu channels%s%s%s",
                        g->uk.name, (unsigned long long)cw->nt, (unsigned long long)cw->mb,
                        cw->trans ? ", tiles as rows" : "",
-                       cw->pre ? ", patches transformed per launch (pre-pass)" : "");
+                       cw->pre ? ", patches transformed per launch (pre-pass)" : "",
+                       e->pool ? ", 2 x 2 max pool in the output transform" : "");
   return ACCY_STATUS_OK;
 }
 
@@ -1863,29 +1890,28 @@ static int conv_form(uint64_t mr, uint64_t nr, uint64_t ohw, uint64_t og, uint64
   return CONV_IM2COL;
 }
 
-/* Fills *k with the GEMM form of the convolution when it applies (sets
- * *used). Otherwise leaves the direct path to the caller. */
-static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, const epi *e,
-                                     accy__arena *arena, accy__kernel *k, bool *used) {
-  *used = false;
+/* The geometry of convolution |node| for the GEMM, depthwise and Winograd
+ * forms into *cg (N and O the images and output channels); false where
+ * none applies (not f32, filters not a finite constant, more than two
+ * spatial axes, lhs dilation): the direct path. */
+static bool conv_geom(const accy__program *p, uint32_t node, conv_gemm *cg, int64_t *N,
+                      int64_t *O) {
   const accy__node *nd = &p->nodes[node];
   const accy__node *wn = &p->nodes[nd->operands[1]];
   const accy__type *lt = &p->nodes[nd->operands[0]].type, *rt = &wn->type, *ot = &nd->type;
   const int64_t *at = nd->attrs;
   const uint32_t s = (uint32_t)at[0];
-  if (nd->type.dtype != ACCY_DTYPE_F32 || wn->op != ACCY_OP_CONSTANT || s > 2) return ACCY_STATUS_OK;
+  if (nd->type.dtype != ACCY_DTYPE_F32 || wn->op != ACCY_OP_CONSTANT || s > 2) return false;
   for (uint32_t i = 0; i < s; i++)
-    if (at[1 + 3 * s + i] != 1) return ACCY_STATUS_OK; /* lhs dilation: direct path */
+    if (at[1 + 3 * s + i] != 1) return false; /* lhs dilation: direct path */
   uint64_t nw;
-  if (!accy__type_elements(rt, &nw)) return ACCY_STATUS_OK;
+  if (!accy__type_elements(rt, &nw)) return false;
   const float *w = wn->payload;
   for (uint64_t i = 0; i < nw; i++)
-    if (!(w[i] - w[i] == 0.0f)) return ACCY_STATUS_OK; /* Inf or NaN */
-  const int64_t G = at[1 + 5 * s];
-  conv_gemm *cg = accy__arena_alloc(arena, sizeof *cg, 64);
-  if (!cg) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
-  const int64_t N = lt->dims[0], O = rt->dims[0];
-  cg->groups = (uint64_t)G;
+    if (!(w[i] - w[i] == 0.0f)) return false; /* Inf or NaN */
+  memset(cg, 0, sizeof *cg);
+  *N = lt->dims[0], *O = rt->dims[0];
+  cg->groups = (uint64_t)at[1 + 5 * s];
   cg->C = rt->dims[1];
   /* 1-D is 2-D with one row. */
   cg->H = s == 2 ? lt->dims[2] : 1;
@@ -1901,14 +1927,48 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   cg->dh = s == 2 ? at[1 + 4 * s] : 1;
   cg->dw = at[5 * s];
   cg->img_stride = lt->dims[1] * cg->H * cg->W;
+  return true;
+}
+
+/* Whether geometry |cg| takes the depthwise row kernel (one input channel
+ * per group). */
+static bool conv_is_depthwise(const conv_gemm *cg) { return cg->C == 1 && cg->KH * cg->KW > 1; }
+
+bool accy__kernel_conv_pools(const accy__program *p, uint32_t node) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->op != ACCY_OP_CONVOLUTION || nd->n_operands != 2 || nd->n_attrs < 1 ||
+      nd->attrs[0] != 2 || nd->type.rank != 4)
+    return false;
+  conv_gemm cg;
+  int64_t N, O;
+  return conv_geom(p, node, &cg, &N, &O) && !conv_is_depthwise(&cg) && wino_applies(&cg, O) &&
+         wino_chosen(&cg, O) && cg.OH % 2 == 0 && cg.OW % 2 == 0;
+}
+
+/* Fills *k with the GEMM form of the convolution when it applies (sets
+ * *used). Otherwise leaves the direct path to the caller. */
+static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, const epi *e,
+                                     accy__arena *arena, accy__kernel *k, bool *used) {
+  *used = false;
+  const accy__node *nd = &p->nodes[node];
+  const accy__node *wn = &p->nodes[nd->operands[1]];
+  const float *w = wn->payload;
+  conv_gemm *cg = accy__arena_alloc(arena, sizeof *cg, 64);
+  if (!cg) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  int64_t N, O;
+  if (!conv_geom(p, node, cg, &N, &O)) return ACCY_STATUS_OK;
+  const int64_t G = (int64_t)cg->groups;
   const int64_t Og = O / G, Kg = cg->C * cg->KH * cg->KW, OHW = cg->OH * cg->OW;
-  if (cg->C == 1 && Kg > 1) {
+  const bool wino = !conv_is_depthwise(cg) && wino_applies(cg, O) && wino_chosen(cg, O);
+  if (e->pool && (!wino || cg->OH % 2 || cg->OW % 2))
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "a fused 2 x 2 pool needs the Winograd form");
+  if (conv_is_depthwise(cg)) {
     /* Depthwise (one input channel per group): the direct row kernel. */
     ACCY_TRY(prepare_dwconv(cg, N, O, G, e, node, arena, k));
     *used = true;
     return ACCY_STATUS_OK;
   }
-  if (wino_applies(cg, O) && wino_chosen(cg, O)) {
+  if (wino) {
     ACCY_TRY(prepare_conv_wino(cg, w, N, O, e, arena, k));
     *used = true;
     return ACCY_STATUS_OK;
@@ -2178,6 +2238,8 @@ static accy_status prepare_conv(const accy__program *p, uint32_t node, const epi
   bool gemm = false;
   ACCY_TRY(prepare_conv_gemm(p, node, e, arena, k, &gemm));
   if (gemm) return ACCY_STATUS_OK;
+  if (e->pool)
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "a fused 2 x 2 pool needs the Winograd form");
 
   conv_params *cp = accy__arena_alloc(arena, sizeof *cp, 64);
   if (cp == NULL)

@@ -14,6 +14,7 @@ static const accy__uk kPortable = {
     .f32_gather_rows = accy__f32_gather_rows__portable,
     .f32_wino_in = accy__f32_wino_in__portable,
     .f32_wino_out = accy__f32_wino_out__portable,
+    .f32_wino_out_pool = accy__f32_wino_out_pool__portable,
     .ew = {accy__ew_map__portable, accy__ew_compare__portable, accy__ew_convert__portable,
            accy__ew_select__portable, accy__ew_map_x1__portable},
 };
@@ -35,6 +36,7 @@ static const accy__uk kAvx2 = {
     .f32_gather_rows = accy__f32_gather_rows__avx2,
     .f32_wino_in = accy__f32_wino_in__avx2,
     .f32_wino_out = accy__f32_wino_out__avx2,
+    .f32_wino_out_pool = accy__f32_wino_out_pool__avx2,
 };
 #endif
 
@@ -61,6 +63,7 @@ static const accy__uk kAvx512 = {
     .f32_gather_rows = accy__f32_gather_rows__avx2,
     .f32_wino_in = accy__f32_wino_in__avx512,
     .f32_wino_out = accy__f32_wino_out__avx512,
+    .f32_wino_out_pool = accy__f32_wino_out_pool__avx512,
 };
 #endif
 

@@ -354,6 +354,16 @@ typedef void (*accy__uk_f32_wino_out_fn)(size_t n, const float *m, size_t ms, fl
                                          float *o1, size_t w, const accy__uk_row_epilogue *ep0,
                                          const accy__uk_row_epilogue *ep1);
 
+/* The output transform of n tiles (as f32_wino_out, with ep's bias and
+ * clamp; ep->res must be NULL) followed by a 2 x 2 max pool at stride 2
+ * whose windows are the tiles: out[i] is the fold, from -inf, of tile i's
+ * outputs (0, 0), (0, 1), (1, 0), (1, 1) in that order under the reduce
+ * kernels' max rule (a NaN replaces the accumulator, a NaN accumulator
+ * stays, +0 over -0): the bits of the transform, the epilogue and the
+ * pooling kernel run one after the other. Nothing else is written. */
+typedef void (*accy__uk_f32_wino_out_pool_fn)(size_t n, const float *m, size_t ms, float *out,
+                                              const accy__uk_row_epilogue *ep);
+
 /* ---- the table of one level -------------------------------------------------- */
 
 typedef struct accy__uk {
@@ -369,6 +379,7 @@ typedef struct accy__uk {
   accy__uk_f32_gather_rows_fn f32_gather_rows;
   accy__uk_f32_wino_in_fn f32_wino_in;
   accy__uk_f32_wino_out_fn f32_wino_out;
+  accy__uk_f32_wino_out_pool_fn f32_wino_out_pool;
 } accy__uk;
 
 /* The table of |isa|, or NULL when this build has no such level. The CPU
@@ -460,11 +471,17 @@ void accy__f32_wino_in__avx512(size_t n, const float *const rows[4], float *v, s
 void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0, float *o1,
                                size_t w, const accy__uk_row_epilogue *ep0,
                                const accy__uk_row_epilogue *ep1);
+void accy__f32_wino_out_pool__portable(size_t n, const float *m, size_t ms, float *out,
+                                       const accy__uk_row_epilogue *ep);
 void accy__f32_wino_out__avx2(size_t n, const float *m, size_t ms, float *o0, float *o1,
                                size_t w, const accy__uk_row_epilogue *ep0,
                                const accy__uk_row_epilogue *ep1);
+void accy__f32_wino_out_pool__avx2(size_t n, const float *m, size_t ms, float *out,
+                                   const accy__uk_row_epilogue *ep);
 void accy__f32_wino_out__avx512(size_t n, const float *m, size_t ms, float *o0, float *o1,
                                size_t w, const accy__uk_row_epilogue *ep0,
                                const accy__uk_row_epilogue *ep1);
+void accy__f32_wino_out_pool__avx512(size_t n, const float *m, size_t ms, float *out,
+                                     const accy__uk_row_epilogue *ep);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

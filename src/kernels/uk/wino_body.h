@@ -124,3 +124,43 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
     }
   }
 }
+
+/* The output transform of eight tiles at a time, the epilogue (bias and
+ * clamp) on each of their four outputs, then the max fold over the four in
+ * window order, one pooled value per tile (uk.h's f32_wino_out_pool). */
+void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, float *out,
+                                        const accy__uk_row_epilogue *ep) {
+  const vclamp8_plan cl = ep && ep->clamp ? vclamp8_plan_for(ep->lo, ep->hi)
+                                          : vclamp8_plan_for(-INFINITY, INFINITY);
+  const __m256 bias = ep && ep->bias ? _mm256_set1_ps(ep->bias[0]) : _mm256_setzero_ps();
+  for (size_t i = 0; i < n; i += 8) {
+    __m256 s[4][2];
+    for (int a = 0; a < 4; a++) {
+      const float *r = m + (size_t)(4 * a) * ms + i;
+      const __m256 m0 = _mm256_loadu_ps(r), m1 = _mm256_loadu_ps(r + ms);
+      const __m256 m2 = _mm256_loadu_ps(r + 2 * ms), m3 = _mm256_loadu_ps(r + 3 * ms);
+      s[a][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+      s[a][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+    }
+    /* The tiles' outputs (0, 0), (0, 1), (1, 0), (1, 1), in window order. */
+    __m256 y[4];
+    y[0] = _mm256_add_ps(_mm256_add_ps(s[0][0], s[1][0]), s[2][0]);
+    y[1] = _mm256_add_ps(_mm256_add_ps(s[0][1], s[1][1]), s[2][1]);
+    y[2] = _mm256_sub_ps(_mm256_sub_ps(s[1][0], s[2][0]), s[3][0]);
+    y[3] = _mm256_sub_ps(_mm256_sub_ps(s[1][1], s[2][1]), s[3][1]);
+    __m256 acc = _mm256_set1_ps(-INFINITY);
+    for (int q = 0; q < 4; q++) {
+      __m256 v = y[q];
+      if (ep && ep->bias) v = _mm256_add_ps(v, bias);
+      if (ep && ep->clamp) v = vclamp8_apply(v, &cl);
+      acc = vm_fold8(acc, v, true);
+    }
+    if (i + 8 <= n) {
+      _mm256_storeu_ps(out + i, acc);
+    } else {
+      float t[8];
+      _mm256_storeu_ps(t, acc);
+      for (size_t j = 0; j < n - i; j++) out[i + j] = t[j];
+    }
+  }
+}

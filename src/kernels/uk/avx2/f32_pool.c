@@ -17,26 +17,12 @@
 #include <immintrin.h>
 
 #include "src/kernels/scalar.h"
+#include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
-/* acc <- fold(acc, x): x where x is NaN, acc where acc is NaN, else the
- * larger (max) or smaller (min), with +0 over -0 for max and -0 over +0 for
- * min when the two are equal. */
+/* acc <- fold(acc, x) of the max or min reduce (vmath.h's vm_fold8). */
 static inline __m256 fold(__m256 acc, __m256 x, int kind) {
-  const __m256 x_nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-  const __m256 acc_num = _mm256_cmp_ps(acc, acc, _CMP_ORD_Q);
-  const __m256 eq = _mm256_cmp_ps(x, acc, _CMP_EQ_OQ);
-  const __m256 acc_neg = _mm256_castsi256_ps(_mm256_srai_epi32(_mm256_castps_si256(acc), 31));
-  __m256 better, tie;
-  if (kind == ACCY_REDUCE_MAX) {
-    better = _mm256_cmp_ps(x, acc, _CMP_GT_OQ);
-    tie = _mm256_and_ps(eq, acc_neg);    /* equal: x when acc is -0 */
-  } else {
-    better = _mm256_cmp_ps(x, acc, _CMP_LT_OQ);
-    tie = _mm256_andnot_ps(acc_neg, eq); /* equal: x when acc is +0 */
-  }
-  const __m256 take = _mm256_or_ps(x_nan, _mm256_and_ps(acc_num, _mm256_or_ps(better, tie)));
-  return _mm256_blendv_ps(acc, x, take);
+  return vm_fold8(acc, x, kind == ACCY_REDUCE_MAX);
 }
 
 static inline __m256 combine(__m256 acc, __m256 x, int kind) {

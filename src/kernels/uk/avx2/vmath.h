@@ -188,6 +188,27 @@ static inline __m256 vmin_f32(__m256 a, __m256 b) {
   return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
 }
 
+/* A reduction step acc <- fold(acc, x) of the max (min) reduce: x where x
+ * is NaN, acc where acc is NaN, else the larger (smaller), with +0 over -0
+ * for max and -0 over +0 for min when the two are equal (scalar.h's
+ * accy__fold_max_f32 and accy__fold_min_f32, lane for lane). */
+static inline __m256 vm_fold8(__m256 acc, __m256 x, bool is_max) {
+  const __m256 x_nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  const __m256 acc_num = _mm256_cmp_ps(acc, acc, _CMP_ORD_Q);
+  const __m256 eq = _mm256_cmp_ps(x, acc, _CMP_EQ_OQ);
+  const __m256 acc_neg = _mm256_castsi256_ps(_mm256_srai_epi32(_mm256_castps_si256(acc), 31));
+  __m256 better, tie;
+  if (is_max) {
+    better = _mm256_cmp_ps(x, acc, _CMP_GT_OQ);
+    tie = _mm256_and_ps(eq, acc_neg);    /* equal: x when acc is -0 */
+  } else {
+    better = _mm256_cmp_ps(x, acc, _CMP_LT_OQ);
+    tie = _mm256_andnot_ps(acc_neg, eq); /* equal: x when acc is +0 */
+  }
+  const __m256 take = _mm256_or_ps(x_nan, _mm256_and_ps(acc_num, _mm256_or_ps(better, tie)));
+  return _mm256_blendv_ps(acc, x, take);
+}
+
 /* A clamp to [lo, hi] planned once per call (uk.h's modes; a ReLU is a
  * maximum and an add, where vmin_f32(vmax_f32()) takes fourteen
  * operations): the bits of vmin_f32(vmax_f32(v, lo), hi) for every v that

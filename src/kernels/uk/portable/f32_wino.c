@@ -4,6 +4,8 @@
  * these bits. */
 #include "src/internal.h"
 
+#include <math.h>
+
 #include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
 
@@ -54,5 +56,22 @@ void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0
         o1[x] = ep1 ? wino_epi1(ep1, x, y1) : y1;
       }
     }
+  }
+}
+
+void accy__f32_wino_out_pool__portable(size_t n, const float *m, size_t ms, float *out,
+                                       const accy__uk_row_epilogue *ep) {
+  for (size_t i = 0; i < n; i++) {
+    float s[4][2];
+    for (int a = 0; a < 4; a++) {
+      const float *r = m + (size_t)(4 * a) * ms + i;
+      s[a][0] = r[0] + r[ms] + r[2 * ms];
+      s[a][1] = r[ms] - r[2 * ms] - r[3 * ms];
+    }
+    const float y[4] = {s[0][0] + s[1][0] + s[2][0], s[0][1] + s[1][1] + s[2][1],
+                        s[1][0] - s[2][0] - s[3][0], s[1][1] - s[2][1] - s[3][1]};
+    float acc = -INFINITY;
+    for (int q = 0; q < 4; q++) acc = accy__fold_max_f32(acc, ep ? wino_epi1(ep, 0, y[q]) : y[q]);
+    out[i] = acc;
   }
 }
