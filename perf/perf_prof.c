@@ -1,16 +1,21 @@
 /* perf/perf_prof.c: where a program's time goes, task by task.
  *
- *   perf/perf_prof FILE.accyb [--iterations N] [--top K]
+ *   perf/perf_prof FILE.accyb [--iterations N] [--top K] [--threads T]
  *
- * Decodes, verifies and compiles FILE as a session would (one worker, so
- * every tile runs on this thread), binds generated inputs, then runs the
- * plan's tasks one after another in their (topological) order, timing each
- * task's tiles. Prints the tasks that took longest with their node's op and
+ * Decodes, verifies and compiles FILE as a session would (T workers, 1 by
+ * default), binds generated inputs, then runs the plan's tasks one after
+ * another in their (topological) order, timing each task's tiles: with one
+ * thread every tile runs on this one; with T, T - 1 helper threads spin
+ * between tasks and every thread takes the task's tiles from one counter,
+ * so a task's time shows how its tiles share the threads (no pool, no
+ * sleeping: what is left of a task's time at T threads is its tiles). Prints the tasks that took longest with their node's op and
  * result type, and the time per op. A developer's tool built by `make perf`:
  * it links the library's internals, which the public API does not expose.
  * ACCY_FUSION=0 and ACCY_MAX_ISA apply as in a session. */
 #include "src/internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +69,44 @@ static int by_time(const void *a, const void *b) {
   return x->seconds < y->seconds ? 1 : x->seconds > y->seconds ? -1 : 0;
 }
 
+/* The helpers of --threads: each spins until the generation moves on, then
+ * takes tiles of task |task| from |next| until none is left, and counts
+ * itself done. */
+typedef struct helpers {
+  const accy__plan *plan;
+  void **ptrs;
+  _Atomic uint32_t gen, done, next;
+  uint32_t task;
+  atomic_bool quit;
+} helpers;
+
+typedef struct helper_arg {
+  helpers *h;
+  uint32_t worker;
+} helper_arg;
+
+static void take_tiles(helpers *h, uint32_t worker) {
+  const accy__plan *plan = h->plan;
+  const uint32_t t = h->task, n = plan->stasks[t].n_tiles;
+  for (uint32_t tile; (tile = atomic_fetch_add(&h->next, 1)) < n;)
+    accy__task_tile(&plan->ctasks[t], h->ptrs, tile, worker);
+}
+
+static void *helper_main(void *v) {
+  helper_arg *a = v;
+  helpers *h = a->h;
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t g;
+    while ((g = atomic_load(&h->gen)) == seen && !atomic_load(&h->quit)) {
+    }
+    if (atomic_load(&h->quit)) return NULL;
+    seen = g;
+    take_tiles(h, a->worker);
+    atomic_fetch_add(&h->done, 1);
+  }
+}
+
 static unsigned char *read_file(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -84,18 +127,19 @@ static unsigned char *read_file(const char *path, size_t *size) {
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  int iterations = 5, top = 25;
+  int iterations = 5, top = 25, threads = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--top") && i + 1 < argc) top = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!path && argv[i][0] != '-') path = argv[i];
     else {
-      fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K]\n");
+      fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K] [--threads T]\n");
       return 2;
     }
   }
-  if (!path || iterations < 1) {
-    fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K]\n");
+  if (!path || iterations < 1 || threads < 1 || threads > 64) {
+    fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K] [--threads T]\n");
     return 2;
   }
   size_t size;
@@ -111,7 +155,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   accy__plan plan;
-  if (accy__compile(&p, 1, &plan) != ACCY_STATUS_OK) {
+  if (accy__compile(&p, (uint32_t)threads, &plan) != ACCY_STATUS_OK) {
     fprintf(stderr, "%s: compile: %s\n", path, accy__cause());
     return 1;
   }
@@ -138,14 +182,33 @@ int main(int argc, char **argv) {
   double *acc = calloc(plan.n_tasks + 1, sizeof *acc);
   if (!block || !acc) return 1;
 
-  double total = 0, best = 0;
+  static helpers h;
+  h.plan = &plan;
+  pthread_t tid[64];
+  helper_arg args[64];
+  for (int w = 1; w < threads; w++) {
+    args[w] = (helper_arg){&h, (uint32_t)w};
+    if (pthread_create(&tid[w], NULL, helper_main, &args[w]) != 0) return 1;
+  }
+  double total = 0, fastest = 0;
   for (int it = 0; it <= iterations; it++) {
     void **ptrs = accy__plan_bind(&plan, block, ins, outs);
+    h.ptrs = ptrs;
     double start = now();
     for (uint32_t t = 0; t < plan.n_tasks; t++) {
       double a = now();
-      for (uint32_t tile = 0; tile < plan.stasks[t].n_tiles; tile++)
-        accy__task_tile(&plan.ctasks[t], ptrs, tile, 0);
+      if (threads == 1) {
+        for (uint32_t tile = 0; tile < plan.stasks[t].n_tiles; tile++)
+          accy__task_tile(&plan.ctasks[t], ptrs, tile, 0);
+      } else {
+        h.task = t;
+        atomic_store(&h.next, 0);
+        atomic_store(&h.done, 0);
+        atomic_fetch_add(&h.gen, 1);
+        take_tiles(&h, 0);
+        while (atomic_load(&h.done) != (uint32_t)threads - 1) {
+        }
+      }
       const double dt = now() - a;
       /* The first run warms up; then the fastest run of each task (a
        * shared machine's noise only ever adds time). */
@@ -153,17 +216,20 @@ int main(int argc, char **argv) {
     }
     const double run = now() - start;
     if (it) total += run;
-    if (it && (it == 1 || run < best)) best = run;
+    if (it && (it == 1 || run < fastest)) fastest = run;
   }
 
+  atomic_store(&h.quit, true);
+  for (int w = 1; w < threads; w++) pthread_join(tid[w], NULL);
   printf("%s: %u nodes, %u tasks, compile %.1f ms, isa=%s, scratch block %.2f MB\n", path,
          p.n_nodes, plan.n_tasks, compile_s * 1e3, accy__isa_name(accy__isa_level()),
          (double)plan.block_bytes / 1e6);
   double sum = 0;
   for (uint32_t t = 0; t < plan.n_tasks; t++) sum += acc[t];
   printf("per run: %.3f ms mean, %.3f ms fastest, %.3f ms as the sum of each task's fastest of %d"
-         " runs\n(tasks run one by one on one thread; the table shows each task's fastest)\n\n",
-         total / iterations * 1e3, best * 1e3, sum * 1e3, iterations);
+         " runs\n(tasks run one by one on %d thread%s; the table shows each task's fastest)\n\n",
+         total / iterations * 1e3, fastest * 1e3, sum * 1e3, iterations, threads,
+         threads == 1 ? "" : "s");
   row *rows = calloc(plan.n_tasks + 1, sizeof *rows);
   for (uint32_t t = 0; t < plan.n_tasks; t++) rows[t] = (row){acc[t], t};
   qsort(rows, plan.n_tasks, sizeof *rows, by_time);

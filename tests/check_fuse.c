@@ -388,12 +388,15 @@ END_TEST
  * fuse it still gives them: odd output rows (case 3), the conv's value also
  * an output (4), a residual in the chain (5). accy__kernel_conv_pools says
  * which: above the portable level (the only one without Winograd) cases 0
- * to 2. */
+ * to 2. Case 6 (3 -> 16 channels over 32 x 32) takes the padded form,
+ * whose microkernel pools (ind_pool) at every level; case 7 (32 -> 8: no
+ * Winograd, 288 taps, more than one K block) does not fuse. */
 START_TEST(test_conv_max_pool_fuses) {
   tu_rng rng;
   tu_rng_seed(&rng, 4400 + (uint64_t)_i);
   const int c = _i;
-  const int64_t C = 16, O = 16, H = c == 3 ? 11 : 12, W = 12;
+  const int64_t C = c == 6 ? 3 : c == 7 ? 32 : 16, O = c == 7 ? 8 : 16;
+  const int64_t H = c == 3 ? 11 : c >= 6 ? 32 : 12, W = c >= 6 ? 32 : 12;
   prog g = {.rng = &rng};
   accy__program_init(&g.p);
   int64_t xd[4] = {2, C, H, W}, wd[4] = {O, C, 3, 3}, od[4] = {2, O, H, W};
@@ -417,7 +420,7 @@ START_TEST(test_conv_max_pool_fuses) {
   if (c == 4)
     ck_assert_int_eq(accy__program_add_output(&g.p, y, "pre", 3), ACCY_STATUS_OK);
   const bool wino = accy__uk_get()->isa != ACCY__ISA_PORTABLE;
-  ck_assert_int_eq(accy__kernel_conv_pools(&g.p, conv), wino && c != 3);
+  ck_assert_int_eq(accy__kernel_conv_pools(&g.p, conv), (wino && c != 3 && c != 7) || c == 6);
   compare(&g, UINT32_MAX - 1);
 }
 END_TEST
@@ -907,7 +910,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 8);
-  tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 6);
+  tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 8);
   suite_add_tcase(s, tc);
   return s;
 }

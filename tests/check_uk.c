@@ -1272,6 +1272,71 @@ START_TEST(test_gemm_ind_matches_gathered_panel) {
 }
 END_TEST
 
+/* The pooled ind kernel (uk.h's ind_pool) of every level gives the bits of
+ * the level's GEMM kernel on the same two half rows gathered into a panel
+ * (bias of the rows, clamp), followed by the reduce kernels' max fold over
+ * each 2 x 2 window in row-major order: every mr, K lengths across zero,
+ * every count of pooled outputs, NaNs, infinities and zeros of both signs
+ * among the inputs; nothing stored past n_out or below mr. */
+START_TEST(test_gemm_ind_pool_matches_pooled_panel) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 75);
+  enum { KMAX = 40, NRMAX = 32, MRMAX = 8, SRC = 500, LD = NRMAX, LDP = 12 };
+  static const float sp[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1.0f};
+  static float a[KMAX * MRMAX], src[SRC], panel[KMAX * NRMAX], bias[MRMAX];
+  static float tile[MRMAX * LD], want[MRMAX * LDP], got[MRMAX * LDP];
+  static ptrdiff_t off[KMAX];
+  int tested = 0;
+  for (int l = 0; l < nl; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    ck_assert_ptr_nonnull(uk->ind_pool);
+    const size_t MR = uk->mr, NR = uk->nr, H = NR / 2;
+    for (int rep = 0; rep < 200; rep++) {
+      const size_t mr = (size_t)tu_rng_range(&r, 1, (int64_t)MR);
+      const size_t kc = (size_t)tu_rng_range(&r, 0, KMAX);
+      const size_t n_out = (size_t)tu_rng_range(&r, 1, (int64_t)(NR / 4));
+      const ptrdiff_t b_row = (ptrdiff_t)tu_rng_range(&r, (int64_t)H, 60);
+      const int data = rep % 3;
+      for (size_t i = 0; i < KMAX * MRMAX; i++) a[i] = rnd(&r);
+      for (size_t i = 0; i < SRC; i++) {
+        src[i] = rnd(&r);
+        if (data == 1 && i % 7 == 0) src[i] = sp[i % 6];
+        if (data == 2 && i % 2 == 0) src[i] = 0.0f; /* ties, zero sums */
+      }
+      for (size_t i = 0; i < MRMAX; i++) bias[i] = data == 2 ? 0.0f : rnd(&r);
+      for (size_t k = 0; k < kc; k++) off[k] = (ptrdiff_t)tu_rng_range(&r, 0, SRC - 61 - (int64_t)H);
+      for (size_t k = 0; k < kc; k++)
+        for (size_t j = 0; j < NR; j++)
+          panel[k * NR + j] = src[off[k] + (j < H ? (ptrdiff_t)j : b_row + (ptrdiff_t)(j - H))];
+      const uint32_t fl = (uint32_t)tu_rng_range(&r, 0, 3);
+      const uint32_t flags = fl ? ACCY__UK_EPILOGUE | (fl == 2 ? ACCY__UK_CLAMP : 0u) : 0u;
+      accy__uk_epilogue ep = {0};
+      ep.bias_row = bias;
+      ep.lo = 0.0f, ep.hi = fl == 2 && rep % 2 ? 6.0f : INFINITY;
+      uk->fn(mr, NR, kc, a, 1, (ptrdiff_t)MR, panel, NR, tile, LD, flags, &ep);
+      for (size_t i = 0; i < MRMAX * LDP; i++) want[i] = got[i] = -7.0f;
+      for (size_t i = 0; i < mr; i++)
+        for (size_t q = 0; q < n_out; q++) {
+          float m = -INFINITY;
+          m = accy__fold_max_f32(m, tile[i * LD + 2 * q]);
+          m = accy__fold_max_f32(m, tile[i * LD + 2 * q + 1]);
+          m = accy__fold_max_f32(m, tile[i * LD + H + 2 * q]);
+          m = accy__fold_max_f32(m, tile[i * LD + H + 2 * q + 1]);
+          want[i * LDP + q] = m;
+        }
+      uk->ind_pool(mr, kc, a, src, off, b_row, got, LDP, n_out, flags, &ep);
+      ck_assert_msg(same_or_both_nan(want, got, MRMAX * LDP),
+                    "%s: ind_pool mr %zu kc %zu n_out %zu flags %u differs from the pooled panel",
+                    uk->ind_name, mr, kc, n_out, flags);
+      tested++;
+    }
+  }
+  ck_assert_int_ge(tested, 200);
+}
+END_TEST
+
 /* The ind kernel through column runs (uk.h's accy__uk_cruns) stores each
  * run's columns at its own offset and nothing else: the bits of the
  * level's GEMM kernel on the gathered panel, started (ACCUMULATE) from the
@@ -1795,6 +1860,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_gemm_ind_matches_gathered_panel);
   tcase_add_test(tc, test_gemm_ind_runs_scatter_the_tile);
+  tcase_add_test(tc, test_gemm_ind_pool_matches_pooled_panel);
   tcase_add_test(tc, test_gemm_levels_above_avx2_give_avx2_bits);
   tcase_add_test(tc, test_epilogue_levels_match_portable);
   tcase_add_test(tc, test_epilogue_clamps_follow_the_ops_rules);

@@ -101,6 +101,13 @@ typedef struct accy__gemm {
    * runs (uk.h's accy__uk_cruns), with the whole epilogue. c_wq needs
    * accy__gemm_runs_fit. */
   uint64_t c_wq, c_ow;
+  /* With c_wq: each tile pools 2 x 2 at stride 2 (the microkernel's
+   * ind_pool, one K block): column j of the GEMM is padded position (2 (j /
+   * c_pw), j % c_pw), the top row of a pair of rows (c_pw, c_ow rounded up
+   * to whole half panels of nr / 2 columns), and C is the pooled plane,
+   * row (j / c_pw) and column (j % c_pw) / 2 of c_ow / 2 per row. */
+  bool pool;
+  uint64_t c_pw;
   /* C to a consumer (then c_bs, c_rs and the epilogue fields are unused, and
    * the consumer applies any epilogue): an item's block of C lives in the
    * worker workspace until its last K block. */

@@ -1930,67 +1930,15 @@ static bool conv_geom(const accy__program *p, uint32_t node, conv_gemm *cg, int6
   return true;
 }
 
-/* Whether geometry |cg| takes the depthwise row kernel (one input channel
- * per group). */
-static bool conv_is_depthwise(const conv_gemm *cg) { return cg->C == 1 && cg->KH * cg->KW > 1; }
-
-bool accy__kernel_conv_pools(const accy__program *p, uint32_t node) {
-  const accy__node *nd = &p->nodes[node];
-  if (nd->op != ACCY_OP_CONVOLUTION || nd->n_operands != 2 || nd->n_attrs < 1 ||
-      nd->attrs[0] != 2 || nd->type.rank != 4)
-    return false;
-  conv_gemm cg;
-  int64_t N, O;
-  return conv_geom(p, node, &cg, &N, &O) && !conv_is_depthwise(&cg) && wino_applies(&cg, O) &&
-         wino_chosen(&cg, O) && cg.OH % 2 == 0 && cg.OW % 2 == 0;
-}
-
-/* Fills *k with the GEMM form of the convolution when it applies (sets
- * *used). Otherwise leaves the direct path to the caller. */
-static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, const epi *e,
-                                     accy__arena *arena, accy__kernel *k, bool *used) {
-  *used = false;
-  const accy__node *nd = &p->nodes[node];
-  const accy__node *wn = &p->nodes[nd->operands[1]];
-  const float *w = wn->payload;
-  conv_gemm *cg = accy__arena_alloc(arena, sizeof *cg, 64);
-  if (!cg) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
-  int64_t N, O;
-  if (!conv_geom(p, node, cg, &N, &O)) return ACCY_STATUS_OK;
-  const int64_t G = (int64_t)cg->groups;
-  const int64_t Og = O / G, Kg = cg->C * cg->KH * cg->KW, OHW = cg->OH * cg->OW;
-  const bool wino = !conv_is_depthwise(cg) && wino_applies(cg, O) && wino_chosen(cg, O);
-  if (e->pool && (!wino || cg->OH % 2 || cg->OW % 2))
-    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "a fused 2 x 2 pool needs the Winograd form");
-  if (conv_is_depthwise(cg)) {
-    /* Depthwise (one input channel per group): the direct row kernel. */
-    ACCY_TRY(prepare_dwconv(cg, N, O, G, e, node, arena, k));
-    *used = true;
-    return ACCY_STATUS_OK;
-  }
-  if (wino) {
-    ACCY_TRY(prepare_conv_wino(cg, w, N, O, e, arena, k));
-    *used = true;
-    return ACCY_STATUS_OK;
-  }
-  accy__gemm *g = &cg->g;
-  g->uk = accy__uk_get()->f32_gemm;
-  g->batch = (uint64_t)(N * G);
-  g->K = (uint64_t)Kg;
-  const bool pointwise = cg->KH == 1 && cg->KW == 1 && cg->sh == 1 && cg->sw == 1 && cg->ph == 0 &&
-                         cg->pw == 0 && cg->OH == cg->H && cg->OW == cg->W;
-  /* The padded form needs strides of at most CONV_PAD_MAX_STRIDE and its
-   * phase planes of at most DOT_PACK_MAX_FLOATS. It copies the input about
-   * once where im2col copies it KH KW / (sh sw) times, and pays off only
-   * where that is at least 2 (the default choice; ACCY_CONV_FORM=2 takes
-   * it wherever it applies): 7 x 7 at stride 2 (12x) ran 22-25% faster, at
-   * stride 1 (9x) 5-14% faster; 3 x 3 at stride 2 (2.25x), with the AVX-512
-   * kernels on an Intel Xeon, 15-20% faster than im2col (ResNet-18's 64 ->
-   * 128 at 28 x 28 and 128 -> 256 at 14 x 14), where an AVX2 Zen 3 had
-   * measured it 0-9% slower with the kernels of then. A 1 x 1 at stride 2
-   * (0.25x) stays with im2col. */
-  uint64_t padded_cols = 0, padded_floats = 0;
-  bool pays = false;
+/* The padded form's plan for geometry |cg| of N images (the phases a tap
+ * reads, the phase planes' extent, into cg): *padded_cols the GEMM's
+ * columns, *padded_floats the pre-pass's buffer (a panel of nr floats of
+ * slack), *pays whether it copies the input at least twice less than
+ * im2col would; all 0 where it does not apply. */
+static void conv_pad_plan(conv_gemm *cg, int64_t N, bool pointwise, uint64_t nr,
+                          uint64_t *padded_cols, uint64_t *padded_floats, bool *pays) {
+  *padded_cols = *padded_floats = 0;
+  *pays = false;
   if (cg->sh >= 1 && cg->sw >= 1 && cg->sh <= CONV_PAD_MAX_STRIDE &&
       cg->sw <= CONV_PAD_MAX_STRIDE && !pointwise && cg->C >= 1 && cg->KH >= 1 && cg->KW >= 1 &&
       cg->OH >= 1 && cg->OW >= 1) {
@@ -2011,15 +1959,106 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
           cg->px_of[cg->nph] = (int8_t)px;
           cg->nph++;
         }
-    cg->planes = (uint64_t)(N * G * cg->C);
+    cg->planes = (uint64_t)N * cg->groups * (uint64_t)cg->C;
     uint64_t nf;
     if (accy__mul_u64(cg->planes, cg->nph, &nf) && accy__mul_u64(nf, (uint64_t)cg->Hq, &nf) &&
         accy__mul_u64(nf, (uint64_t)cg->Wq, &nf) && nf <= DOT_PACK_MAX_FLOATS) {
-      padded_cols = (uint64_t)((cg->OH - 1) * cg->Wq + cg->OW);
-      padded_floats = nf + g->uk.nr;
-      pays = cg->KH * cg->KW >= 2 * cg->sh * cg->sw;
+      *padded_cols = (uint64_t)((cg->OH - 1) * cg->Wq + cg->OW);
+      *padded_floats = nf + nr;
+      *pays = cg->KH * cg->KW >= 2 * cg->sh * cg->sw;
     }
   }
+}
+
+/* Whether geometry |cg| takes the depthwise row kernel (one input channel
+ * per group). */
+static bool conv_is_depthwise(const conv_gemm *cg) { return cg->C == 1 && cg->KH * cg->KW > 1; }
+
+/* Whether geometry |cg| is a 1 x 1 convolution at unit stride, no padding. */
+static bool conv_is_pointwise(const conv_gemm *cg) {
+  return cg->KH == 1 && cg->KW == 1 && cg->sh == 1 && cg->sw == 1 && cg->ph == 0 && cg->pw == 0 &&
+         cg->OH == cg->H && cg->OW == cg->W;
+}
+
+/* Whether the padded form of |cg| (N images, O output channels) can pool
+ * 2 x 2 in its microkernel (ind_pool): it is the form chosen, at unit
+ * strides (one phase), with K in one block. */
+static bool conv_pad_pools(conv_gemm *cg, int64_t N, int64_t O) {
+  const accy__uk_f32_gemm *uk = &accy__uk_get()->f32_gemm;
+  if (conv_is_pointwise(cg) || cg->sh != 1 || cg->sw != 1) return false;
+  uint64_t padded_cols, padded_floats;
+  bool pays;
+  conv_pad_plan(cg, N, false, uk->nr, &padded_cols, &padded_floats, &pays);
+  const uint64_t Og = (uint64_t)O / cg->groups, Kg = (uint64_t)(cg->C * cg->KH * cg->KW);
+  return conv_form(uk->mr, uk->nr, (uint64_t)(cg->OH * cg->OW), Og, padded_cols, pays) ==
+             CONV_PADDED &&
+         cg->nph == 1 && Kg <= ACCY__GEMM_KC;
+}
+
+bool accy__kernel_conv_pools(const accy__program *p, uint32_t node) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->op != ACCY_OP_CONVOLUTION || nd->n_operands != 2 || nd->n_attrs < 1 ||
+      nd->attrs[0] != 2 || nd->type.rank != 4)
+    return false;
+  conv_gemm cg;
+  int64_t N, O;
+  if (!conv_geom(p, node, &cg, &N, &O) || conv_is_depthwise(&cg) || cg.OH % 2 || cg.OW % 2)
+    return false;
+  if (wino_applies(&cg, O) && wino_chosen(&cg, O)) return true;
+  return conv_pad_pools(&cg, N, O);
+}
+
+/* Fills *k with the GEMM form of the convolution when it applies (sets
+ * *used). Otherwise leaves the direct path to the caller. */
+static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, const epi *e,
+                                     accy__arena *arena, accy__kernel *k, bool *used) {
+  *used = false;
+  const accy__node *nd = &p->nodes[node];
+  const accy__node *wn = &p->nodes[nd->operands[1]];
+  const float *w = wn->payload;
+  conv_gemm *cg = accy__arena_alloc(arena, sizeof *cg, 64);
+  if (!cg) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  int64_t N, O;
+  if (!conv_geom(p, node, cg, &N, &O)) return ACCY_STATUS_OK;
+  const int64_t G = (int64_t)cg->groups;
+  const int64_t Og = O / G, Kg = cg->C * cg->KH * cg->KW, OHW = cg->OH * cg->OW;
+  const bool wino = !conv_is_depthwise(cg) && wino_applies(cg, O) && wino_chosen(cg, O);
+  if (e->pool && !wino) {
+    /* The padded form pools in its microkernel (ind_pool) where it can. */
+    conv_gemm cp = *cg;
+    if (conv_is_depthwise(cg) || cg->OH % 2 || cg->OW % 2 || !conv_pad_pools(&cp, N, O))
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                       "a fused 2 x 2 pool needs the Winograd or the padded form");
+  }
+  if (conv_is_depthwise(cg)) {
+    /* Depthwise (one input channel per group): the direct row kernel. */
+    ACCY_TRY(prepare_dwconv(cg, N, O, G, e, node, arena, k));
+    *used = true;
+    return ACCY_STATUS_OK;
+  }
+  if (wino) {
+    ACCY_TRY(prepare_conv_wino(cg, w, N, O, e, arena, k));
+    *used = true;
+    return ACCY_STATUS_OK;
+  }
+  accy__gemm *g = &cg->g;
+  g->uk = accy__uk_get()->f32_gemm;
+  g->batch = (uint64_t)(N * G);
+  g->K = (uint64_t)Kg;
+  const bool pointwise = conv_is_pointwise(cg);
+  /* The padded form needs strides of at most CONV_PAD_MAX_STRIDE and its
+   * phase planes of at most DOT_PACK_MAX_FLOATS. It copies the input about
+   * once where im2col copies it KH KW / (sh sw) times, and pays off only
+   * where that is at least 2 (the default choice; ACCY_CONV_FORM=2 takes
+   * it wherever it applies): 7 x 7 at stride 2 (12x) ran 22-25% faster, at
+   * stride 1 (9x) 5-14% faster; 3 x 3 at stride 2 (2.25x), with the AVX-512
+   * kernels on an Intel Xeon, 15-20% faster than im2col (ResNet-18's 64 ->
+   * 128 at 28 x 28 and 128 -> 256 at 14 x 14), where an AVX2 Zen 3 had
+   * measured it 0-9% slower with the kernels of then. A 1 x 1 at stride 2
+   * (0.25x) stays with im2col. */
+  uint64_t padded_cols = 0, padded_floats = 0;
+  bool pays = false;
+  conv_pad_plan(cg, N, pointwise, g->uk.nr, &padded_cols, &padded_floats, &pays);
   const int form = conv_form(g->uk.mr, g->uk.nr, (uint64_t)OHW, (uint64_t)Og, padded_cols, pays);
   if (form == CONV_TRANSPOSED) {
     /* Transposed: C^T = im2col^T x W^T, the rows output positions (built
@@ -2085,7 +2124,24 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       g->b_bs = cg->C * plane;
       g->b_off = off;
       cg->e = *e;
-      if (accy__gemm_runs_fit(g->uk.nr, (uint64_t)cg->Wq, (uint64_t)cg->OW)) {
+      if (e->pool) {
+        /* The 2 x 2 max pool in the microkernel (ind_pool): columns are the
+         * top row of each pair of output rows, in blocks of nr / 2 per
+         * row; C is the pooled plane (conv_pad_pools: one phase, one K
+         * block). */
+        const uint64_t half = g->uk.nr / 2, PW = (uint64_t)cg->OW / 2;
+        g->pool = true;
+        g->c_wq = (uint64_t)cg->Wq;
+        g->c_ow = (uint64_t)cg->OW;
+        g->c_pw = ((uint64_t)cg->OW + half - 1) / half * half;
+        g->N = (uint64_t)cg->OH / 2 * g->c_pw;
+        g->c_rs = (ptrdiff_t)((uint64_t)cg->OH / 2 * PW);
+        g->c_bs = (ptrdiff_t)Og * g->c_rs;
+        gemm_set_epilogue(g, e, true);
+        cg->e.bias = NULL;
+        cg->e.residual = false;
+        cg->e.clamp = false;
+      } else if (accy__gemm_runs_fit(g->uk.nr, (uint64_t)cg->Wq, (uint64_t)cg->OW)) {
         /* Each tile stored by the microkernel straight into the output's
          * rows (its columns' runs skip the padding), with the whole
          * epilogue: no copy through the workspace (cnn_b32's 3 -> 16
@@ -2173,7 +2229,8 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       accy__kernel_set_how(k, arena,
               "convolution as GEMM %s, padded input (pre-pass, %u phase%s), taps in place, %s",
               g->uk.ind_name, cg->nph, cg->nph == 1 ? "" : "s",
-              g->c_wq ? "stored in place" : "stored through the workspace");
+              g->pool ? "2 x 2 max pool in the microkernel"
+                      : g->c_wq ? "stored in place" : "stored through the workspace");
       break;
     default:
       if (pointwise)

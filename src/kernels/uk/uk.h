@@ -140,6 +140,23 @@ typedef void (*accy__uk_f32_gemm_ind_fn)(size_t mr, size_t kc, const float *a, c
                                          const accy__uk_cruns *runs, uint32_t flags,
                                          const accy__uk_epilogue *ep);
 
+/* The ind kernel's tile with a 2 x 2 max pool at stride 2: its columns are
+ * NR / 2 columns of one row of positions (row k of B at b + b_off[k]) and
+ * the same columns of the next row (at b + b_off[k] + b_row), each
+ * element the chain of fn from 0 over the same k order (one K block: no
+ * ACCUMULATE), then (flags) bias_row and the clamp (bias_col and residual
+ * NULL); then window j, columns 2j and 2j + 1 of both rows, is the fold
+ * from -inf of its four values in row-major order under the reduce
+ * kernels' max rule (a NaN replaces the accumulator, a NaN accumulator
+ * stays, +0 over -0), stored at c[i * c_rs + j] for j < n_out (n_out <= NR
+ * / 4). The bits of the ind kernel's tile followed by the pooling
+ * kernel. */
+typedef void (*accy__uk_f32_gemm_ind_pool_fn)(size_t mr, size_t kc, const float *a,
+                                              const float *b, const ptrdiff_t *b_off,
+                                              ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
+                                              size_t n_out, uint32_t flags,
+                                              const accy__uk_epilogue *ep);
+
 typedef struct accy__uk_f32_gemm {
   const char *name;
   uint32_t mr, nr;
@@ -148,6 +165,7 @@ typedef struct accy__uk_f32_gemm {
   const char *gemv_name;
   accy__uk_f32_gemm_ind_fn ind;
   const char *ind_name;
+  accy__uk_f32_gemm_ind_pool_fn ind_pool;
 } accy__uk_f32_gemm;
 
 /* ---- f32 epilogue over a row of results ------------------------------------ */
@@ -397,10 +415,16 @@ void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, con
                                        const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
                                        const accy__uk_cruns *runs, uint32_t flags,
                                        const accy__uk_epilogue *ep);
+void accy__f32_gemm_ind_pool_4x16__portable(size_t mr, size_t kc, const float *a, const float *b,
+                                            const ptrdiff_t *b_off, ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
+                                            size_t n_out, uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
                                    const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
                                    const accy__uk_cruns *runs, uint32_t flags,
                                    const accy__uk_epilogue *ep);
+void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
+                                        const ptrdiff_t *b_off, ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
+                                        size_t n_out, uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep);
@@ -414,6 +438,9 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
                                      const ptrdiff_t *b_off, float *c, ptrdiff_t c_rs,
                                      const accy__uk_cruns *runs, uint32_t flags,
                                      const accy__uk_epilogue *ep);
+void accy__f32_gemm_ind_pool_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
+                                          const ptrdiff_t *b_off, ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
+                                          size_t n_out, uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                   const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                   uint32_t flags, const accy__uk_epilogue *ep);

@@ -404,6 +404,66 @@ void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const f
     TILE_FIN(&f, c, c_rs, mr, true, all, all);
 }
 
+/* Row |i| of a pooled tile: bias and clamp on both vectors (row y's eight
+ * columns, row y + 1's), then each window's fold in row-major order
+ * (associative under the rule), four pooled values, the first n_out
+ * stored. */
+static inline __attribute__((always_inline)) void pool_fin_row(const tile_fin *f, size_t i,
+                                                                __m256 v0, __m256 v1, float *c,
+                                                                ptrdiff_t c_rs, size_t n_out) {
+  if (f->e.on) {
+    if (f->e.bias_row) {
+      const __m256 br = _mm256_set1_ps(f->e.bias_row[i]);
+      v0 = _mm256_add_ps(v0, br), v1 = _mm256_add_ps(v1, br);
+    }
+    if (f->e.clamp) v0 = vclamp8_apply(v0, &f->cl), v1 = vclamp8_apply(v1, &f->cl);
+  }
+  /* Per 128-bit lane: (v0 even, v0 even, v1 even, v1 even) and the odd
+   * ones: window q of row y at lane q of each half (0, 1 | 4, 5), of row y
+   * + 1 at lanes 2, 3 | 6, 7. */
+  const __m256 h = vm_fold8(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1)), true);
+  const __m256 p = vm_fold8(h, _mm256_shuffle_ps(h, h, _MM_SHUFFLE(3, 2, 3, 2)), true);
+  float t[8];
+  _mm256_storeu_ps(t, p);
+  const float out4[4] = {t[0], t[1], t[4], t[5]};
+  float *ci = c + (ptrdiff_t)i * c_rs;
+  for (size_t q = 0; q < n_out && q < 4; q++) ci[q] = out4[q];
+}
+
+void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
+                                        const ptrdiff_t *b_off, ptrdiff_t b_row, float *c,
+                                        ptrdiff_t c_rs, size_t n_out, uint32_t flags,
+                                        const accy__uk_epilogue *ep) {
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+  const float *ap = a;
+  for (size_t k = 0; k < kc; k++, ap += MR) {
+    const float *bk = b + b_off[k];
+    const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + b_row);
+    __m256 av = _mm256_broadcast_ss(ap);
+    c00 = _mm256_fmadd_ps(av, b0, c00), c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(ap + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10), c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(ap + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20), c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(ap + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30), c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(ap + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40), c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(ap + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50), c51 = _mm256_fmadd_ps(av, b1, c51);
+  }
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, false);
+  pool_fin_row(&f, 0, c00, c01, c, c_rs, n_out);
+  if (mr > 1) pool_fin_row(&f, 1, c10, c11, c, c_rs, n_out);
+  if (mr > 2) pool_fin_row(&f, 2, c20, c21, c, c_rs, n_out);
+  if (mr > 3) pool_fin_row(&f, 3, c30, c31, c, c_rs, n_out);
+  if (mr > 4) pool_fin_row(&f, 4, c40, c41, c, c_rs, n_out);
+  if (mr > 5) pool_fin_row(&f, 5, c50, c51, c, c_rs, n_out);
+}
+
 /* One row against np (1..4) full panels of 16 columns: panel p's row k at
  * b + p * b_ps + k * b_rs, its C at c + 16 p. Each output is the same FMA
  * chain over k, from the same start, with the same epilogue, as the GEMM

@@ -301,6 +301,68 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
   }
 }
 
+/* The reduce kernels' max fold in sixteen lanes (avx2/vmath.h's vm_fold8
+ * for max): x where x is NaN, acc where acc is NaN, else the larger, +0
+ * over -0. */
+ACCY_INLINE __m512 fold_max16(__m512 acc, __m512 x) {
+  const __mmask16 x_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __mmask16 acc_num = _mm512_cmp_ps_mask(acc, acc, _CMP_ORD_Q);
+  const __mmask16 eq = _mm512_cmp_ps_mask(x, acc, _CMP_EQ_OQ);
+  const __mmask16 acc_neg = _mm512_movepi32_mask(_mm512_castps_si512(acc));
+  const __mmask16 better = _mm512_cmp_ps_mask(x, acc, _CMP_GT_OQ);
+  const __mmask16 take = x_nan | (acc_num & (better | (eq & acc_neg)));
+  return _mm512_mask_blend_ps(take, acc, x);
+}
+
+/* Row |i| of a pooled tile: bias and clamp on both vectors (row y's sixteen
+ * columns, row y + 1's), then each window's fold in row-major order
+ * (associative under the rule: fold(fold(a, b), fold(c, d)) is the fold
+ * of a, b, c, d), eight pooled values, the first n_out stored. */
+ACCY_INLINE void pool_fin_row(const tile_fin *f, size_t i, __m512 v0, __m512 v1, float *c,
+                              ptrdiff_t c_rs, __mmask16 m_out) {
+  if (f->e.on) {
+    if (f->e.bias_row) {
+      const __m512 br = _mm512_set1_ps(f->e.bias_row[i]);
+      v0 = _mm512_add_ps(v0, br), v1 = _mm512_add_ps(v1, br);
+    }
+    if (f->e.clamp) v0 = vclamp16_apply(v0, &f->cl), v1 = vclamp16_apply(v1, &f->cl);
+  }
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  /* Lanes 0-7: row y's windows, 8-15: row y + 1's. */
+  const __m512 h = fold_max16(_mm512_permutex2var_ps(v0, ev, v1), _mm512_permutex2var_ps(v0, od, v1));
+  const __m512 p = fold_max16(h, _mm512_shuffle_f32x4(h, h, 0xee));
+  _mm512_mask_storeu_ps(c + (ptrdiff_t)i * c_rs, m_out, p);
+}
+
+void accy__f32_gemm_ind_pool_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
+                                          const ptrdiff_t *b_off, ptrdiff_t b_row, float *c,
+                                          ptrdiff_t c_rs, size_t n_out, uint32_t flags,
+                                          const accy__uk_epilogue *ep) {
+  ACC_DECL;
+  ACC_ZERO;
+  const float *ap = a;
+#pragma GCC unroll 4
+  for (size_t k = 0; k < kc; k++, ap += MR) {
+    const float *bk = b + b_off[k];
+    const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + b_row);
+#define A_PACKED(i) ap[i]
+    STEP(A_PACKED, b0, b1);
+#undef A_PACKED
+  }
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, false);
+  const __mmask16 m = vm_lanes16(n_out < 8 ? n_out : 8);
+  pool_fin_row(&f, 0, c00, c01, c, c_rs, m);
+  if (mr > 1) pool_fin_row(&f, 1, c10, c11, c, c_rs, m);
+  if (mr > 2) pool_fin_row(&f, 2, c20, c21, c, c_rs, m);
+  if (mr > 3) pool_fin_row(&f, 3, c30, c31, c, c_rs, m);
+  if (mr > 4) pool_fin_row(&f, 4, c40, c41, c, c_rs, m);
+  if (mr > 5) pool_fin_row(&f, 5, c50, c51, c, c_rs, m);
+  if (mr > 6) pool_fin_row(&f, 6, c60, c61, c, c_rs, m);
+  if (mr > 7) pool_fin_row(&f, 7, c70, c71, c, c_rs, m);
+}
+
 /* One row against np (1..4) full panels of 32 columns: panel p's row k at
  * b + p * b_ps + k * b_rs, its C at c + 32 p. Each output is the chain and
  * epilogue the GEMM kernel's mr == 1 path gives it, so the bits match; with

@@ -4,6 +4,7 @@
  * summation order docs/ops.md gives for the portable level. */
 #include "src/internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "src/kernels/scalar.h"
@@ -87,6 +88,42 @@ void accy__f32_gemm_ind_4x16__portable(size_t mr, size_t kc, const float *a, con
       }
       c[(ptrdiff_t)i * c_rs + col[j]] = v;
     }
+}
+
+void accy__f32_gemm_ind_pool_4x16__portable(size_t mr, size_t kc, const float *a, const float *b,
+                                            const ptrdiff_t *b_off, ptrdiff_t b_row, float *c,
+                                            ptrdiff_t c_rs, size_t n_out, uint32_t flags,
+                                            const accy__uk_epilogue *ep) {
+  /* Columns 0 .. NR/2 - 1 of the row at b + b_off[k], then the same columns
+   * of the next row. */
+  float acc[MR][NR];
+  memset(acc, 0, sizeof acc);
+  for (size_t k = 0; k < kc; k++) {
+    const float *bk = b + b_off[k];
+    for (size_t i = 0; i < MR; i++) {
+      const float av = a[k * MR + i];
+      for (size_t j = 0; j < NR; j++)
+        acc[i][j] = acc[i][j] + av * bk[j < NR / 2 ? (ptrdiff_t)j : b_row + (ptrdiff_t)(j - NR / 2)];
+    }
+  }
+  for (size_t i = 0; i < mr; i++) {
+    float v[NR];
+    for (size_t j = 0; j < NR; j++) {
+      v[j] = acc[i][j];
+      if (flags & ACCY__UK_EPILOGUE) {
+        if (ep->bias_row) v[j] = v[j] + ep->bias_row[i];
+        if (flags & ACCY__UK_CLAMP) v[j] = accy__min_f32(accy__max_f32(v[j], ep->lo), ep->hi);
+      }
+    }
+    for (size_t q = 0; q < n_out; q++) {
+      float m = -INFINITY;
+      m = accy__fold_max_f32(m, v[2 * q]);
+      m = accy__fold_max_f32(m, v[2 * q + 1]);
+      m = accy__fold_max_f32(m, v[NR / 2 + 2 * q]);
+      m = accy__fold_max_f32(m, v[NR / 2 + 2 * q + 1]);
+      c[(ptrdiff_t)i * c_rs + (ptrdiff_t)q] = m;
+    }
+  }
 }
 
 void accy__f32_epilogue__portable(size_t n, float *dst, const float *src, const float *bias,
