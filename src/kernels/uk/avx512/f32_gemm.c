@@ -330,8 +330,17 @@ ACCY_INLINE void pool_fin_row(const tile_fin *f, size_t i, __m512 v0, __m512 v1,
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   /* Lanes 0-7: row y's windows, 8-15: row y + 1's. */
-  const __m512 h = fold_max16(_mm512_permutex2var_ps(v0, ev, v1), _mm512_permutex2var_ps(v0, od, v1));
-  const __m512 p = fold_max16(h, _mm512_shuffle_f32x4(h, h, 0xee));
+  const __m512 e = _mm512_permutex2var_ps(v0, ev, v1), o = _mm512_permutex2var_ps(v0, od, v1);
+  __m512 p;
+  if (_mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q) == 0) {
+    /* No NaN: the fold is the maximum with -0 below +0, VRANGEPS's (imm8
+     * 5), in any order. */
+    const __m512 h = _mm512_range_ps(e, o, 5);
+    p = _mm512_range_ps(h, _mm512_shuffle_f32x4(h, h, 0xee), 5);
+  } else {
+    const __m512 h = fold_max16(e, o);
+    p = fold_max16(h, _mm512_shuffle_f32x4(h, h, 0xee));
+  }
   _mm512_mask_storeu_ps(c + (ptrdiff_t)i * c_rs, m_out, p);
 }
 
