@@ -18,9 +18,11 @@
  * After the chain (or the anchor alone), a 2 x 2 max pool at stride 2 of
  * its value (an f32 reduce_window over the last two axes, no padding or
  * dilation) joins it as the tail when the chain has no residual and the
- * anchor is a convolution that runs as Winograd over an even plane
- * (accy__kernel_conv_pools): the output transform folds each tile's four
- * outputs into the pooled value, and the unpooled one is never stored.
+ * anchor is a convolution that runs as Winograd, or in the padded form at
+ * unit strides with K in one block, over an even plane
+ * (accy__kernel_conv_pools): the output transform (the microkernel) folds
+ * each window's four outputs into the pooled value, and the unpooled one is
+ * never stored.
  * The anchor's task then writes the chain's last node (the tail) directly:
  * the anchor and the absorbed nodes get no buffer and no task, and the
  * broadcasts they read become dead unless something else reads them.
