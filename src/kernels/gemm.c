@@ -38,6 +38,8 @@
 
 static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 static uint64_t div_up(uint64_t x, uint64_t m) { return (x + m - 1) / m; }
+/* The width of packed B's panels (gemm.h's b_pnr). */
+static uint64_t b_pw(const accy__gemm *g) { return g->b_pnr ? g->b_pnr : g->uk.nr; }
 
 void accy__gemm_plan(accy__gemm *g) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
@@ -171,8 +173,8 @@ uint64_t accy__gemm_item_cost(const accy__gemm *g) {
 }
 
 uint64_t accy__gemm_packed_floats(const accy__gemm *g) {
-  uint64_t panels = (g->N + g->uk.nr - 1) / g->uk.nr;
-  return g->batch * panels * g->K * g->uk.nr;
+  const uint64_t pw = b_pw(g), panels = (g->N + pw - 1) / pw;
+  return g->batch * panels * g->K * pw;
 }
 
 uint64_t accy__gemm_pack_b_item_count(const accy__gemm *g) {
@@ -294,9 +296,10 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
     const float *bp;
     ptrdiff_t brs, bps; /* row stride within a panel; panel stride */
     if (g->b_packed) {
-      bp = t->bb + ((j0 / nr) * K + k0) * nr;
-      brs = (ptrdiff_t)nr;
-      bps = (ptrdiff_t)(K * nr);
+      const uint64_t pw = b_pw(g);
+      bp = t->bb + ((j0 / pw) * K + k0) * pw;
+      brs = (ptrdiff_t)pw;
+      bps = (ptrdiff_t)(K * pw);
     } else if (t->packing_b) {
       /* ws is required for a provider (workspace_bytes says so). */
       bp = t->pbp + ((j0 - n0) / nr) * kcur * nr;
@@ -408,7 +411,7 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
 void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *c, const float *r,
                     uint64_t begin, uint64_t end, void *ws) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
-  const uint64_t panels = (g->N + nr - 1) / nr;
+  const uint64_t panels = (g->N + b_pw(g) - 1) / b_pw(g);
   const bool packing = g->pack_a && ws;
   const bool packing_b = g->pack_b && ws;
   float *pa = ws, *pbp = ws ? (float *)ws + ws_a_floats(g) : NULL;
@@ -428,7 +431,7 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
     float *cb = c + (ptrdiff_t)bi * g->c_bs;
     const float *bp0 = g->b_run_packed ? b : g->b_packed;
     const float *bb =
-        g->b_packed ? bp0 + (g->b_batch_mod ? bi % g->b_batch_mod : bi) * panels * K * nr
+        g->b_packed ? bp0 + (g->b_batch_mod ? bi % g->b_batch_mod : bi) * panels * K * b_pw(g)
                     : b + (ptrdiff_t)bi * g->b_bs;
     /* K == 0 still writes C (zeros, plus the epilogue): one empty block. */
     for (uint64_t k0 = 0; k0 < K || (K == 0 && k0 == 0); k0 += g->kc) {

@@ -78,6 +78,11 @@ typedef struct accy__gemm {
    * K x nr floats, columns past N zero) or direct: B(b, k, j) =
    * b[b * b_bs + k * b_rs + j]. */
   const float *b_packed;
+  /* The width of packed B's panels: 0 for nr; nr / 2 for B of at most nr /
+   * 2 columns (a classifier's 10 outputs: one row of a panel then spans
+   * one cache line instead of two, and the microkernel's loads of the
+   * second vector are masked off). */
+  uint64_t b_pnr;
   ptrdiff_t b_bs, b_rs;
   /* B packed at run time, in b_packed's layout, into the buffer given to
    * accy__gemm_run as b (a pre-pass: accy__gemm_pack_b_items); b_packed is

@@ -450,6 +450,9 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   g->c_bs = (ptrdiff_t)(g->M * g->N);
   static const float kNoWeights[1];
   if (packed) g->b_packed = kNoWeights; /* the plan needs to know; the pointer comes below */
+  /* Few columns (a classifier's 10 at batch 1): panels half as wide, read
+   * a cache line per row of K instead of two (gemm.h's b_pnr). */
+  if (packed && g->N <= g->uk.nr / 2) g->b_pnr = g->uk.nr / 2;
   accy__gemm_plan(g);
   if (packed) {
     uint64_t nf = accy__gemm_packed_floats(g);
@@ -458,7 +461,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
       return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "%llu bytes of packed weights",
                        (unsigned long long)nf * 4);
     const float *src = rhs->payload;
-    const uint64_t nr = g->uk.nr, panels = (g->N + nr - 1) / nr;
+    const uint64_t nr = g->b_pnr ? g->b_pnr : g->uk.nr, panels = (g->N + nr - 1) / nr;
     for (uint64_t b = 0; b < g->batch; b++)
       for (uint64_t pn = 0; pn < panels; pn++)
         for (uint64_t kk = 0; kk < g->K; kk++) {
