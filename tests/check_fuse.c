@@ -389,23 +389,26 @@ END_TEST
  * an output (4), a residual in the chain (5). accy__kernel_conv_pools says
  * which: above the portable level (the only one without Winograd) cases 0
  * to 2. Case 6 (3 -> 16 channels over 32 x 32) takes the padded form,
- * whose microkernel pools (ind_pool) at every level; case 7 (32 -> 8: no
+ * whose microkernel pools (ind_pool) at every level, and so does case 8
+ * (two groups of 3 -> 4 channels, a dilation of 2, over 64 x 64); case 7 (32 -> 8: no
  * Winograd, 288 taps, more than one K block) does not fuse. */
 START_TEST(test_conv_max_pool_fuses) {
   tu_rng rng;
   tu_rng_seed(&rng, 4400 + (uint64_t)_i);
   const int c = _i;
-  const int64_t C = c == 6 ? 3 : c == 7 ? 32 : 16, O = c == 7 ? 8 : 16;
-  const int64_t H = c == 3 ? 11 : c >= 6 ? 32 : 12, W = c >= 6 ? 32 : 12;
+  const int64_t C = c == 6 ? 3 : c == 7 ? 32 : c == 8 ? 6 : 16, O = c >= 7 ? 8 : 16;
+  const int64_t G = c == 8 ? 2 : 1, D = c == 8 ? 2 : 1;
+  const int64_t H = c == 3 ? 11 : c == 8 ? 64 : c >= 6 ? 32 : 12, W = c == 8 ? 64 : c >= 6 ? 32 : 12;
   prog g = {.rng = &rng};
   accy__program_init(&g.p);
-  int64_t xd[4] = {2, C, H, W}, wd[4] = {O, C, 3, 3}, od[4] = {2, O, H, W};
+  int64_t xd[4] = {2, C, H, W}, wd[4] = {O, C / G, 3, 3}, od[4] = {2, O, H, W};
   int64_t pd[4] = {2, O, H / 2, W / 2};
   accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od), pt = tu_type(ACCY_DTYPE_F32, 4, pd);
   uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
   uint32_t r = c == 5 ? param(&g, "r", ot) : 0;
   uint32_t w = constant(&g, tu_type(ACCY_DTYPE_F32, 4, wd), 0, false);
-  int64_t attrs[12] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  /* strides, pads (D each side keeps the plane), lhs and rhs dilations, groups */
+  int64_t attrs[12] = {2, 1, 1, D, D, D, D, 1, 1, D, D, G};
   uint32_t ops[2] = {x, w};
   const uint32_t conv = node(&g, ACCY_OP_CONVOLUTION, ot, ops, 2, attrs, 12);
   uint32_t y = conv;
@@ -420,7 +423,8 @@ START_TEST(test_conv_max_pool_fuses) {
   if (c == 4)
     ck_assert_int_eq(accy__program_add_output(&g.p, y, "pre", 3), ACCY_STATUS_OK);
   const bool wino = accy__uk_get()->isa != ACCY__ISA_PORTABLE;
-  ck_assert_int_eq(accy__kernel_conv_pools(&g.p, conv), (wino && c != 3 && c != 7) || c == 6);
+  ck_assert_int_eq(accy__kernel_conv_pools(&g.p, conv),
+                   (wino && c != 3 && c != 7) || c == 6 || c == 8);
   compare(&g, UINT32_MAX - 1);
 }
 END_TEST
@@ -910,7 +914,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 8);
-  tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 8);
+  tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 9);
   suite_add_tcase(s, tc);
   return s;
 }
