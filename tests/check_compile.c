@@ -157,12 +157,14 @@ static void closure(const accy__plan *plan, reach *r) {
 }
 
 static uint32_t root(const accy__plan *plan, uint32_t n) {
-  while (plan->locs[n].kind == ACCY__LOC_ALIAS) n = plan->locs[n].index;
+  while (plan->locs[n].kind == ACCY__LOC_ALIAS || plan->locs[n].kind == ACCY__LOC_SUB)
+    n = plan->locs[n].index;
   return n;
 }
 
 /* Builds a random f32 program of adds, multiplies, negates, maximums,
- * reshapes and in-place updates over vectors of a few sizes. */
+ * reshapes, in-place updates and concatenates (written in place where the
+ * compiler can: plan.h's ACCY__LOC_SUB) over vectors of a few sizes. */
 static void random_program(tu_rng *rng, accy__program *p) {
   accy__program_init(p);
   int n_params = (int)tu_rng_range(rng, 1, 3);
@@ -198,7 +200,34 @@ static void random_program(tu_rng *rng, accy__program *p) {
       }
     }
     uint32_t ops[3] = {a, b, 0};
-    switch (tu_rng_range(rng, 0, 5)) {
+    const int64_t pick = tu_rng_range(rng, 0, 6);
+    if (pick == 6) {
+      /* Concatenate two or three rank-1 values (the last may repeat one,
+       * which must then be copied). */
+      uint32_t cops[3] = {a, 0, 0}, nc = 1;
+      int64_t total = t.rank == 1 ? t.dims[0] : 0;
+      for (int tries = 0; tries < 12 && nc < 3 && t.rank == 1; tries++) {
+        const uint32_t c = (uint32_t)tu_rng_range(rng, 0, p->n_nodes - 1);
+        if (p->nodes[c].type.dtype == ACCY_DTYPE_F32 && p->nodes[c].type.rank == 1 &&
+            total + p->nodes[c].type.dims[0] <= 3072) {
+          cops[nc++] = c;
+          total += p->nodes[c].type.dims[0];
+        }
+      }
+      if (nc < 2) {
+        add(p, ACCY_OP_NEGATE, t, ops, 1, NULL, 0, NULL);
+        continue;
+      }
+      /* Mostly fresh values read only here (negates), which the compiler
+       * writes in place; sometimes the values as they are. */
+      if (tu_rng_range(rng, 0, 3) != 0)
+        for (uint32_t q = 0; q < nc; q++)
+          cops[q] = add(p, ACCY_OP_NEGATE, p->nodes[cops[q]].type, &cops[q], 1, NULL, 0, NULL);
+      const int64_t axis = 0;
+      add(p, ACCY_OP_CONCATENATE, vec(ACCY_DTYPE_F32, total), cops, nc, &axis, 1, NULL);
+      continue;
+    }
+    switch (pick) {
       case 0: add(p, ACCY_OP_ADD, t, ops, 2, NULL, 0, NULL); break;
       case 1: add(p, ACCY_OP_MULTIPLY, t, ops, 2, NULL, 0, NULL); break;
       case 2: add(p, ACCY_OP_NEGATE, t, ops, 1, NULL, 0, NULL); break;
@@ -245,6 +274,12 @@ static void random_program(tu_rng *rng, accy__program *p) {
     snprintf(name, sizeof name, "o%d", k);
     out(p, (uint32_t)tu_rng_range(rng, (uint32_t)n_params, p->n_nodes - 1), name);
   }
+  /* The last concatenate is live (an output), so some are written in place. */
+  for (uint32_t c = p->n_nodes; c-- > 0;)
+    if (p->nodes[c].op == ACCY_OP_CONCATENATE) {
+      out(p, c, "cat");
+      break;
+    }
 }
 
 /* Evaluates |p| naively, node by node, into freshly allocated buffers. */
@@ -268,6 +303,16 @@ static void **evaluate(const accy__program *p, void *const *inputs) {
         for (uint64_t k = 0; k < ne; k++) o[k] = a[k] != a[k] || b[k] != b[k] ? NAN : (a[k] > b[k] ? a[k] : b[k]);
         break;
       case ACCY_OP_RESHAPE: memcpy(o, a, ne * 4); break;
+      case ACCY_OP_CONCATENATE: {
+        uint64_t at = 0;
+        for (uint32_t k = 0; k < node->n_operands; k++) {
+          uint64_t nk;
+          accy__type_elements(&p->nodes[node->operands[k]].type, &nk);
+          memcpy(o + at, v[node->operands[k]], nk * 4);
+          at += nk;
+        }
+        break;
+      }
       case ACCY_OP_DYNAMIC_UPDATE_SLICE: {
         int64_t un = p->nodes[node->operands[1]].type.dims[0];
         int64_t st = *(const int32_t *)v[node->operands[2]];
@@ -287,11 +332,13 @@ START_TEST(test_random_plans_are_safe_and_correct) {
   tu_rng rng;
   tu_rng_seed(&rng, 1000 + (uint64_t)_i);
   static reach r;
+  int subs = 0; /* operands written in place into a concatenate */
   for (int iter = 0; iter < 25; iter++) {
     accy__program p;
     random_program(&rng, &p);
     accy__plan plan;
     compile_ok(&p, &plan);
+    for (uint32_t x = 0; x < p.n_nodes; x++) subs += plan.locs[x].kind == ACCY__LOC_SUB;
     ck_assert_uint_le(plan.n_tasks, MAX_T);
     closure(&plan, &r);
     /* Safety: tasks touching two scratch roots whose bytes overlap are
@@ -382,6 +429,7 @@ START_TEST(test_random_plans_are_safe_and_correct) {
     accy__plan_free(&plan);
     accy__program_free(&p);
   }
+  ck_assert_int_gt(subs, 0);
 }
 END_TEST
 

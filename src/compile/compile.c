@@ -71,8 +71,33 @@ static bool add_edge(compiler *cs, uint32_t from, uint32_t to) {
 }
 
 static uint32_t root_of(const accy__plan *plan, uint32_t n) {
-  while (plan->locs[n].kind == ACCY__LOC_ALIAS) n = plan->locs[n].index;
+  while (plan->locs[n].kind == ACCY__LOC_ALIAS || plan->locs[n].kind == ACCY__LOC_SUB)
+    n = plan->locs[n].index;
   return n;
+}
+
+/* Whether concatenate |c| can have its operands written in place into its
+ * buffer (ACCY__LOC_SUB): each operand is then one contiguous run of it
+ * (every axis before the concatenated one has extent 1), a scratch value
+ * of its own task read by nothing else, and none appears twice. The
+ * concatenate's task then copies nothing. */
+static bool concat_in_place(const compiler *cs, uint32_t c) {
+  const accy__program *p = cs->p;
+  const accy__node *nd = &p->nodes[c];
+  const accy__loc_kind kind = (accy__loc_kind)cs->plan->locs[c].kind;
+  if (nd->op != ACCY_OP_CONCATENATE || nd->n_operands < 2 || nd->n_attrs != 1 ||
+      (kind != ACCY__LOC_SCRATCH && kind != ACCY__LOC_OUTPUT))
+    return false;
+  const int64_t axis = nd->attrs[0];
+  if (axis < 0 || (uint64_t)axis >= nd->type.rank) return false;
+  for (int64_t d = 0; d < axis; d++)
+    if (nd->type.dims[d] != 1) return false;
+  for (uint32_t k = 0; k < nd->n_operands; k++) {
+    const uint32_t x = nd->operands[k];
+    if (cs->plan->locs[x].kind != ACCY__LOC_SCRATCH || cs->uses[x] != 1 || cs->out_uses[x] != 0)
+      return false;
+  }
+  return true;
 }
 
 /* ---- locations ---------------------------------------------------------- */
@@ -178,6 +203,19 @@ static accy_status assign_locations(compiler *cs) {
     loc->kind = ACCY__LOC_SCRATCH;
   }
   accy__free(first_output);
+  /* Concatenates in place: each operand at its offset in the result. */
+  for (uint32_t c = 0; c < n; c++) {
+    if (!cs->live[c] || !concat_in_place(cs, c)) continue;
+    const accy__node *nd = &p->nodes[c];
+    uint64_t at = 0;
+    for (uint32_t k = 0; k < nd->n_operands; k++) {
+      accy__loc *xl = &plan->locs[nd->operands[k]];
+      xl->kind = ACCY__LOC_SUB;
+      xl->index = c;
+      xl->offset = at;
+      at += accy__type_bytes(&p->nodes[nd->operands[k]].type);
+    }
+  }
   return ACCY_STATUS_OK;
 }
 
@@ -316,6 +354,34 @@ static accy_status make_tasks(compiler *cs) {
     if (node->op == ACCY_OP_PARAMETER || node->op == ACCY_OP_CONSTANT || !cs->live[i]) continue;
     if (node->op == ACCY_OP_RESHAPE && plan->locs[i].kind == ACCY__LOC_ALIAS) {
       cs->writer[i] = cs->writer[node->operands[0]];
+      continue;
+    }
+    if (node->op == ACCY_OP_CONCATENATE && node->n_operands &&
+        plan->locs[node->operands[0]].kind == ACCY__LOC_SUB &&
+        plan->locs[node->operands[0]].index == i) {
+      /* In place (concat_in_place): the operands' tasks wrote it; a task
+       * with no work orders its readers after all of them. */
+      accy__kernel k;
+      memset(&k, 0, sizeof k);
+      k.item_cost = 1;
+      accy__kernel_set_how(&k, &plan->arena, "nothing: its operands are written in place");
+      refs[0] = ACCY__REF_MAKE(ACCY__REF_NODE, i);
+      for (uint32_t o = 0; o < node->n_operands; o++)
+        refs[1 + o] = ACCY__REF_MAKE(ACCY__REF_NODE, node->operands[o]);
+      /* The scratch planner orders a buffer's first task after whoever held
+       * its bytes before, and the buffer's other tasks only through that
+       * one (reuse.h): the operands' writers, each the first of a part,
+       * follow the earliest of them. */
+      int64_t first = -1;
+      for (uint32_t o = 0; o < node->n_operands; o++) {
+        const int64_t w = cs->writer[node->operands[o]];
+        if (w >= 0 && (first < 0 || w < first)) first = w;
+      }
+      for (uint32_t o = 0; o < node->n_operands && s == ACCY_STATUS_OK; o++) {
+        const int64_t w = cs->writer[node->operands[o]];
+        if (w >= 0 && !add_edge(cs, (uint32_t)first, (uint32_t)w)) s = oom("edges");
+      }
+      if (s == ACCY_STATUS_OK) s = add_node_task(cs, i, i, &k, refs, 1 + node->n_operands, NULL);
       continue;
     }
     accy__kernel k;

@@ -49,6 +49,13 @@ void **accy__plan_bind(const accy__plan *plan, void *block, const accy_input *in
       default: vals[i] = NULL; break;
     }
   }
+  /* Sub-buffers of later nodes, the last first (a concatenate in place may
+   * itself be a sub-buffer of a later one; its own location never is an
+   * alias). */
+  for (uint32_t i = plan->n_nodes; i-- > 0;)
+    if (plan->locs[i].kind == ACCY__LOC_SUB)
+      vals[i] = vals[plan->locs[i].index] ? (char *)vals[plan->locs[i].index] + plan->locs[i].offset
+                                          : NULL;
   void **ptrs = (void **)(base + plan->ptrs_offset);
   for (uint32_t r = 0; r < plan->n_refs; r++) {
     uint32_t ref = plan->refs[r];

@@ -19,14 +19,17 @@ typedef enum accy__loc_kind {
   ACCY__LOC_OUTPUT,       /* the caller's output |index|, written by the node's task */
   ACCY__LOC_CONSTANT,     /* the node's payload (|payload|) */
   ACCY__LOC_SCRATCH,      /* scratch data region + |offset| */
-  ACCY__LOC_ALIAS         /* the buffer of node |index| (reshape, in-place update) */
+  ACCY__LOC_ALIAS,        /* the buffer of node |index| (reshape, in-place update) */
+  ACCY__LOC_SUB           /* |offset| bytes into the buffer of node |index|, a later node
+                             (an operand written in place into its concatenate) */
 } accy__loc_kind;
 
 typedef struct accy__loc {
   uint32_t kind;   /* accy__loc_kind */
   uint32_t index;
   union {
-    uint64_t offset;       /* SCRATCH, COPIED_INPUT: bytes into the data region */
+    uint64_t offset;       /* SCRATCH, COPIED_INPUT: bytes into the data region; SUB: into
+                              node |index|'s buffer */
     const void *payload;   /* CONSTANT: the node's payload, resolved at compile
                               time (it lives in the program's IR, which
                               outlives the plan), so invoke needs no IR */
