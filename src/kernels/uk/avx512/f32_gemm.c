@@ -180,6 +180,23 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
       c60 = _mm512_fmadd_ps(_mm512_set1_ps(a6[o]), b0, c60);
       c70 = _mm512_fmadd_ps(_mm512_set1_ps(a7[o]), b0, c70);
     }
+  } else if (full && a_cs == 1 && mr <= 4) {
+    /* At most four rows a_rs apart (a small batch, or a GEMM's last rows):
+     * their eight chains only, not the tile's sixteen (the same chains as
+     * those rows of a full tile, so the same bits). */
+    const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *bk = b;
+#pragma GCC unroll 4
+    for (size_t k = 0; k < kc; k++, bk += b_rs) {
+      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+      __m512 av = _mm512_set1_ps(a0[k]);
+      c00 = _mm512_fmadd_ps(av, b0, c00), c01 = _mm512_fmadd_ps(av, b1, c01);
+      av = _mm512_set1_ps(a1[k]);
+      c10 = _mm512_fmadd_ps(av, b0, c10), c11 = _mm512_fmadd_ps(av, b1, c11);
+      av = _mm512_set1_ps(a2[k]);
+      c20 = _mm512_fmadd_ps(av, b0, c20), c21 = _mm512_fmadd_ps(av, b1, c21);
+      av = _mm512_set1_ps(a3[k]);
+      c30 = _mm512_fmadd_ps(av, b0, c30), c31 = _mm512_fmadd_ps(av, b1, c31);
+    }
   } else if (full && a_cs == 1) {
     /* Rows a_rs apart, read along k. */
     const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5],
