@@ -212,6 +212,7 @@ static accy_status assign_locations(compiler *cs) {
       accy__loc *xl = &plan->locs[nd->operands[k]];
       xl->kind = ACCY__LOC_SUB;
       xl->index = c;
+      plan->has_sub = true;
       xl->offset = at;
       at += accy__type_bytes(&p->nodes[nd->operands[k]].type);
     }

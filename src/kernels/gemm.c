@@ -310,31 +310,28 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       brs = g->b_rs;
       bps = (ptrdiff_t)nr;
     }
-    if (g->b_off && g->pool) {
-      /* Pooled tiles (gemm.h's pool): half a panel of a row pair each. */
-      const uint64_t half = nr / 2, py = j0 / g->c_pw, ox0 = j0 % g->c_pw;
-      const uint64_t pw = g->c_ow / 2, n_out = (g->c_ow - ox0) / 2 < half / 2 ? (g->c_ow - ox0) / 2
-                                                                              : half / 2;
-      const float *ap0 = (g->a_run_packed ? t->a : g->a_packed) + (ab_i * div_up(g->M, mr) * K +
-                                                                   k0) * mr;
-      for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
-        accy__uk_epilogue ep = g->ep;
-        if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
-        g->uk.ind_pool((size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr), (size_t)kcur,
-                       ap0 + (i0 / mr) * K * mr, t->bb + 2 * py * g->c_wq + ox0, g->b_off + k0,
-                       (ptrdiff_t)g->c_wq,
-                       t->cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)(py * pw + ox0 / 2),
-                       g->c_rs, (size_t)n_out, t->flags, &ep);
-      }
-      j0 += half;
-      continue;
-    }
     if (g->b_off) {
       /* Scattered rows of B (gemm.h): full-width tiles into the consumer's
-       * block, or through their column runs into C's padded rows; rows
-       * past the item's computed and never stored. */
+       * block, or through their column runs into C's padded rows, or
+       * pooled (half a panel of a row pair each); rows past the item's
+       * computed and never stored. */
       const float *ap0 = (g->a_run_packed ? t->a : g->a_packed) + (ab_i * div_up(g->M, mr) * K +
                                                                    k0) * mr;
+      if (g->pool) {
+        const uint64_t half = nr / 2, py = j0 / g->c_pw, ox0 = j0 % g->c_pw, pooled = g->c_ow / 2;
+        const uint64_t n_out = pooled - ox0 / 2 < half / 2 ? pooled - ox0 / 2 : half / 2;
+        for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
+          accy__uk_epilogue ep = g->ep;
+          if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
+          g->uk.ind_pool((size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr), (size_t)kcur,
+                         ap0 + (i0 / mr) * K * mr, t->bb + 2 * py * g->c_wq + ox0, g->b_off + k0,
+                         (ptrdiff_t)g->c_wq,
+                         t->cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)(py * pooled + ox0 / 2),
+                         g->c_rs, (size_t)n_out, t->flags, &ep);
+        }
+        j0 += half;
+        continue;
+      }
       accy__uk_cruns rn;
       if (g->c_wq) c_runs(g, j0, &rn);
       for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {

@@ -83,10 +83,12 @@ typedef struct accy__epilogue {
   bool pool;
 } accy__epilogue;
 
-/* Whether convolution |node| runs as Winograd F(2x2, 3x3) over an even
- * number of output rows and columns, so that a 2 x 2 max pool at stride 2
- * of its result (after the epilogue) can run in its output transform,
- * each tile one window (accy__epilogue.pool). */
+/* Whether convolution |node| runs, over an even number of output rows and
+ * columns, as Winograd F(2x2, 3x3) or in the padded form at unit strides
+ * with K in one block, so that a 2 x 2 max pool at stride 2 of its result
+ * (after the epilogue) can run where the outputs are in registers: the
+ * output transform (each tile one window) or the pooled ind microkernel
+ * (accy__epilogue.pool). */
 bool accy__kernel_conv_pools(const accy__program *p, uint32_t node);
 
 /* A fused group (src/compile/fuse.h): the nodes |members| (ascending; the

@@ -52,7 +52,7 @@ void **accy__plan_bind(const accy__plan *plan, void *block, const accy_input *in
   /* Sub-buffers of later nodes, the last first (a concatenate in place may
    * itself be a sub-buffer of a later one; its own location never is an
    * alias). */
-  for (uint32_t i = plan->n_nodes; i-- > 0;)
+  for (uint32_t i = plan->has_sub ? plan->n_nodes : 0; i-- > 0;)
     if (plan->locs[i].kind == ACCY__LOC_SUB)
       vals[i] = vals[plan->locs[i].index] ? (char *)vals[plan->locs[i].index] + plan->locs[i].offset
                                           : NULL;

@@ -74,6 +74,7 @@ typedef struct accy__plan {
   uint32_t n_refs;
   uint32_t *refs;               /* ACCY__REF_* per task buffer */
   bool sequential;              /* small: run inline on the caller */
+  bool has_sub;                 /* some node is an ACCY__LOC_SUB (bind's second pass) */
   uint64_t total_cost;          /* sum of item_cost x n_items, saturating */
   /* Layout of one launch's scratch block. */
   uint64_t sched_offset;        /* scheduler launch state */

@@ -52,6 +52,19 @@ void WINO_NAME(accy__f32_wino_in)(size_t n, const float *const rows[4], float *v
   }
 }
 
+/* The first step of A^T M A for eight tiles whose sums start at m (products
+ * ms apart): s[a] = ((m[4a] + m[4a+1]) + m[4a+2], (m[4a+1] - m[4a+2]) -
+ * m[4a+3]), in uk.h's order. */
+static inline void wino_col_sums(const float *m, size_t ms, __m256 s[4][2]) {
+  for (int a = 0; a < 4; a++) {
+    const float *r = m + (size_t)(4 * a) * ms;
+    const __m256 m0 = _mm256_loadu_ps(r), m1 = _mm256_loadu_ps(r + ms);
+    const __m256 m2 = _mm256_loadu_ps(r + 2 * ms), m3 = _mm256_loadu_ps(r + 3 * ms);
+    s[a][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+    s[a][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+  }
+}
+
 /* The row epilogue (uk.h's accy__uk_row_epilogue) on outputs x .. x + 15
  * of a row in a and b: bias, residual, clamp, one rounding each, as the
  * level's f32_epilogue does them, so the same bits. */
@@ -85,13 +98,7 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
                                              : vclamp8_plan_for(-INFINITY, INFINITY);
   for (size_t i = 0; i < n; i += 8) {
     __m256 s[4][2];
-    for (int a = 0; a < 4; a++) {
-      const float *r = m + (size_t)(4 * a) * ms + i;
-      const __m256 m0 = _mm256_loadu_ps(r), m1 = _mm256_loadu_ps(r + ms);
-      const __m256 m2 = _mm256_loadu_ps(r + 2 * ms), m3 = _mm256_loadu_ps(r + 3 * ms);
-      s[a][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
-      s[a][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
-    }
+    wino_col_sums(m + i, ms, s);
     for (int row = 0; row < 2; row++) {
       float *o = row ? o1 : o0;
       if (!o) break;
@@ -135,13 +142,7 @@ void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, flo
   const __m256 bias = ep && ep->bias ? _mm256_set1_ps(ep->bias[0]) : _mm256_setzero_ps();
   for (size_t i = 0; i < n; i += 8) {
     __m256 s[4][2];
-    for (int a = 0; a < 4; a++) {
-      const float *r = m + (size_t)(4 * a) * ms + i;
-      const __m256 m0 = _mm256_loadu_ps(r), m1 = _mm256_loadu_ps(r + ms);
-      const __m256 m2 = _mm256_loadu_ps(r + 2 * ms), m3 = _mm256_loadu_ps(r + 3 * ms);
-      s[a][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
-      s[a][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
-    }
+    wino_col_sums(m + i, ms, s);
     /* The tiles' outputs (0, 0), (0, 1), (1, 0), (1, 1), in window order. */
     __m256 y[4];
     y[0] = _mm256_add_ps(_mm256_add_ps(s[0][0], s[1][0]), s[2][0]);

@@ -326,6 +326,25 @@ static inline __attribute__((always_inline)) void tile_fin_row_runs(const tile_f
     if ((MRV) > 5) tile_fin_row_runs(F, 5, c50, c51, C, C_RS, Q);      \
   } while (0)
 
+/* One k step of the intrinsics' full tile on packed A (ap, MR floats) and
+ * B's two vectors: the asm step's operations in its order (the same bits). */
+#define IND_STEP(B0, B1)                                                         \
+  do {                                                                           \
+    const __m256 b0 = (B0), b1 = (B1);                                           \
+    __m256 av = _mm256_broadcast_ss(ap);                                         \
+    c00 = _mm256_fmadd_ps(av, b0, c00), c01 = _mm256_fmadd_ps(av, b1, c01);      \
+    av = _mm256_broadcast_ss(ap + 1);                                            \
+    c10 = _mm256_fmadd_ps(av, b0, c10), c11 = _mm256_fmadd_ps(av, b1, c11);      \
+    av = _mm256_broadcast_ss(ap + 2);                                            \
+    c20 = _mm256_fmadd_ps(av, b0, c20), c21 = _mm256_fmadd_ps(av, b1, c21);      \
+    av = _mm256_broadcast_ss(ap + 3);                                            \
+    c30 = _mm256_fmadd_ps(av, b0, c30), c31 = _mm256_fmadd_ps(av, b1, c31);      \
+    av = _mm256_broadcast_ss(ap + 4);                                            \
+    c40 = _mm256_fmadd_ps(av, b0, c40), c41 = _mm256_fmadd_ps(av, b1, c41);      \
+    av = _mm256_broadcast_ss(ap + 5);                                            \
+    c50 = _mm256_fmadd_ps(av, b0, c50), c51 = _mm256_fmadd_ps(av, b1, c51);      \
+  } while (0)
+
 /* The full-tile loop of the GEMM kernel's packed-A path, with row k of B at
  * b + b_off[k]: the same steps (asm, or under AddressSanitizer the same
  * intrinsics in the same order) and the same tile epilogue, so the same
@@ -373,19 +392,7 @@ void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const f
 #else
   for (size_t k = 0; k < kc; k++, ap += MR) {
     const float *bk = b + b_off[k];
-    const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-    __m256 av = _mm256_broadcast_ss(ap);
-    c00 = _mm256_fmadd_ps(av, b0, c00), c01 = _mm256_fmadd_ps(av, b1, c01);
-    av = _mm256_broadcast_ss(ap + 1);
-    c10 = _mm256_fmadd_ps(av, b0, c10), c11 = _mm256_fmadd_ps(av, b1, c11);
-    av = _mm256_broadcast_ss(ap + 2);
-    c20 = _mm256_fmadd_ps(av, b0, c20), c21 = _mm256_fmadd_ps(av, b1, c21);
-    av = _mm256_broadcast_ss(ap + 3);
-    c30 = _mm256_fmadd_ps(av, b0, c30), c31 = _mm256_fmadd_ps(av, b1, c31);
-    av = _mm256_broadcast_ss(ap + 4);
-    c40 = _mm256_fmadd_ps(av, b0, c40), c41 = _mm256_fmadd_ps(av, b1, c41);
-    av = _mm256_broadcast_ss(ap + 5);
-    c50 = _mm256_fmadd_ps(av, b0, c50), c51 = _mm256_fmadd_ps(av, b1, c51);
+    IND_STEP(_mm256_loadu_ps(bk), _mm256_loadu_ps(bk + 8));
   }
 #endif
   tile_fin f;
@@ -440,19 +447,7 @@ void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, co
   const float *ap = a;
   for (size_t k = 0; k < kc; k++, ap += MR) {
     const float *bk = b + b_off[k];
-    const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + b_row);
-    __m256 av = _mm256_broadcast_ss(ap);
-    c00 = _mm256_fmadd_ps(av, b0, c00), c01 = _mm256_fmadd_ps(av, b1, c01);
-    av = _mm256_broadcast_ss(ap + 1);
-    c10 = _mm256_fmadd_ps(av, b0, c10), c11 = _mm256_fmadd_ps(av, b1, c11);
-    av = _mm256_broadcast_ss(ap + 2);
-    c20 = _mm256_fmadd_ps(av, b0, c20), c21 = _mm256_fmadd_ps(av, b1, c21);
-    av = _mm256_broadcast_ss(ap + 3);
-    c30 = _mm256_fmadd_ps(av, b0, c30), c31 = _mm256_fmadd_ps(av, b1, c31);
-    av = _mm256_broadcast_ss(ap + 4);
-    c40 = _mm256_fmadd_ps(av, b0, c40), c41 = _mm256_fmadd_ps(av, b1, c41);
-    av = _mm256_broadcast_ss(ap + 5);
-    c50 = _mm256_fmadd_ps(av, b0, c50), c51 = _mm256_fmadd_ps(av, b1, c51);
+    IND_STEP(_mm256_loadu_ps(bk), _mm256_loadu_ps(bk + b_row));
   }
   tile_fin f;
   tile_fin_init(&f, flags, ep, false);

@@ -28,6 +28,16 @@ void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v,
   }
 }
 
+/* The first step of A^T M A for the tile whose sums start at m (products
+ * ms apart), in uk.h's order. */
+static void wino_col_sums1(const float *m, size_t ms, float s[4][2]) {
+  for (int a = 0; a < 4; a++) {
+    const float *r = m + (size_t)(4 * a) * ms;
+    s[a][0] = r[0] + r[ms] + r[2 * ms];
+    s[a][1] = r[ms] - r[2 * ms] - r[3 * ms];
+  }
+}
+
 /* The row epilogue (uk.h) on one output, as f32_epilogue does it. */
 static float wino_epi1(const accy__uk_row_epilogue *ep, size_t x, float v) {
   if (ep->bias) v = v + ep->bias[0];
@@ -41,11 +51,7 @@ void accy__f32_wino_out__portable(size_t n, const float *m, size_t ms, float *o0
                                   const accy__uk_row_epilogue *ep1) {
   for (size_t i = 0; i < n; i++) {
     float s[4][2];
-    for (int a = 0; a < 4; a++) {
-      const float *r = m + (size_t)(4 * a) * ms + i;
-      s[a][0] = r[0] + r[ms] + r[2 * ms];
-      s[a][1] = r[ms] - r[2 * ms] - r[3 * ms];
-    }
+    wino_col_sums1(m + i, ms, s);
     for (int b = 0; b < 2; b++) {
       const size_t x = 2 * i + (size_t)b;
       if (x >= w) break;
@@ -63,11 +69,7 @@ void accy__f32_wino_out_pool__portable(size_t n, const float *m, size_t ms, floa
                                        const accy__uk_row_epilogue *ep) {
   for (size_t i = 0; i < n; i++) {
     float s[4][2];
-    for (int a = 0; a < 4; a++) {
-      const float *r = m + (size_t)(4 * a) * ms + i;
-      s[a][0] = r[0] + r[ms] + r[2 * ms];
-      s[a][1] = r[ms] - r[2 * ms] - r[3 * ms];
-    }
+    wino_col_sums1(m + i, ms, s);
     const float y[4] = {s[0][0] + s[1][0] + s[2][0], s[0][1] + s[1][1] + s[2][1],
                         s[1][0] - s[2][0] - s[3][0], s[1][1] - s[2][1] - s[3][1]};
     float acc = -INFINITY;
