@@ -254,6 +254,11 @@ static void futex_wait_ms(_Atomic uint32_t *word, uint32_t expected, uint32_t ms
 }
 #endif
 
+void accy__sched_word_wait(_Atomic uint32_t *word, uint32_t expected) {
+  futex_wait(word, expected);
+}
+void accy__sched_word_wake(_Atomic uint32_t *word) { futex_wake(word, 1); }
+
 /* Parses a positive decimal count at the start of |s| (leading blanks
  * allowed), ending at NUL, ',' or a blank, into *out (saturating at
  * UINT32_MAX). */

@@ -10,6 +10,7 @@
 #ifndef ACCY_SCHEDULER_SCHED_H
 #define ACCY_SCHEDULER_SCHED_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,6 +117,15 @@ uint32_t accy__pool_size(const accy__pool *pool);
 static inline uint32_t accy__sched_worker_count(const accy__pool *pool) {
   return pool ? accy__pool_size(pool) + 1 : 1;
 }
+
+/* Sleeping on a word: returns when |*word| differs from |expected| (at
+ * once if it does already), when woken, or spuriously: callers re-check in
+ * a loop. accy__sched_word_wake wakes one sleeper; it may be called on the
+ * word of a record that its owner has since left (a futex wake on a mapped
+ * address with no sleeper does nothing; a sleeper woken by it re-checks).
+ * A futex on Linux, a process-wide condition variable elsewhere. */
+void accy__sched_word_wait(_Atomic uint32_t *word, uint32_t expected);
+void accy__sched_word_wake(_Atomic uint32_t *word);
 
 /* Deferred work for the pool's threads (asynchronous submission): a job is
  * caller-owned memory that stays valid until its |run| is called. |run| is

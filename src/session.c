@@ -36,6 +36,7 @@
 #include "scheduler/sched.h"
 #include "src/base/alloc.h"
 #include "src/base/cpu.h"
+#include "src/coalesce.h"
 #include "src/compile/compile.h"
 #include "src/ir/verify.h"
 #include "src/runtime/bind.h"
@@ -55,6 +56,7 @@ typedef struct entry {
   accy__program ir;
   accy__plan plan;
   accy__scratch_cache scratch;
+  accy__coalescer *co;  /* concurrent invokes run as one batch (src/coalesce.h); may be NULL */
   uint64_t held_bytes;  /* taken from the session's budget for ir + plan */
   accy__memory_budget *budget;
   uint64_t invokes_base; /* the slot's invoke count when this program was published */
@@ -116,6 +118,7 @@ static void count_status(_Atomic uint64_t *by_status, accy_status st) {
 
 static void entry_free(entry *ent) {
   if (!ent) return;
+  accy__coalescer_destroy(ent->co);
   accy__scratch_cache_destroy(&ent->scratch);
   if (ent->budget) accy__budget_give(ent->budget, ent->held_bytes);
   accy__plan_free(&ent->plan);
@@ -159,11 +162,14 @@ static bool idle_sweep(void) {
       entry *ent = acquire(s, h, &held);
       if (!ent) continue;
       const uint64_t n = atomic_load_explicit(&sl->invokes, memory_order_relaxed);
-      if (ent->idle_seen == n) freed += accy__scratch_cache_trim(&ent->scratch);
+      if (ent->idle_seen == n)
+        freed += accy__scratch_cache_trim(&ent->scratch) + accy__coalescer_trim(ent->co);
       ent->idle_seen = n; /* only sweeps touch it, under g_sessions_lock */
       uint64_t blocks, in_use, peak;
       accy__scratch_cache_counts(&ent->scratch, &blocks, &in_use, &peak);
-      pending |= blocks > 0;
+      accy__coalescer_counts cc;
+      accy__coalescer_get_counts(ent->co, &cc);
+      pending |= blocks > 0 || cc.scratch_blocks > 0;
       drop(held);
     }
   }
@@ -297,10 +303,7 @@ static void drop(slot *sl) {
 /* Bytes a compiled program holds apart from scratch: its IR (constants
  * included) and its plan. */
 static uint64_t entry_bytes(const entry *ent) {
-  const accy__plan *pl = &ent->plan;
-  return sizeof *ent + ent->ir.arena.total + (uint64_t)ent->ir.cap_nodes * sizeof(accy__node) +
-         pl->arena.total + (uint64_t)pl->n_tasks * sizeof(accy__ctask) +
-         (uint64_t)pl->n_refs * sizeof(uint32_t);
+  return sizeof *ent + accy__compiled_bytes(&ent->ir, &ent->plan);
 }
 
 static accy_status build_entry(accy_session *s, const void *bytes, size_t size, entry **out) {
@@ -345,6 +348,14 @@ static accy_status build_entry(accy_session *s, const void *bytes, size_t size, 
                    (unsigned long long)(atomic_load(&budget->held) + fixed),
                    (unsigned long long)budget->limit);
   if (st != ACCY_STATUS_OK) {
+    accy__plan_free(&ent->plan);
+    accy__program_free(&ent->ir);
+    accy__free(ent);
+    return st;
+  }
+  if (st == ACCY_STATUS_OK) st = accy__coalescer_create(&ent->ir, &ent->plan, budget, &ent->co);
+  if (st != ACCY_STATUS_OK) {
+    accy__budget_give(budget, fixed);
     accy__plan_free(&ent->plan);
     accy__program_free(&ent->ir);
     accy__free(ent);
@@ -544,7 +555,10 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
   entry *ent;
   void *block;
   ACCY_TRY(start_call(s, h, inputs, n_inputs, outputs, n_outputs, NULL, &sl, &ent, &block));
-  accy__plan_run(&ent->plan, s->pool, s->max_workers, block, inputs, outputs);
+  if (ent->co)
+    accy__coalescer_run(ent->co, &ent->plan, s->pool, s->max_workers, block, inputs, outputs);
+  else
+    accy__plan_run(&ent->plan, s->pool, s->max_workers, block, inputs, outputs);
   accy__scratch_release(&ent->scratch, block, &sl->invokes);
   drop(sl);
   return ACCY_STATUS_OK;
@@ -667,6 +681,9 @@ accy_status accy_session_stats_get(const accy_session *cs, accy_session_stats *o
     uint64_t blocks, in_use, peak;
     accy__scratch_cache_counts(&ent->scratch, &blocks, &in_use, &peak);
     v.scratch_bytes += blocks * ent->scratch.block_bytes;
+    accy__coalescer_counts cc;
+    accy__coalescer_get_counts(ent->co, &cc);
+    v.scratch_bytes += cc.scratch_blocks * cc.scratch_block_bytes;
     drop(held);
   }
   v.memory_held_bytes = atomic_load(&s->budget.held);
@@ -698,6 +715,12 @@ accy_status accy_session_program_stats(const accy_session *s, accy_handle h,
   v.scratch_block_bytes = ent->scratch.block_bytes;
   accy__scratch_cache_counts(&ent->scratch, &v.scratch_blocks, &v.scratch_blocks_in_use,
                              &v.scratch_blocks_peak);
+  accy__coalescer_counts cc;
+  accy__coalescer_get_counts(ent->co, &cc);
+  v.batched_calls = cc.calls;
+  v.batched_launches = cc.launches;
+  v.batched_plan_bytes = cc.held_bytes;
+  v.batched_scratch_bytes = cc.scratch_blocks * cc.scratch_block_bytes;
   drop(sl);
   memcpy(out, &v, n);
   return ACCY_STATUS_OK;
@@ -714,7 +737,7 @@ accy_status accy_session_trim(accy_session *s, uint64_t *freed_bytes) {
     slot *held;
     entry *ent = acquire(s, h, &held);
     if (!ent) continue;
-    freed += accy__scratch_cache_trim(&ent->scratch);
+    freed += accy__scratch_cache_trim(&ent->scratch) + accy__coalescer_trim(ent->co);
     drop(held);
   }
   if (freed) accy__scratch_purge();

@@ -216,6 +216,14 @@ typedef struct accy_program_stats {
   uint64_t scratch_blocks;       /* blocks held now, cached or in use */
   uint64_t scratch_blocks_in_use;
   uint64_t scratch_blocks_peak;  /* most blocks held at once */
+  /* Concurrent invokes run as one batch (docs/threading.md, "Coalescing"):
+   * the invokes that ran so, in how many batched launches, and what the
+   * batched form holds (its compiled plan, built at the first such launch,
+   * and its cached scratch blocks). All 0 for a program never coalesced. */
+  uint64_t batched_calls;
+  uint64_t batched_launches;
+  uint64_t batched_plan_bytes;
+  uint64_t batched_scratch_bytes;
 } accy_program_stats;
 
 /* Fills *out. Returns OK, or INVALID_BUFFER with a cause (NULL session or

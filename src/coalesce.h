@@ -1,0 +1,80 @@
+/* src/coalesce.h: concurrent invokes of one program run as one batch.
+ *
+ * A server's request threads often call the same small-batch program at
+ * once: an MLP at batch 1 reads all its weights for one row, so that two
+ * cores running two such calls are bound by the cache's bandwidth, not by
+ * arithmetic. When a program is row-separable (src/compile/batch.h) and
+ * shares constant weights over few rows, the calls that find every core busy
+ * with this program wait (asleep, first come first served) and are run
+ * together: the first of them (the leader) copies up to |calls| waiting
+ * calls' inputs into the rows of one launch of the program compiled at
+ * |calls| times its rows, runs it, and copies each call's rows of the
+ * outputs back. The weights are read once for all of them.
+ *
+ * What a caller sees:
+ *  - The same bits. Each row of a batched launch is computed by the same
+ *    kernels with the same order of operations as a call of its own (the
+ *    batch axis only ever indexes independent rows of the kernels; the
+ *    differential tests of check_coalesce hold every op the analysis
+ *    follows to it), so results do not depend on load.
+ *  - No wait when a core is free: a call runs at once, on its own buffers,
+ *    while fewer than accy__sched_cores() calls of this program run. Only
+ *    calls that would otherwise have competed for a core wait for a group.
+ *  - Memory only under load: the batched program is compiled by the first
+ *    group that needs it (its packed weights count against the session's
+ *    budget; a variant that does not fit leaves the program uncoalesced and
+ *    groups run their calls one after another on the leader).
+ * ACCY_COALESCE=0 turns it off (every call runs on its own). Asynchronous
+ * submissions are not coalesced. */
+#ifndef ACCY_COALESCE_H
+#define ACCY_COALESCE_H
+
+#include "scheduler/sched.h"
+#include "src/internal.h"
+#include "src/ir/ir.h"
+#include "src/runtime/plan.h"
+#include "src/scratch.h"
+
+typedef struct accy__coalescer accy__coalescer;
+
+/* Rows a batched launch aims for: the MLP's cost per row falls from 82 us at
+ * batch 1 to 34.5 us at batch 2 and 4, then stays (batch 8: 33 us). */
+#define ACCY__COALESCE_ROWS 4u
+/* The smallest constant weights worth sharing: below, a call's product is
+ * not bound by reading them. */
+#define ACCY__COALESCE_MIN_WEIGHT_BYTES (UINT64_C(256) << 10)
+
+/* Bytes a compiled program holds apart from scratch: its IR (node table and
+ * arena, constants included unless borrowed) and its plan. */
+uint64_t accy__compiled_bytes(const accy__program *ir, const accy__plan *plan);
+
+/* *out gets a coalescer for the verified program |ir| and its plan |plan|
+ * (both outlive it), or NULL when the program is not worth coalescing
+ * (not row-separable, no shared weights, ACCY_COALESCE=0). The batched
+ * program is built later, at the first group. OK or OUT_OF_MEMORY with a
+ * cause. */
+ACCY_NODISCARD accy_status accy__coalescer_create(const accy__program *ir,
+                                                  const accy__plan *plan,
+                                                  accy__memory_budget *budget,
+                                                  accy__coalescer **out);
+/* Frees everything. No call may be running. NULL is a no-op. */
+void accy__coalescer_destroy(accy__coalescer *co);
+
+/* Runs one invoke of the program (accy__plan_run's arguments; |block| is
+ * the caller's scratch block of |plan|), alone or in a group. Never fails. */
+void accy__coalescer_run(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
+                         uint32_t max_workers, void *block, const accy_input *inputs,
+                         const accy_output *outputs);
+
+/* Frees the batched launches' cached scratch blocks; returns their bytes. */
+uint64_t accy__coalescer_trim(accy__coalescer *co);
+
+typedef struct accy__coalescer_counts {
+  uint64_t calls;       /* calls that ran in a batched launch */
+  uint64_t launches;    /* batched launches */
+  uint64_t held_bytes;  /* the batched program and plan */
+  uint64_t scratch_blocks, scratch_block_bytes;
+} accy__coalescer_counts;
+void accy__coalescer_get_counts(accy__coalescer *co, accy__coalescer_counts *out);
+
+#endif /* ACCY_COALESCE_H */
