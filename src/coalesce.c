@@ -66,7 +66,17 @@ struct accy__coalescer {
   uint64_t *stage;       /* offset of each input, then each output, from stage_offset */
   uint64_t *per_call;    /* one call's bytes of each input, then each output */
   _Atomic uint64_t grouped_calls, launches;
+  uint32_t epoch;        /* g_fork_epoch when created */
 };
+
+/* Bumped in a forked child: the parent's calls that were running or
+ * waiting at the fork never end there, so a coalescer inherited across a
+ * fork is never entered again (its calls run on their own). Programs
+ * compiled in the child coalesce as usual. */
+static _Atomic uint32_t g_fork_epoch;
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+static void fork_child(void) { atomic_fetch_add(&g_fork_epoch, 1); }
+static void register_fork(void) { pthread_atfork(NULL, NULL, fork_child); }
 
 uint64_t accy__compiled_bytes(const accy__program *ir, const accy__plan *pl) {
   return ir->arena.total + (uint64_t)ir->cap_nodes * sizeof(accy__node) + pl->arena.total +
@@ -100,6 +110,8 @@ accy_status accy__coalescer_create(const accy__program *ir, const accy__plan *pl
   }
   memset(co, 0, sizeof *co);
   pthread_mutex_init(&co->lock, NULL);
+  pthread_once(&g_fork_once, register_fork);
+  co->epoch = atomic_load(&g_fork_epoch);
   co->calls = (uint32_t)(ACCY__COALESCE_ROWS / info.weight_rows);
   co->base = ir;
   co->batched = batched;
@@ -328,7 +340,8 @@ void accy__coalescer_run(accy__coalescer *co, const accy__plan *plan, accy__pool
                          uint32_t max_workers, void *block, const accy_input *inputs,
                          const accy_output *outputs) {
   const uint32_t limit = accy__sched_cores();
-  if (!limit) { /* admission off: no notion of a busy core */
+  if (!limit || co->epoch != atomic_load_explicit(&g_fork_epoch, memory_order_relaxed)) {
+    /* admission off (no notion of a busy core), or inherited across a fork */
     accy__plan_run(plan, pool, max_workers, block, inputs, outputs);
     return;
   }

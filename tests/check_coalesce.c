@@ -19,6 +19,11 @@
  *    wait for a group leaves them to finish. */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,12 +408,15 @@ typedef struct caller {
   size_t in_floats, out_floats;
   bool released_ok;  /* INVALID_HANDLE after a release is expected */
   int failures, refused;
+  atomic_bool *stop; /* NULL: one pass over the inputs; else passes until it is set */
 } caller;
 
 static void *caller_main(void *arg) {
   caller *c = arg;
   float *y = malloc(c->out_floats * 4 + 4);
   for (int r = 0; r < ROUNDS; r++) {
+    if (r == ROUNDS - 1 && c->stop && !atomic_load(c->stop)) r = -1; /* another pass */
+    if (r < 0) continue;
     accy_input in = {c->in + (size_t)r * c->in_floats, c->in_floats * 4};
     accy_output out = {y, c->out_floats * 4};
     const accy_status st = accy_session_invoke(c->s, c->h, &in, 1, &out, 1);
@@ -474,9 +482,14 @@ static served serve(uint64_t memory_limit, bool release) {
   }
   caller c[CALLERS];
   pthread_t t[CALLERS];
+  /* Unless the handle is released, the callers go on passing over their
+   * inputs until batched launches were seen (a loaded machine may
+   * schedule the callers one at a time for a while) or 20 s passed. */
+  atomic_bool stop;
+  atomic_init(&stop, release);
   for (int k = 0; k < CALLERS; k++) {
     c[k] = (caller){s, h, in + (size_t)k * ROUNDS * nin, want + (size_t)k * ROUNDS * nout,
-                    nin, nout, release, 0, 0};
+                    nin, nout, release, 0, 0, &stop};
     ck_assert_int_eq(pthread_create(&t[k], NULL, caller_main, &c[k]), 0);
   }
   served r;
@@ -487,6 +500,16 @@ static served serve(uint64_t memory_limit, bool release) {
     nanosleep(&ts, NULL);
     ck_assert_int_eq(accy_session_release(s, h), ACCY_STATUS_OK);
   }
+  for (int tick = 0; !release && tick < 2000; tick++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+    accy_program_stats ps = {.struct_size = sizeof ps};
+    ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+    if (ps.batched_launches >= 8 || (memory_limit != 0 && ps.invokes >= 4 * n) ||
+        getenv("ACCY_COALESCE"))
+      break;
+  }
+  atomic_store(&stop, true);
   for (int k = 0; k < CALLERS; k++) {
     pthread_join(t[k], NULL);
     r.failures += c[k].failures;
@@ -503,7 +526,7 @@ static served serve(uint64_t memory_limit, bool release) {
 START_TEST(session_coalesces) {
   const served r = serve(0, false);
   ck_assert_int_eq(r.failures, 0);
-  ck_assert_uint_eq(r.stats.invokes, (uint64_t)CALLERS * ROUNDS * 2);
+  ck_assert_uint_ge(r.stats.invokes, (uint64_t)CALLERS * ROUNDS * 2);
   ck_assert_msg(r.stats.batched_launches > 0 && r.stats.batched_calls > r.stats.batched_launches,
                 "%llu calls in %llu batched launches", (unsigned long long)r.stats.batched_calls,
                 (unsigned long long)r.stats.batched_launches);
@@ -538,6 +561,77 @@ START_TEST(session_release_while_grouped) {
 }
 END_TEST
 
+/* A fork while callers run and wait for groups: the child inherits the
+ * queue of calls that never end there, and must still run its own calls
+ * (on its own, inline) instead of waiting for them. */
+START_TEST(session_fork_while_grouped) {
+  tu_rng_seed(&g_rng, 78);
+  accy__program p;
+  build_mlp(&p, 1, 96, 512);
+  void *bytes;
+  size_t size;
+  ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
+  accy__program_free(&p);
+  const uint32_t saved = accy__sched_cores();
+  accy__sched_set_cores(1);
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = 2};
+  accy_session *s;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
+  free(bytes);
+  const size_t nin = 96, nout = 10;
+  float *in = malloc(CALLERS * ROUNDS * nin * 4), *want = malloc(CALLERS * ROUNDS * nout * 4);
+  tu_fill_random(&g_rng, ACCY_DTYPE_F32, in, CALLERS * ROUNDS * nin, false, 2);
+  for (size_t k = 0; k < CALLERS * ROUNDS; k++) {
+    accy_input i1 = {in + k * nin, nin * 4};
+    accy_output o1 = {want + k * nout, nout * 4};
+    ck_assert_int_eq(accy_session_invoke(s, h, &i1, 1, &o1, 1), ACCY_STATUS_OK);
+  }
+  caller c[CALLERS];
+  pthread_t t[CALLERS];
+  for (int k = 0; k < CALLERS; k++) {
+    c[k] = (caller){s, h, in + (size_t)k * ROUNDS * nin, want + (size_t)k * ROUNDS * nout,
+                    nin, nout, false, 0, 0, NULL};
+    ck_assert_int_eq(pthread_create(&t[k], NULL, caller_main, &c[k]), 0);
+  }
+  struct timespec ts = {0, 1000000};
+  nanosleep(&ts, NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* no Check asserts here: the exit code says */
+    int code = 0;
+    float y[10];
+    for (size_t k = 0; k < 4 && !code; k++) {
+      accy_input i1 = {in + k * nin, nin * 4};
+      accy_output o1 = {y, sizeof y};
+      if (accy_session_invoke(s, h, &i1, 1, &o1, 1) != ACCY_STATUS_OK) code = 1;
+      else if (memcmp(y, want + k * nout, sizeof y) != 0) code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  pid_t got = 0;
+  for (int k = 0; k < 1000 && (got = waitpid(pid, &status, WNOHANG)) == 0; k++) {
+    struct timespec w = {0, 10000000};
+    nanosleep(&w, NULL);
+  }
+  if (got == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  for (int k = 0; k < CALLERS; k++) pthread_join(t[k], NULL);
+  ck_assert_msg(got != 0, "forked child hung");
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  for (int k = 0; k < CALLERS; k++) ck_assert_int_eq(c[k].failures, 0);
+  accy_session_destroy(s);
+  accy__sched_set_cores(saved);
+  free(in);
+  free(want);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("coalesce");
   TCase *tc = tcase_create("analysis");
@@ -554,6 +648,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_coalesce_off);
   tcase_add_test(tc, session_no_room_for_batch);
   tcase_add_test(tc, session_release_while_grouped);
+  tcase_add_test(tc, session_fork_while_grouped);
   suite_add_tcase(s, tc);
   return s;
 }
