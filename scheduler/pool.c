@@ -876,6 +876,30 @@ void accy__pool_post(accy__pool *p, accy__sched_job *job) {
   futex_wake(&p->work_seq, 1);
 }
 
+uint32_t accy__pool_take_jobs(accy__pool *p, const void *key, accy__sched_job **out,
+                              uint32_t max) {
+  /* An orphaned pool's queue (and its lock) belong to the parent. */
+  if (!key || !max || p->orphaned || atomic_load(&p->n_jobs) == 0) return 0;
+  uint32_t n = 0;
+  pthread_mutex_lock(&p->jlock);
+  accy__sched_job *prev = NULL;
+  for (accy__sched_job *j = p->jhead; j && n < max;) {
+    accy__sched_job *next = j->next;
+    if (j->key == key) {
+      if (prev) prev->next = next;
+      else p->jhead = next;
+      if (p->jtail == j) p->jtail = prev;
+      atomic_fetch_sub(&p->n_jobs, 1);
+      out[n++] = j;
+    } else {
+      prev = j;
+    }
+    j = next;
+  }
+  pthread_mutex_unlock(&p->jlock);
+  return n;
+}
+
 bool accy__pool_orphaned(const accy__pool *p) { return p && p->orphaned; }
 
 /* Worker 0's idle sweeps: |*next| is the deadline of the next (0: none).

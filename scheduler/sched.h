@@ -134,12 +134,21 @@ void accy__sched_word_wake(_Atomic uint32_t *word);
 typedef struct accy__sched_job {
   struct accy__sched_job *next; /* the pool's */
   void (*run)(struct accy__sched_job *job);
+  /* Jobs with the same non-NULL key may be run together by the run of one
+   * of them (accy__pool_take_jobs). */
+  const void *key;
 } accy__sched_job;
 /* Queues |job| for the next idle pool thread, first in first out, waking one
  * if all sleep. On a pool without a team (a forked child's) it runs |job| on
  * the calling thread before returning. Never fails; allocates nothing.
  * Thread-safe. */
 void accy__pool_post(accy__pool *pool, accy__sched_job *job);
+/* Takes up to |max| jobs with key |key| (not NULL) off the pool's queue,
+ * in queue order, into out[]; returns how many. Their |run| is then never
+ * called by the pool: the caller owns them (a job's run uses this to run
+ * the queued jobs of its program with it). Thread-safe. */
+uint32_t accy__pool_take_jobs(accy__pool *pool, const void *key, accy__sched_job **out,
+                              uint32_t max);
 /* True when |pool| was inherited across fork: posted jobs of the parent never
  * run here. */
 bool accy__pool_orphaned(const accy__pool *pool);

@@ -177,10 +177,11 @@ static bool variant_build(accy__coalescer *co, const accy__plan *plan, accy__poo
   return true;
 }
 
-/* Runs |n| calls (|first| and those linked after it) as one batched launch.
- * False when no block could be had (nothing ran). */
+/* Runs |n| calls (call c's buffers ins[c], outs[c]) as one batched
+ * launch. False when no block could be had (nothing ran). */
 static bool run_batched(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
-                        uint32_t max_workers, co_call *first, uint32_t n) {
+                        uint32_t max_workers, uint32_t n, const accy_input *const *ins,
+                        const accy_output *const *outs) {
   void *vb;
   if (accy__scratch_acquire(&co->scratch, &vb) != ACCY_STATUS_OK) return false;
   char *stage = (char *)vb + co->stage_offset;
@@ -192,9 +193,7 @@ static bool run_batched(accy__coalescer *co, const accy__plan *plan, accy__pool 
   for (uint32_t i = 0; i < ni; i++) {
     const uint64_t per = co->per_call[i];
     char *dst = stage + co->stage[i];
-    uint32_t c = 0;
-    for (co_call *k = first; c < n; k = k->next, c++)
-      memcpy(dst + c * per, k->inputs[i].data, (size_t)per);
+    for (uint32_t c = 0; c < n; c++) memcpy(dst + c * per, ins[c][i].data, (size_t)per);
     memset(dst + (uint64_t)n * per, 0, (size_t)((co->calls - n) * per)); /* rows nobody asked for */
     vin[i] = (accy_input){dst, (size_t)co->plan.descs[i].byte_size};
   }
@@ -204,14 +203,26 @@ static bool run_batched(accy__coalescer *co, const accy__plan *plan, accy__pool 
   for (uint32_t o = 0; o < no; o++) {
     const uint64_t per = co->per_call[ni + o];
     const char *src = stage + co->stage[ni + o];
-    uint32_t c = 0;
-    for (co_call *k = first; c < n; k = k->next, c++)
-      memcpy(k->outputs[o].data, src + c * per, (size_t)per);
+    for (uint32_t c = 0; c < n; c++) memcpy(outs[c][o].data, src + c * per, (size_t)per);
   }
   accy__scratch_release(&co->scratch, vb, NULL);
   atomic_fetch_add_explicit(&co->launches, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&co->grouped_calls, n, memory_order_relaxed);
   return true;
+}
+
+uint32_t accy__coalescer_calls(const accy__coalescer *co) { return co->calls; }
+
+bool accy__coalescer_run_calls(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
+                               uint32_t max_workers, uint32_t n, const accy_input *const *ins,
+                               const accy_output *const *outs) {
+  if (n < 2 || n > co->calls) return false;
+  int v = atomic_load(&co->variant);
+  if (v == VARIANT_NONE && atomic_compare_exchange_strong(&co->variant, &v, VARIANT_BUILDING)) {
+    v = variant_build(co, plan, pool) ? VARIANT_READY : VARIANT_FAILED;
+    atomic_store(&co->variant, v);
+  }
+  return v == VARIANT_READY && run_batched(co, plan, pool, max_workers, n, ins, outs);
 }
 
 /* Under the lock: takes the first |calls| waiters (at least one must
@@ -237,22 +248,17 @@ static co_call *take_group(accy__coalescer *co, uint32_t *count) {
  * them but |self| done. */
 static void run_group(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
                       uint32_t max_workers, void *block, co_call *first, uint32_t n) {
-  bool ran = false;
-  if (n > 1) {
-    int v = atomic_load(&co->variant);
-    if (v == VARIANT_NONE && atomic_compare_exchange_strong(&co->variant, &v, VARIANT_BUILDING)) {
-      v = variant_build(co, plan, pool) ? VARIANT_READY : VARIANT_FAILED;
-      atomic_store(&co->variant, v);
-    }
-    if (v == VARIANT_READY) ran = run_batched(co, plan, pool, max_workers, first, n);
+  const accy_input *ins[ACCY__COALESCE_ROWS];
+  const accy_output *outs[ACCY__COALESCE_ROWS];
+  uint32_t c = 0;
+  for (co_call *k = first; c < n; k = k->next, c++) {
+    ins[c] = k->inputs;
+    outs[c] = k->outputs;
   }
-  if (!ran) {
-    uint32_t c = 0;
-    for (co_call *k = first; c < n; k = k->next, c++)
-      accy__plan_run(plan, pool, max_workers, block, k->inputs, k->outputs);
-  }
+  if (!accy__coalescer_run_calls(co, plan, pool, max_workers, n, ins, outs))
+    for (c = 0; c < n; c++) accy__plan_run(plan, pool, max_workers, block, ins[c], outs[c]);
   co_call *k = first;
-  for (uint32_t c = 0; c < n; c++) {
+  for (c = 0; c < n; c++) {
     co_call *next = k->next; /* read before its caller may return */
     if (atomic_load(&k->state) == CALL_WAITING) {
       atomic_store(&k->state, CALL_DONE);

@@ -25,7 +25,9 @@
  *    budget; a variant that does not fit leaves the program uncoalesced and
  *    groups run their calls one after another on the leader).
  * ACCY_COALESCE=0 turns it off (every call runs on its own). Asynchronous
- * submissions are not coalesced. */
+ * submissions never wait for each other: the pool thread that runs one
+ * takes the program's submissions still queued with it
+ * (accy__coalescer_run_calls). */
 #ifndef ACCY_COALESCE_H
 #define ACCY_COALESCE_H
 
@@ -65,6 +67,19 @@ void accy__coalescer_destroy(accy__coalescer *co);
 void accy__coalescer_run(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
                          uint32_t max_workers, void *block, const accy_input *inputs,
                          const accy_output *outputs);
+
+/* The most calls one batched launch takes. */
+uint32_t accy__coalescer_calls(const accy__coalescer *co);
+/* Runs |n| calls (2 .. accy__coalescer_calls; call c's buffers ins[c] and
+ * outs[c], already checked) as one batched launch, compiling the batched
+ * program first when no call did yet. False when there is none (it does
+ * not fit the budget, or n is out of range): nothing ran, and the caller
+ * runs the calls one by one. The asynchronous path's way in: a pool thread
+ * that runs a submission takes the program's other queued submissions
+ * with it (src/session.c). */
+bool accy__coalescer_run_calls(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
+                               uint32_t max_workers, uint32_t n, const accy_input *const *ins,
+                               const accy_output *const *outs);
 
 /* Frees the batched launches' cached scratch blocks; returns their bytes. */
 uint64_t accy__coalescer_trim(accy__coalescer *co);

@@ -97,6 +97,7 @@ struct accy_session {
  * submit allocates nothing. */
 typedef struct submit_job {
   accy__sched_job job; /* first: the scheduler hands this pointer back */
+  accy__pool *pool;    /* the pool it was posted to */
   accy_session *s;
   struct slot *sl;
   entry *ent;
@@ -105,11 +106,20 @@ typedef struct submit_job {
   accy_completion_fn callback;
   void *user_data;
   int event_fd;
+  /* The caller's buffers, for a run with other submissions of a program
+   * that coalesces (in the block, after the record). */
+  const accy_input *ins;
+  const accy_output *outs;
 } submit_job;
 
 static uint64_t job_offset(const accy__plan *plan) { return accy__align_up(plan->block_bytes, 64); }
-static uint64_t launch_block_bytes(const accy__plan *plan) {
+static uint64_t buffers_offset(const accy__plan *plan) {
   return job_offset(plan) + accy__align_up(sizeof(submit_job), 64);
+}
+static uint64_t launch_block_bytes(const accy__plan *plan) {
+  return buffers_offset(plan) + accy__align_up((uint64_t)plan->n_inputs * sizeof(accy_input) +
+                                                   (uint64_t)plan->n_outputs * sizeof(accy_output),
+                                               64);
 }
 
 static void count_status(_Atomic uint64_t *by_status, accy_status st) {
@@ -566,18 +576,16 @@ accy_status accy_session_invoke(accy_session *s, accy_handle h, const accy_input
 
 /* ---- asynchronous submission ---------------------------------------------------- */
 
-/* Runs on a pool thread. Everything the completion needs is copied out of
- * the record first: the block goes back to the cache (where a trim or the
- * program's release may free it) before the caller hears of it. */
-static void submit_run(accy__sched_job *j) {
-  submit_job *job = (submit_job *)(void *)j;
+/* Completes a run submission. Everything the completion needs is copied
+ * out of the record first: the block goes back to the cache (where a trim
+ * or the program's release may free it) before the caller hears of it. */
+static void submit_finish(submit_job *job) {
   accy_session *s = job->s;
   slot *sl = job->sl;
   entry *ent = job->ent;
   accy_completion_fn callback = job->callback;
   void *user_data = job->user_data;
   int fd = job->event_fd;
-  accy__plan_run_bound(&ent->plan, s->pool, s->max_workers, job->block, job->ptrs);
   accy__scratch_release(&ent->scratch, job->block, &sl->invokes);
   drop(sl);
   if (callback) callback(user_data, ACCY_STATUS_OK);
@@ -587,6 +595,42 @@ static void submit_run(accy__sched_job *j) {
     }
   }
   atomic_fetch_sub(&s->outstanding, 1); /* the last touch of the session */
+}
+
+/* Runs on a pool thread. A submission of a program that coalesces takes
+ * the program's submissions still queued with it (up to a batched launch's
+ * calls): they run as one batched launch (src/coalesce.h), or one after
+ * another when the program has no batched form. A lone submission runs as
+ * before, from the pointers bound at submit. */
+static void submit_run(accy__sched_job *j) {
+  submit_job *job = (submit_job *)(void *)j;
+  accy_session *s = job->s;
+  entry *ent = job->ent;
+  accy__sched_job *more[ACCY__COALESCE_ROWS];
+  uint32_t m = 0;
+  if (j->key) {
+    uint32_t cap = accy__coalescer_calls(ent->co) - 1;
+    if (cap > ACCY__COALESCE_ROWS - 1) cap = ACCY__COALESCE_ROWS - 1;
+    m = accy__pool_take_jobs(job->pool, j->key, more, cap);
+  }
+  if (m == 0) {
+    accy__plan_run_bound(&ent->plan, s->pool, s->max_workers, job->block, job->ptrs);
+    submit_finish(job);
+    return;
+  }
+  submit_job *g[ACCY__COALESCE_ROWS];
+  const accy_input *ins[ACCY__COALESCE_ROWS];
+  const accy_output *outs[ACCY__COALESCE_ROWS];
+  g[0] = job;
+  for (uint32_t c = 0; c < m; c++) g[c + 1] = (submit_job *)(void *)more[c];
+  for (uint32_t c = 0; c <= m; c++) {
+    ins[c] = g[c]->ins;
+    outs[c] = g[c]->outs;
+  }
+  if (!accy__coalescer_run_calls(ent->co, &ent->plan, s->pool, s->max_workers, m + 1, ins, outs))
+    for (uint32_t c = 0; c <= m; c++)
+      accy__plan_run_bound(&ent->plan, s->pool, s->max_workers, g[c]->block, g[c]->ptrs);
+  for (uint32_t c = 0; c <= m; c++) submit_finish(g[c]); /* each drops its own reference */
 }
 
 /* The pool that runs this session's submissions. */
@@ -626,6 +670,8 @@ accy_status accy_session_submit(accy_session *s, accy_handle h, const accy_input
   const accy__plan *plan = &ent->plan;
   submit_job *job = (submit_job *)(void *)((char *)block + job_offset(plan));
   job->job.run = submit_run;
+  job->job.key = ent->co; /* the program's queued submissions may run together */
+  job->pool = pool;
   job->s = s;
   job->sl = sl;
   job->ent = ent;
@@ -634,6 +680,12 @@ accy_status accy_session_submit(accy_session *s, accy_handle h, const accy_input
   job->callback = done->callback;
   job->user_data = done->user_data;
   job->event_fd = done->event_fd;
+  accy_input *ins = (accy_input *)(void *)((char *)block + buffers_offset(plan));
+  accy_output *outs = (accy_output *)(void *)(ins + plan->n_inputs);
+  if (n_inputs) memcpy(ins, inputs, n_inputs * sizeof *ins);
+  if (n_outputs) memcpy(outs, outputs, n_outputs * sizeof *outs);
+  job->ins = ins;
+  job->outs = outs;
   atomic_fetch_add(&s->outstanding, 1);
   accy__pool_post(pool, &job->job); /* the reference to the program goes with it */
   return ACCY_STATUS_OK;

@@ -632,6 +632,72 @@ START_TEST(session_fork_while_grouped) {
 }
 END_TEST
 
+/* Submissions of a program that coalesces, queued faster than the pool
+ * runs them: a pool thread takes the queued ones with the one it runs,
+ * and every result is a lone invoke's. */
+static void count_done(void *user_data, accy_status st) {
+  atomic_int *n = user_data;
+  if (st == ACCY_STATUS_OK) atomic_fetch_add(n, 1);
+}
+
+START_TEST(session_async_batches) {
+  tu_rng_seed(&g_rng, 79);
+  accy__program p;
+  build_mlp(&p, 1, 96, 512);
+  void *bytes;
+  size_t size;
+  ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
+  accy__program_free(&p);
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = _i ? 2 : 1};
+  accy_session *s;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_handle h;
+  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
+  free(bytes);
+  enum { N = 64 };
+  const size_t nin = 96, nout = 10;
+  float *in = malloc(N * nin * 4), *want = malloc(N * nout * 4), *got = malloc(N * nout * 4);
+  tu_fill_random(&g_rng, ACCY_DTYPE_F32, in, N * nin, false, 2);
+  for (size_t k = 0; k < N; k++) {
+    accy_input i1 = {in + k * nin, nin * 4};
+    accy_output o1 = {want + k * nout, nout * 4};
+    ck_assert_int_eq(accy_session_invoke(s, h, &i1, 1, &o1, 1), ACCY_STATUS_OK);
+  }
+  accy_program_stats ps = {.struct_size = sizeof ps};
+  for (int burst = 0; burst < 50; burst++) {
+    memset(got, 0xff, N * nout * 4);
+    atomic_int done;
+    atomic_init(&done, 0);
+    accy_input ins[N];
+    accy_output outs[N];
+    for (size_t k = 0; k < N; k++) {
+      ins[k] = (accy_input){in + k * nin, nin * 4};
+      outs[k] = (accy_output){got + k * nout, nout * 4};
+      accy_completion c = {.struct_size = sizeof c, .callback = count_done, .user_data = &done,
+                           .event_fd = -1};
+      ck_assert_int_eq(accy_session_submit(s, h, &ins[k], 1, &outs[k], 1, &c), ACCY_STATUS_OK);
+    }
+    for (int w = 0; w < 20000 && atomic_load(&done) < N; w++) {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+    ck_assert_int_eq(atomic_load(&done), N);
+    for (size_t k = 0; k < N; k++)
+      ck_assert_msg(memcmp(got + k * nout, want + k * nout, nout * 4) == 0,
+                    "submission %zu of burst %d differs from a lone invoke", k, burst);
+    ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
+    if (ps.batched_launches >= 4) break;
+  }
+  ck_assert_msg(ps.batched_launches > 0 && ps.batched_calls > ps.batched_launches,
+                "%llu calls in %llu batched launches", (unsigned long long)ps.batched_calls,
+                (unsigned long long)ps.batched_launches);
+  accy_session_destroy(s);
+  free(in);
+  free(want);
+  free(got);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("coalesce");
   TCase *tc = tcase_create("analysis");
@@ -649,6 +715,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_no_room_for_batch);
   tcase_add_test(tc, session_release_while_grouped);
   tcase_add_test(tc, session_fork_while_grouped);
+  tcase_add_loop_test(tc, session_async_batches, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }
