@@ -89,17 +89,22 @@ static bool coalesce_enabled(void) {
 }
 
 accy_status accy__coalescer_create(const accy__program *ir, const accy__plan *plan,
-                                   accy__memory_budget *budget, accy__coalescer **out) {
+                                   accy__memory_budget *budget, bool allowed,
+                                   accy__coalescer **out) {
   *out = NULL;
-  if (!coalesce_enabled() || plan->n_inputs == 0) return ACCY_STATUS_OK;
+  if (!allowed || !coalesce_enabled() || plan->n_inputs == 0) return ACCY_STATUS_OK;
   uint8_t *batched = accy__malloc(ir->n_nodes ? ir->n_nodes : 1);
   if (!batched) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory analysing a program");
   accy__batch_info info;
   const bool separable = accy__batch_analyze(ir, batched, &info);
   /* Worth it: the program shares constant weights over rows few enough
    * that a batched launch has at least two calls. */
+  uint64_t copied = 0; /* a call's bytes in and out of a batched launch */
+  for (uint32_t i = 0; i < plan->n_inputs + plan->n_outputs; i++)
+    copied += plan->descs[i].byte_size;
   if (!separable || info.weight_bytes < ACCY__COALESCE_MIN_WEIGHT_BYTES ||
-      info.weight_rows == 0 || info.weight_rows * 2 > ACCY__COALESCE_ROWS) {
+      info.weight_rows == 0 || info.weight_rows * 2 > ACCY__COALESCE_ROWS ||
+      copied > info.weight_bytes / ACCY__COALESCE_MAX_COPY) {
     accy__free(batched);
     return ACCY_STATUS_OK;
   }

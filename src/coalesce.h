@@ -42,6 +42,10 @@ typedef struct accy__coalescer accy__coalescer;
 /* Rows a batched launch aims for: the MLP's cost per row falls from 82 us at
  * batch 1 to 34.5 us at batch 2 and 4, then stays (batch 8: 33 us). */
 #define ACCY__COALESCE_ROWS 4u
+/* A call's inputs and outputs, copied in and out of a batched launch, at
+ * most 1/16 of the weights' bytes (MLP 784-1024-1024-10: 3.2 KB against
+ * 7.5 MB). */
+#define ACCY__COALESCE_MAX_COPY 16u
 /* The smallest constant weights worth sharing: below, a call's product is
  * not bound by reading them. */
 #define ACCY__COALESCE_MIN_WEIGHT_BYTES (UINT64_C(256) << 10)
@@ -51,13 +55,16 @@ typedef struct accy__coalescer accy__coalescer;
 uint64_t accy__compiled_bytes(const accy__program *ir, const accy__plan *plan);
 
 /* *out gets a coalescer for the verified program |ir| and its plan |plan|
- * (both outlive it), or NULL when the program is not worth coalescing
- * (not row-separable, no shared weights, ACCY_COALESCE=0). The batched
- * program is built later, at the first group. OK or OUT_OF_MEMORY with a
- * cause. */
+ * (both outlive it), or NULL when |allowed| is false (the session's
+ * ACCY_SESSION_NO_COALESCE) or the program is not worth coalescing: not
+ * row-separable, no shared weights, or a call's inputs and outputs more
+ * than ACCY__COALESCE_MAX_COPY of the bytes the weights (copying them
+ * would eat what sharing the weights saves), or ACCY_COALESCE=0. The
+ * batched program is built later, at the first group. OK or OUT_OF_MEMORY
+ * with a cause. */
 ACCY_NODISCARD accy_status accy__coalescer_create(const accy__program *ir,
                                                   const accy__plan *plan,
-                                                  accy__memory_budget *budget,
+                                                  accy__memory_budget *budget, bool allowed,
                                                   accy__coalescer **out);
 /* Frees everything. No call may be running. NULL is a no-op. */
 void accy__coalescer_destroy(accy__coalescer *co);

@@ -78,6 +78,7 @@ typedef struct slot {
 struct accy_session {
   accy__pool *pool;
   uint32_t max_workers;
+  uint32_t flags;       /* ACCY_SESSION_* */
   accy__memory_budget budget;
   slot slots[ACCY_MAX_PROGRAMS];
   /* Statistics (rare events: contention does not matter). */
@@ -219,7 +220,7 @@ static void sessions_remove(accy_session *s) {
 accy_status accy_session_create(const accy_session_options *options, accy_session **out) {
   if (!out) return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER, "accy_session_create: out is NULL");
   *out = NULL;
-  uint32_t threads = 0;
+  uint32_t threads = 0, flags = 0;
   uint64_t limit = 0;
   if (options) {
     if (options->struct_size < sizeof(uint32_t))
@@ -231,7 +232,13 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
     if (options->struct_size >=
         offsetof(accy_session_options, memory_limit_bytes) + sizeof(uint64_t))
       limit = options->memory_limit_bytes;
+    if (options->struct_size >= offsetof(accy_session_options, flags) + sizeof(uint32_t))
+      flags = options->flags;
   }
+  if (flags & ~ACCY_SESSION_NO_COALESCE)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
+                     "accy_session_create: unknown flags 0x%x in options->flags",
+                     flags & ~ACCY_SESSION_NO_COALESCE);
   if (threads > ACCY_MAX_THREADS)
     return ACCY_FAIL(ACCY_STATUS_INVALID_BUFFER,
                      "accy_session_create: num_threads %u exceeds ACCY_MAX_THREADS %u", threads,
@@ -244,6 +251,7 @@ accy_status accy_session_create(const accy_session_options *options, accy_sessio
   accy_session *s = accy__aligned_alloc(sizeof *s, 64);
   if (!s) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory creating a session");
   s->max_workers = threads;
+  s->flags = flags;
   s->budget.limit = limit ? limit : accy__memory_limit_default();
   /* Generation 0 is never issued: {0, 0} (what a failed compile leaves, and
    * any zeroed handle) names nothing. */
@@ -363,7 +371,9 @@ static accy_status build_entry(accy_session *s, const void *bytes, size_t size, 
     accy__free(ent);
     return st;
   }
-  if (st == ACCY_STATUS_OK) st = accy__coalescer_create(&ent->ir, &ent->plan, budget, &ent->co);
+  if (st == ACCY_STATUS_OK) st = accy__coalescer_create(&ent->ir, &ent->plan, budget,
+                                                          !(s->flags & ACCY_SESSION_NO_COALESCE),
+                                                          &ent->co);
   if (st != ACCY_STATUS_OK) {
     accy__budget_give(budget, fixed);
     accy__plan_free(&ent->plan);

@@ -261,6 +261,17 @@ START_TEST(test_thread_counts_out_of_range_are_refused) {
     ck_assert_msg(strstr(accy_session_last_cause(NULL), "ACCY_MAX_THREADS"), "cause: %s",
                   accy_session_last_cause(NULL));
   }
+  /* Unknown option flags are refused; the one flag there is is taken. */
+  o.num_threads = 1;
+  o.flags = 0x2;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_INVALID_BUFFER);
+  ck_assert_ptr_null(s);
+  ck_assert_msg(strstr(accy_session_last_cause(NULL), "flags 0x2"), "cause: %s",
+                accy_session_last_cause(NULL));
+  o.flags = ACCY_SESSION_NO_COALESCE;
+  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
+  accy_session_destroy(s);
+  o.flags = 0;
   /* A bad ACCY_NUM_THREADS is refused, not ignored. */
   o.num_threads = 0;
   setenv("ACCY_NUM_THREADS", "lots", 1);

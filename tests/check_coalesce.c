@@ -297,6 +297,52 @@ START_TEST(inseparable_programs) {
 }
 END_TEST
 
+/* A program qualifies only when a call's inputs and outputs are a small
+ * part of the weights they share (ACCY__COALESCE_MAX_COPY), and only with
+ * enough weights. */
+static bool coalesces(accy__program *p) {
+  accy__plan plan;
+  ck_assert_int_eq(accy__verify(p), ACCY_STATUS_OK);
+  ck_assert_int_eq(accy__compile(p, 1, &plan), ACCY_STATUS_OK);
+  accy__memory_budget budget = {.limit = UINT64_MAX};
+  atomic_init(&budget.held, 0);
+  accy__coalescer *co = NULL;
+  ck_assert_int_eq(accy__coalescer_create(p, &plan, &budget, true, &co), ACCY_STATUS_OK);
+  const bool yes = co != NULL;
+  accy__coalescer_destroy(co);
+  ck_assert_int_eq(accy__coalescer_create(p, &plan, &budget, false, &co), ACCY_STATUS_OK);
+  ck_assert_ptr_null(co); /* the session's ACCY_SESSION_NO_COALESCE */
+  accy__plan_free(&plan);
+  return yes;
+}
+
+START_TEST(worth_coalescing) {
+  tu_rng_seed(&g_rng, 3);
+  accy__program p;
+  accy__program_init(&p);
+  /* 8192 inputs, 64 outputs: 2 MiB of weights against 32 KiB of input */
+  output(&p, dense(&p, param(&p, "x", T2(1, 8192)), 64, false));
+  ck_assert(coalesces(&p));
+  accy__program_free(&p);
+  accy__program_init(&p);
+  /* 8192 inputs, 8 outputs: 256 KiB of weights, the input an eighth of them */
+  output(&p, dense(&p, param(&p, "x", T2(1, 8192)), 8, false));
+  ck_assert(!coalesces(&p));
+  accy__program_free(&p);
+  accy__program_init(&p);
+  /* 64 -> 64: 16 KiB of weights, not worth it */
+  output(&p, dense(&p, param(&p, "x", T2(1, 64)), 64, false));
+  ck_assert(!coalesces(&p));
+  accy__program_free(&p);
+  build_mlp(&p, 1, 96, 512);
+  ck_assert(coalesces(&p));
+  accy__program_free(&p);
+  build_mlp(&p, 4, 96, 512); /* 4 rows a call: a batched launch would take one call */
+  ck_assert(!coalesces(&p));
+  accy__program_free(&p);
+}
+END_TEST
+
 /* ---- the bits ------------------------------------------------------------------------ */
 
 static char *run_plan(const accy__plan *plan, accy__pool *pool, const accy__program *p,
@@ -440,7 +486,7 @@ typedef struct served {
 /* CALLERS threads invoke the MLP on their own inputs, ROUNDS each, on one
  * admitted core; every result must equal a lone invoke's. With |release|,
  * the handle is released while they run. */
-static served serve(uint64_t memory_limit, bool release) {
+static served serve(uint64_t memory_limit, bool release, uint32_t flags) {
   tu_rng_seed(&g_rng, 77);
   accy__program p;
   build_mlp(&p, 1, 96, 512);
@@ -465,7 +511,7 @@ static served serve(uint64_t memory_limit, bool release) {
     accy_session_destroy(probe);
   }
   accy_session_options o = {.struct_size = sizeof o, .num_threads = 2,
-                            .memory_limit_bytes = memory_limit};
+                            .memory_limit_bytes = memory_limit, .flags = flags};
   accy_session *s;
   ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
   accy_handle h;
@@ -505,7 +551,7 @@ static served serve(uint64_t memory_limit, bool release) {
     nanosleep(&ts, NULL);
     accy_program_stats ps = {.struct_size = sizeof ps};
     ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
-    if (ps.batched_launches >= 8 || (memory_limit != 0 && ps.invokes >= 4 * n) ||
+    if (ps.batched_launches >= 8 || ((memory_limit != 0 || flags) && ps.invokes >= 4 * n) ||
         getenv("ACCY_COALESCE"))
       break;
   }
@@ -524,7 +570,7 @@ static served serve(uint64_t memory_limit, bool release) {
 }
 
 START_TEST(session_coalesces) {
-  const served r = serve(0, false);
+  const served r = serve(0, false, 0);
   ck_assert_int_eq(r.failures, 0);
   ck_assert_uint_ge(r.stats.invokes, (uint64_t)CALLERS * ROUNDS * 2);
   ck_assert_msg(r.stats.batched_launches > 0 && r.stats.batched_calls > r.stats.batched_launches,
@@ -535,9 +581,10 @@ START_TEST(session_coalesces) {
 }
 END_TEST
 
+/* Off through the environment, and through the session's flag. */
 START_TEST(session_coalesce_off) {
-  setenv("ACCY_COALESCE", "0", 1);
-  const served r = serve(0, false);
+  if (_i == 0) setenv("ACCY_COALESCE", "0", 1);
+  const served r = serve(0, false, _i == 0 ? 0 : ACCY_SESSION_NO_COALESCE);
   unsetenv("ACCY_COALESCE");
   ck_assert_int_eq(r.failures, 0);
   ck_assert_uint_eq(r.stats.batched_calls, 0);
@@ -548,7 +595,7 @@ END_TEST
 /* Room for the program and its launches, not for a second packed copy of
  * its weights: groups run their calls one after another. */
 START_TEST(session_no_room_for_batch) {
-  const served r = serve(1, false);
+  const served r = serve(1, false, 0);
   ck_assert_int_eq(r.failures, 0);
   ck_assert_uint_eq(r.stats.batched_calls, 0);
   ck_assert_uint_eq(r.stats.batched_plan_bytes, 0);
@@ -556,7 +603,7 @@ START_TEST(session_no_room_for_batch) {
 END_TEST
 
 START_TEST(session_release_while_grouped) {
-  const served r = serve(0, true);
+  const served r = serve(0, true, 0);
   ck_assert_int_eq(r.failures, 0);
 }
 END_TEST
@@ -703,6 +750,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("analysis");
   tcase_add_test(tc, separable_programs);
   tcase_add_loop_test(tc, inseparable_programs, 0, N_BAD);
+  tcase_add_test(tc, worth_coalescing);
   suite_add_tcase(s, tc);
   tc = tcase_create("bits");
   tcase_set_timeout(tc, 120);
@@ -711,7 +759,7 @@ static Suite *suite(void) {
   tc = tcase_create("session");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, session_coalesces);
-  tcase_add_test(tc, session_coalesce_off);
+  tcase_add_loop_test(tc, session_coalesce_off, 0, 2);
   tcase_add_test(tc, session_no_room_for_batch);
   tcase_add_test(tc, session_release_while_grouped);
   tcase_add_test(tc, session_fork_while_grouped);

@@ -70,7 +70,16 @@ typedef struct accy_session_options {
    * numbers in the cause, so that no call relies on the kernel's OOM killer
    * to fail. */
   uint64_t memory_limit_bytes;
+  /* ACCY_SESSION_* bits (others are INVALID_BUFFER). */
+  uint32_t flags;
 } accy_session_options;
+
+/* Every invoke and submission of the session's programs runs as a launch of
+ * its own, on the caller's buffers. Without it, concurrent calls of a small-
+ * batch program with shared weights may run as one batched launch when the
+ * cores are busy with it: their inputs are copied into the launch and their
+ * rows of the outputs copied back (docs/threading.md, "Coalescing"). */
+#define ACCY_SESSION_NO_COALESCE 0x1u
 
 /* Creates a session. |options| may be NULL for defaults. On success *out is
  * the new session; on failure *out is NULL.

@@ -46,7 +46,10 @@ class Handle(ctypes.Structure):
 
 class SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("num_threads", ctypes.c_uint32),
-                ("memory_limit_bytes", ctypes.c_uint64)]
+                ("memory_limit_bytes", ctypes.c_uint64), ("flags", ctypes.c_uint32)]
+
+
+SESSION_NO_COALESCE = 0x1
 
 
 class TextOptions(ctypes.Structure):
@@ -89,6 +92,10 @@ class ProgramStats(ctypes.Structure):
         ("scratch_blocks", ctypes.c_uint64),
         ("scratch_blocks_in_use", ctypes.c_uint64),
         ("scratch_blocks_peak", ctypes.c_uint64),
+        ("batched_calls", ctypes.c_uint64),
+        ("batched_launches", ctypes.c_uint64),
+        ("batched_plan_bytes", ctypes.c_uint64),
+        ("batched_scratch_bytes", ctypes.c_uint64),
     ]
 
 

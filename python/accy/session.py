@@ -99,12 +99,18 @@ class Session:
     memory_limit: most bytes the session's programs may hold (constants,
     plans, launch scratch); None: the library's default, half of the
     machine's (or cgroup's) memory. Over it, compile and invoke raise
-    OutOfMemory at once. Use as a context manager, or call close().
+    OutOfMemory at once. coalesce: whether concurrent calls of a small-batch
+    program with shared weights may run as one batched launch when the cores
+    are busy with it (docs/threading.md, "Coalescing"); False runs every call
+    on its own. Use as a context manager, or call close().
     Programs must not be used after close()."""
 
-    def __init__(self, threads=None, memory_limit=None):
+    def __init__(self, threads=None, memory_limit=None, coalesce=True):
+        if not isinstance(coalesce, bool):
+            raise TypeError("coalesce must be True or False, not %s" % type(coalesce).__name__)
         opts = _lib.SessionOptions(ctypes.sizeof(_lib.SessionOptions), _threads(threads),
-                                   _memory_limit(memory_limit))
+                                   _memory_limit(memory_limit),
+                                   0 if coalesce else _lib.SESSION_NO_COALESCE)
         ptr = ctypes.c_void_p()
         errors.check(_L.accy_session_create(ctypes.byref(opts), ctypes.byref(ptr)),
                      "accy_session_create")

@@ -46,6 +46,8 @@ class TestSession(unittest.TestCase):
         self.assertGreaterEqual(ps["tasks"], 1)
         self.assertGreater(ps["plan_bytes"], 0)
         self.assertEqual((ps["scratch_blocks"], ps["scratch_blocks_in_use"]), (1, 0))
+        # A small program never runs batched (docs/threading.md, "Coalescing").
+        self.assertEqual((ps["batched_calls"], ps["batched_plan_bytes"]), (0, 0))
         ss = self.s.stats()
         self.assertEqual((ss["programs"], ss["compiles"], ss["invokes"]), (1, 1, 3))
         self.assertEqual(ss["scratch_bytes"], ps["scratch_block_bytes"])
@@ -59,6 +61,15 @@ class TestSession(unittest.TestCase):
         p.release()
         with self.assertRaises(accy.InvalidHandle):
             p.stats()
+
+    def test_session_without_coalescing(self):
+        with accy.Session(threads=1, coalesce=False) as s:
+            p = s.compile(mlp_wire())
+            x = np.arange(6, dtype=np.float32).reshape(2, 3)
+            np.testing.assert_array_equal(p(x)[0], mlp_reference(x))
+            self.assertEqual(p.stats()["batched_launches"], 0)
+        with self.assertRaises(TypeError):
+            accy.Session(threads=1, coalesce="no")
 
     def test_call_returns_correct_outputs(self):
         # Integer inputs: the result is exact in any summation order, so the
