@@ -28,6 +28,7 @@
 #include "src/compile/compile.h"
 #include "src/ir/verify.h"
 #include "src/runtime/bind.h"
+#include "src/kernels/uk/uk.h"
 
 enum { CALL_WAITING = 0, CALL_LEAD, CALL_DONE };
 enum { VARIANT_NONE = 0, VARIANT_BUILDING, VARIANT_READY, VARIANT_FAILED };
@@ -102,8 +103,10 @@ accy_status accy__coalescer_create(const accy__program *ir, const accy__plan *pl
   uint64_t copied = 0; /* a call's bytes in and out of a batched launch */
   for (uint32_t i = 0; i < plan->n_inputs + plan->n_outputs; i++)
     copied += plan->descs[i].byte_size;
+  uint32_t rows = accy__uk_get()->f32_gemm.batch_rows;
+  if (rows > ACCY__COALESCE_MAX_ROWS) rows = ACCY__COALESCE_MAX_ROWS;
   if (!separable || info.weight_bytes < ACCY__COALESCE_MIN_WEIGHT_BYTES ||
-      info.weight_rows == 0 || info.weight_rows * 2 > ACCY__COALESCE_ROWS ||
+      info.weight_rows == 0 || info.weight_rows * 2 > rows ||
       copied > info.weight_bytes / ACCY__COALESCE_MAX_COPY) {
     accy__free(batched);
     return ACCY_STATUS_OK;
@@ -117,7 +120,7 @@ accy_status accy__coalescer_create(const accy__program *ir, const accy__plan *pl
   pthread_mutex_init(&co->lock, NULL);
   pthread_once(&g_fork_once, register_fork);
   co->epoch = atomic_load(&g_fork_epoch);
-  co->calls = (uint32_t)(ACCY__COALESCE_ROWS / info.weight_rows);
+  co->calls = (uint32_t)(rows / info.weight_rows);
   co->base = ir;
   co->batched = batched;
   co->info = info;
@@ -253,8 +256,8 @@ static co_call *take_group(accy__coalescer *co, uint32_t *count) {
  * them but |self| done. */
 static void run_group(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
                       uint32_t max_workers, void *block, co_call *first, uint32_t n) {
-  const accy_input *ins[ACCY__COALESCE_ROWS];
-  const accy_output *outs[ACCY__COALESCE_ROWS];
+  const accy_input *ins[ACCY__COALESCE_MAX_ROWS];
+  const accy_output *outs[ACCY__COALESCE_MAX_ROWS];
   uint32_t c = 0;
   for (co_call *k = first; c < n; k = k->next, c++) {
     ins[c] = k->inputs;

@@ -39,9 +39,11 @@
 
 typedef struct accy__coalescer accy__coalescer;
 
-/* Rows a batched launch aims for: the MLP's cost per row falls from 82 us at
- * batch 1 to 34.5 us at batch 2 and 4, then stays (batch 8: 33 us). */
-#define ACCY__COALESCE_ROWS 4u
+/* Rows a batched launch aims for: the GEMM microkernel's batch_rows at the
+ * process's ISA level (src/kernels/uk/uk.h: 4 at avx512, where the MLP's
+ * cost per row falls from 82 us at batch 1 to 34.5 us at 2 to 4 rows; 6 at
+ * avx2, 93 us at 1 and 36.5 us at 6), capped here. */
+#define ACCY__COALESCE_MAX_ROWS 8u
 /* A call's inputs and outputs, copied in and out of a batched launch, at
  * most 1/16 of the weights' bytes (MLP 784-1024-1024-10: 3.2 KB against
  * 7.5 MB). */

@@ -616,11 +616,11 @@ static void submit_run(accy__sched_job *j) {
   submit_job *job = (submit_job *)(void *)j;
   accy_session *s = job->s;
   entry *ent = job->ent;
-  accy__sched_job *more[ACCY__COALESCE_ROWS];
+  accy__sched_job *more[ACCY__COALESCE_MAX_ROWS];
   uint32_t m = 0;
   if (j->key) {
     uint32_t cap = accy__coalescer_calls(ent->co) - 1;
-    if (cap > ACCY__COALESCE_ROWS - 1) cap = ACCY__COALESCE_ROWS - 1;
+    if (cap > ACCY__COALESCE_MAX_ROWS - 1) cap = ACCY__COALESCE_MAX_ROWS - 1;
     m = accy__pool_take_jobs(job->pool, j->key, more, cap);
   }
   if (m == 0) {
@@ -628,9 +628,9 @@ static void submit_run(accy__sched_job *j) {
     submit_finish(job);
     return;
   }
-  submit_job *g[ACCY__COALESCE_ROWS];
-  const accy_input *ins[ACCY__COALESCE_ROWS];
-  const accy_output *outs[ACCY__COALESCE_ROWS];
+  submit_job *g[ACCY__COALESCE_MAX_ROWS];
+  const accy_input *ins[ACCY__COALESCE_MAX_ROWS];
+  const accy_output *outs[ACCY__COALESCE_MAX_ROWS];
   g[0] = job;
   for (uint32_t c = 0; c < m; c++) g[c + 1] = (submit_job *)(void *)more[c];
   for (uint32_t c = 0; c <= m; c++) {

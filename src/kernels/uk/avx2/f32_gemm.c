@@ -192,6 +192,21 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
       c01 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bk + 8), c01);
       bk += b_rs;
     }
+  } else if (full && a_cs == 1 && mr <= 3) {
+    /* At most three rows a_rs apart (a small batch, or a GEMM's last rows):
+     * their six chains only, not the tile's twelve (the same chains as
+     * those rows of a full tile, so the same bits). */
+    const float *bk = b;
+#pragma GCC unroll 4
+    for (size_t k = 0; k < kc; k++, bk += b_rs) {
+      const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+      __m256 av = _mm256_broadcast_ss(a0 + k);
+      c00 = _mm256_fmadd_ps(av, b0, c00), c01 = _mm256_fmadd_ps(av, b1, c01);
+      av = _mm256_broadcast_ss(a1 + k);
+      c10 = _mm256_fmadd_ps(av, b0, c10), c11 = _mm256_fmadd_ps(av, b1, c11);
+      av = _mm256_broadcast_ss(a2 + k);
+      c20 = _mm256_fmadd_ps(av, b0, c20), c21 = _mm256_fmadd_ps(av, b1, c21);
+    }
   } else if (full) {
     if (UK_GEMM_ASM && a_cs == 1 && mr == MR) {
       /* Rows a_rs apart: p walks row 0 and q row 3, r is a_rs in bytes. */
