@@ -484,26 +484,67 @@ typedef struct served {
   int failures, refused;
 } served;
 
+/* The session tests' program: the MLP 96-512-512-10 at batch 1, compiled
+ * in a session with |o|, and |n| random inputs with their outputs from one
+ * call at a time (the references). */
+typedef struct fixture {
+  accy_session *s;
+  accy_handle h;
+  float *in, *want;
+  size_t n;
+} fixture;
+enum { FX_IN = 96, FX_OUT = 10 };
+
+static void mlp_bytes(uint64_t seed, void **bytes, size_t *size) {
+  tu_rng_seed(&g_rng, seed);
+  accy__program p;
+  build_mlp(&p, 1, FX_IN, 512);
+  ck_assert_int_eq(accy__wire_encode(&p, bytes, size), ACCY_STATUS_OK);
+  accy__program_free(&p);
+}
+
+static void fixture_open(fixture *f, uint64_t seed, const accy_session_options *o, size_t n) {
+  void *bytes;
+  size_t size;
+  mlp_bytes(seed, &bytes, &size);
+  ck_assert_int_eq(accy_session_create(o, &f->s), ACCY_STATUS_OK);
+  ck_assert_msg(accy_session_compile(f->s, bytes, size, &f->h) == ACCY_STATUS_OK, "%s",
+                accy_session_last_cause(f->s));
+  free(bytes);
+  f->n = n;
+  f->in = malloc(n * FX_IN * 4);
+  f->want = malloc(n * FX_OUT * 4);
+  tu_fill_random(&g_rng, ACCY_DTYPE_F32, f->in, n * FX_IN, false, 2);
+  for (size_t k = 0; k < n; k++) {
+    accy_input i1 = {f->in + k * FX_IN, FX_IN * 4};
+    accy_output o1 = {f->want + k * FX_OUT, FX_OUT * 4};
+    ck_assert_int_eq(accy_session_invoke(f->s, f->h, &i1, 1, &o1, 1), ACCY_STATUS_OK);
+  }
+}
+
+static void fixture_close(fixture *f) {
+  accy_session_destroy(f->s);
+  free(f->in);
+  free(f->want);
+}
+
 /* CALLERS threads invoke the MLP on their own inputs, ROUNDS each, on one
  * admitted core; every result must equal a lone invoke's. With |release|,
  * the handle is released while they run. */
 static served serve(uint64_t memory_limit, bool release, uint32_t flags) {
-  tu_rng_seed(&g_rng, 77);
-  accy__program p;
-  build_mlp(&p, 1, 96, 512);
-  void *bytes;
-  size_t size;
-  ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
-  accy__program_free(&p);
   const uint32_t saved = accy__sched_cores();
   accy__sched_set_cores(1);
   if (memory_limit == 1) {
     /* Room for the program and its callers' launches, not for the batched
      * form's second packed copy of the weights. */
+    void *bytes;
+    size_t size;
+    mlp_bytes(77, &bytes, &size);
     accy_session *probe;
     ck_assert_int_eq(accy_session_create(NULL, &probe), ACCY_STATUS_OK);
     accy_handle ph;
     ck_assert_int_eq(accy_session_compile(probe, bytes, size, &ph), ACCY_STATUS_OK);
+    free(bytes);
     accy_session_stats ss = {.struct_size = sizeof ss};
     accy_program_stats ps = {.struct_size = sizeof ps};
     ck_assert_int_eq(accy_session_stats_get(probe, &ss), ACCY_STATUS_OK);
@@ -513,20 +554,13 @@ static served serve(uint64_t memory_limit, bool release, uint32_t flags) {
   }
   accy_session_options o = {.struct_size = sizeof o, .num_threads = 2,
                             .memory_limit_bytes = memory_limit, .flags = flags};
-  accy_session *s;
-  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
-  accy_handle h;
-  ck_assert_msg(accy_session_compile(s, bytes, size, &h) == ACCY_STATUS_OK, "%s",
-                accy_session_last_cause(s));
-  free(bytes);
-  const size_t nin = 96, nout = 10, n = (size_t)CALLERS * ROUNDS;
-  float *in = malloc(n * nin * 4), *want = malloc(n * nout * 4);
-  tu_fill_random(&g_rng, ACCY_DTYPE_F32, in, n * nin, false, 2);
-  for (size_t k = 0; k < n; k++) { /* the references: one call at a time */
-    accy_input i1 = {in + k * nin, nin * 4};
-    accy_output o1 = {want + k * nout, nout * 4};
-    ck_assert_int_eq(accy_session_invoke(s, h, &i1, 1, &o1, 1), ACCY_STATUS_OK);
-  }
+  fixture fx;
+  const size_t n = (size_t)CALLERS * ROUNDS;
+  fixture_open(&fx, 77, &o, n);
+  accy_session *s = fx.s;
+  const accy_handle h = fx.h;
+  const size_t nin = FX_IN, nout = FX_OUT;
+  const float *in = fx.in, *want = fx.want;
   caller c[CALLERS];
   pthread_t t[CALLERS];
   /* Unless the handle is released, the callers go on passing over their
@@ -563,10 +597,8 @@ static served serve(uint64_t memory_limit, bool release, uint32_t flags) {
     r.refused += c[k].refused;
   }
   if (!release) ck_assert_int_eq(accy_session_program_stats(s, h, &r.stats), ACCY_STATUS_OK);
-  accy_session_destroy(s);
+  fixture_close(&fx);
   accy__sched_set_cores(saved);
-  free(in);
-  free(want);
   return r;
 }
 
@@ -614,29 +646,15 @@ END_TEST
  * queue of calls that never end there, and must still run its own calls
  * (on its own, inline) instead of waiting for them. */
 START_TEST(session_fork_while_grouped) {
-  tu_rng_seed(&g_rng, 78);
-  accy__program p;
-  build_mlp(&p, 1, 96, 512);
-  void *bytes;
-  size_t size;
-  ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
-  accy__program_free(&p);
   const uint32_t saved = accy__sched_cores();
   accy__sched_set_cores(1);
   accy_session_options o = {.struct_size = sizeof o, .num_threads = 2};
-  accy_session *s;
-  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
-  accy_handle h;
-  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
-  free(bytes);
-  const size_t nin = 96, nout = 10;
-  float *in = malloc(CALLERS * ROUNDS * nin * 4), *want = malloc(CALLERS * ROUNDS * nout * 4);
-  tu_fill_random(&g_rng, ACCY_DTYPE_F32, in, CALLERS * ROUNDS * nin, false, 2);
-  for (size_t k = 0; k < CALLERS * ROUNDS; k++) {
-    accy_input i1 = {in + k * nin, nin * 4};
-    accy_output o1 = {want + k * nout, nout * 4};
-    ck_assert_int_eq(accy_session_invoke(s, h, &i1, 1, &o1, 1), ACCY_STATUS_OK);
-  }
+  fixture fx;
+  fixture_open(&fx, 78, &o, (size_t)CALLERS * ROUNDS);
+  accy_session *s = fx.s;
+  const accy_handle h = fx.h;
+  const size_t nin = FX_IN, nout = FX_OUT;
+  const float *in = fx.in, *want = fx.want;
   caller c[CALLERS];
   pthread_t t[CALLERS];
   for (int k = 0; k < CALLERS; k++) {
@@ -674,10 +692,8 @@ START_TEST(session_fork_while_grouped) {
   ck_assert(WIFEXITED(status));
   ck_assert_int_eq(WEXITSTATUS(status), 0);
   for (int k = 0; k < CALLERS; k++) ck_assert_int_eq(c[k].failures, 0);
-  accy_session_destroy(s);
+  fixture_close(&fx);
   accy__sched_set_cores(saved);
-  free(in);
-  free(want);
 }
 END_TEST
 
@@ -690,28 +706,15 @@ static void count_done(void *user_data, accy_status st) {
 }
 
 START_TEST(session_async_batches) {
-  tu_rng_seed(&g_rng, 79);
-  accy__program p;
-  build_mlp(&p, 1, 96, 512);
-  void *bytes;
-  size_t size;
-  ck_assert_int_eq(accy__wire_encode(&p, &bytes, &size), ACCY_STATUS_OK);
-  accy__program_free(&p);
-  accy_session_options o = {.struct_size = sizeof o, .num_threads = _i ? 2 : 1};
-  accy_session *s;
-  ck_assert_int_eq(accy_session_create(&o, &s), ACCY_STATUS_OK);
-  accy_handle h;
-  ck_assert_int_eq(accy_session_compile(s, bytes, size, &h), ACCY_STATUS_OK);
-  free(bytes);
   enum { N = 64 };
-  const size_t nin = 96, nout = 10;
-  float *in = malloc(N * nin * 4), *want = malloc(N * nout * 4), *got = malloc(N * nout * 4);
-  tu_fill_random(&g_rng, ACCY_DTYPE_F32, in, N * nin, false, 2);
-  for (size_t k = 0; k < N; k++) {
-    accy_input i1 = {in + k * nin, nin * 4};
-    accy_output o1 = {want + k * nout, nout * 4};
-    ck_assert_int_eq(accy_session_invoke(s, h, &i1, 1, &o1, 1), ACCY_STATUS_OK);
-  }
+  accy_session_options o = {.struct_size = sizeof o, .num_threads = _i ? 2 : 1};
+  fixture fx;
+  fixture_open(&fx, 79, &o, N);
+  accy_session *s = fx.s;
+  const accy_handle h = fx.h;
+  const size_t nin = FX_IN, nout = FX_OUT;
+  const float *in = fx.in, *want = fx.want;
+  float *got = malloc(N * nout * 4);
   accy_program_stats ps = {.struct_size = sizeof ps};
   for (int burst = 0; burst < 50; burst++) {
     memset(got, 0xff, N * nout * 4);
@@ -740,9 +743,7 @@ START_TEST(session_async_batches) {
   ck_assert_msg(ps.batched_launches > 0 && ps.batched_calls > ps.batched_launches,
                 "%llu calls in %llu batched launches", (unsigned long long)ps.batched_calls,
                 (unsigned long long)ps.batched_launches);
-  accy_session_destroy(s);
-  free(in);
-  free(want);
+  fixture_close(&fx);
   free(got);
 }
 END_TEST
