@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "src/compile/compile.h"
+#include "src/compile/simplify.h"
 #include "src/internal.h"
 #include "src/ir/verify.h"
 #include "src/base/alloc.h"
@@ -902,6 +903,105 @@ START_TEST(test_random_groups) {
 }
 END_TEST
 
+/* ---- transposes folded into dot_general (src/compile/simplify.h) ------------ */
+
+/* Attention's layout: x [1, T, H, D] read per head. Case 0: scores
+ * Q K^T with both operands transposes of x-shaped parameters (the lhs
+ * [1, H, T, D], the rhs [1, H, D, T]), then the scores times V (a
+ * transposed rhs [1, H, T, D]): three rewrites. Cases that must stay: 1, an
+ * lhs whose contiguous axis would be a free one (a column read); 2, free
+ * axes that would change order; 3, a transpose with the batch axis last.
+ * The simplified program must give the same bits with fewer tasks. */
+static uint32_t build_attention_layout(prog *g, int which) {
+  const int64_t T = 24, H = 3, D = 20;
+  const int64_t xd[4] = {1, T, H, D};
+  switch (which) {
+    case 0: {
+      const uint32_t q = param(g, "q", tu_type(ACCY_DTYPE_F32, 4, xd));
+      const uint32_t k = param(g, "k", tu_type(ACCY_DTYPE_F32, 4, xd));
+      const uint32_t v = param(g, "v", tu_type(ACCY_DTYPE_F32, 4, xd));
+      const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+      const int64_t hd[4] = {1, H, T, D}, hdt[4] = {1, H, D, T}, st[4] = {1, H, T, T};
+      const uint32_t qt = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 4, hd), &q, 1, p0213, 4);
+      const uint32_t kt = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 4, hdt), &k, 1, p0231, 4);
+      const uint32_t vt = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 4, hd), &v, 1, p0213, 4);
+      const int64_t sa[8] = {2, 0, 1, 0, 1, 1, 3, 2};
+      const uint32_t so[2] = {qt, kt};
+      const uint32_t sc = node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 4, st), so, 2, sa, 8);
+      const int64_t ma[8] = {2, 0, 1, 0, 1, 1, 3, 2};
+      const uint32_t mo[2] = {sc, vt};
+      out(g, node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 4, hd), mo, 2, ma, 8));
+      return 3;
+    }
+    case 1: { /* lhs = x^T with x [K, M]: its contiguous axis is the lhs's free axis */
+      const int64_t km[2] = {32, 17}, mk[2] = {17, 32}, kn[2] = {32, 9}, mn[2] = {17, 9};
+      const uint32_t x = param(g, "x", tu_type(ACCY_DTYPE_F32, 2, km));
+      const uint32_t w = param(g, "w", tu_type(ACCY_DTYPE_F32, 2, kn));
+      const int64_t p10[2] = {1, 0};
+      const uint32_t xt = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 2, mk), &x, 1, p10, 2);
+      const int64_t a[4] = {0, 1, 1, 0};
+      const uint32_t o[2] = {xt, w};
+      out(g, node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 2, mn), o, 2, a, 4));
+      return 0;
+    }
+    case 2: { /* lhs [A, B, K] from x [B, A, K]: the free axes A, B would swap */
+      const int64_t xd3[3] = {5, 7, 16}, td[3] = {7, 5, 16}, wd[2] = {16, 6}, rd[3] = {7, 5, 6};
+      const uint32_t x = param(g, "x", tu_type(ACCY_DTYPE_F32, 3, xd3));
+      const uint32_t w = param(g, "w", tu_type(ACCY_DTYPE_F32, 2, wd));
+      const int64_t p102[3] = {1, 0, 2};
+      const uint32_t xt = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 3, td), &x, 1, p102, 3);
+      const int64_t a[4] = {0, 1, 2, 0};
+      const uint32_t o[2] = {xt, w};
+      out(g, node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 3, rd), o, 2, a, 4));
+      return 0;
+    }
+    default: { /* rhs [B, K, N] from x [K, N, B]: the batch axis is x's last */
+      const int64_t xd3[3] = {12, 9, 4}, td[3] = {4, 12, 9}, ld[3] = {4, 6, 12}, rd[3] = {4, 6, 9};
+      const uint32_t x = param(g, "x", tu_type(ACCY_DTYPE_F32, 3, xd3));
+      const uint32_t l = param(g, "l", tu_type(ACCY_DTYPE_F32, 3, ld));
+      const int64_t p201[3] = {2, 0, 1};
+      const uint32_t xt = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 3, td), &x, 1, p201, 3);
+      const int64_t a[6] = {1, 0, 0, 1, 2, 1};
+      const uint32_t o[2] = {l, xt};
+      out(g, node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 3, rd), o, 2, a, 6));
+      return 0;
+    }
+  }
+}
+
+START_TEST(test_transposes_folded_into_dots) {
+  tu_rng rng;
+  prog a = {.rng = &rng}, b = {.rng = &rng};
+  accy__program_init(&a.p);
+  accy__program_init(&b.p);
+  const uint32_t want = build_attention_layout(&a, _i);
+  build_attention_layout(&b, _i);
+  ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
+  ck_assert_uint_eq(accy__simplify(&b.p), want);
+  ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "simplified: %s", accy__cause());
+  tu_rng_seed(&rng, 40 + (uint64_t)_i);
+  void *inputs[4];
+  for (uint32_t i = 0; i < a.p.n_params; i++) {
+    const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[i]].type);
+    inputs[i] = malloc((size_t)ne * 4 + 4);
+    tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[i], (size_t)ne, _i == 0, 2);
+  }
+  uint32_t ta, tb;
+  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
+  const uint64_t n = tu_elems(&a.p.nodes[a.p.outputs[0]].type);
+  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "element %zu: %.9g as written, %.9g simplified", d, (double)ra[d],
+                (double)rb[d]);
+  if (want) ck_assert_msg(tb < ta, "%u tasks simplified, %u as written", tb, ta);
+  else ck_assert_uint_eq(tb, ta);
+  free(ra);
+  free(rb);
+  for (uint32_t i = 0; i < a.p.n_params; i++) free(inputs[i]);
+  accy__program_free(&a.p);
+  accy__program_free(&b.p);
+}
+END_TEST
+
 static Suite *fuse_suite(void) {
   Suite *s = suite_create("fuse");
   TCase *tc = tcase_create("epilogues");
@@ -915,6 +1015,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 8);
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 9);
+  tcase_add_loop_test(tc, test_transposes_folded_into_dots, 0, 4);
   suite_add_tcase(s, tc);
   return s;
 }
