@@ -5,16 +5,19 @@
  * (a lone call or a group), |waiting| the calls queued. A call runs at once
  * when nobody waits and it can raise |running| below the limit (the
  * process's cores) with a CAS: no lock on that path. Otherwise it queues
- * under |lock| and sleeps on its own condition variable. Whoever lowers
- * |running| (a launch that ends) and whoever queues (a new waiter) both
- * dispatch: under the lock, while |running| is below the limit, the first
- * |calls| waiters become a group, |running| goes up by one, and the group's
- * first call is woken as its leader. The two sides are seq_cst (the
- * fetch_sub of |running| before the load of |waiting|, the fetch_add of
- * |waiting| before the load of |running|), so at least one of them sees the
- * other: no waiter sleeps while a launch could start. The leader runs the
- * group, marks the others done under the lock (a follower's record is on
- * its stack: nothing touches it after the lock is dropped) and leaves. */
+ * under |lock| and sleeps on a futex word in its own record (on its stack).
+ * Whoever lowers |running| (a launch that ends) and whoever queues (a new
+ * waiter) both dispatch: under the lock, while |running| is below the limit
+ * (and, beside a running launch, while the queue holds a launch's share of
+ * the callers: share()), the first waiters become a group, |running| goes
+ * up by one, and the group's first call is woken as its leader. The two
+ * sides are seq_cst (the fetch_sub of |running| before the load of
+ * |waiting|, the fetch_add of |waiting| before the load of |running|), so at
+ * least one of them sees the other: no waiter sleeps while a launch could
+ * start, and a group held back for its share is dispatched by the running
+ * launch's end. The leader runs the group, then marks each other call done
+ * and wakes it (reading the record's next pointer first: once marked, the
+ * record may be gone) and leaves. */
 #include "src/internal.h"
 
 #include <pthread.h>
@@ -288,7 +291,7 @@ static void run_group(accy__coalescer *co, const accy__plan *plan, accy__pool *p
  * lone calls of the MLP faster than a pair and a lone call). */
 static uint32_t share(accy__coalescer *co, uint32_t limit) {
   const uint32_t callers = atomic_load_explicit(&co->peak, memory_order_relaxed);
-  if (callers < 2 * limit) return 1;
+  if (!limit || callers < 2 * limit) return 1;
   const uint32_t sh = callers / limit;
   return sh < co->calls ? sh : co->calls;
 }
