@@ -60,7 +60,10 @@ struct accy__coalescer {
   uint8_t *batched;     /* per base node: batch.h's analysis, for the build */
   accy__batch_info info;
   accy__memory_budget *budget;
-  /* The batched program, built by the first group that needs it. */
+  /* The batched program, built by the first group that needs it. Batched
+   * runs (and builds) hold |vlock| for reading; a trim frees the batched
+   * program under it for writing, only when it gets it at once. */
+  pthread_rwlock_t vlock;
   _Atomic int variant;  /* VARIANT_* */
   accy__program ir;
   accy__plan plan;
@@ -121,6 +124,7 @@ accy_status accy__coalescer_create(const accy__program *ir, const accy__plan *pl
   }
   memset(co, 0, sizeof *co);
   pthread_mutex_init(&co->lock, NULL);
+  pthread_rwlock_init(&co->vlock, NULL);
   pthread_once(&g_fork_once, register_fork);
   co->epoch = atomic_load(&g_fork_epoch);
   co->calls = (uint32_t)(rows / info.weight_rows);
@@ -145,6 +149,7 @@ static void variant_free(accy__coalescer *co) {
 void accy__coalescer_destroy(accy__coalescer *co) {
   if (!co) return;
   if (atomic_load(&co->variant) == VARIANT_READY) variant_free(co);
+  pthread_rwlock_destroy(&co->vlock);
   pthread_mutex_destroy(&co->lock);
   accy__free(co->batched);
   accy__free_aligned(co);
@@ -228,12 +233,15 @@ bool accy__coalescer_run_calls(accy__coalescer *co, const accy__plan *plan, accy
                                uint32_t max_workers, uint32_t n, const accy_input *const *ins,
                                const accy_output *const *outs) {
   if (n < 2 || n > co->calls) return false;
+  pthread_rwlock_rdlock(&co->vlock);
   int v = atomic_load(&co->variant);
   if (v == VARIANT_NONE && atomic_compare_exchange_strong(&co->variant, &v, VARIANT_BUILDING)) {
     v = variant_build(co, plan, pool) ? VARIANT_READY : VARIANT_FAILED;
     atomic_store(&co->variant, v);
   }
-  return v == VARIANT_READY && run_batched(co, plan, pool, max_workers, n, ins, outs);
+  const bool ran = v == VARIANT_READY && run_batched(co, plan, pool, max_workers, n, ins, outs);
+  pthread_rwlock_unlock(&co->vlock);
+  return ran;
 }
 
 /* Under the lock: takes the first |calls| waiters (at least one must
@@ -396,8 +404,19 @@ void accy__coalescer_run(accy__coalescer *co, const accy__plan *plan, accy__pool
 }
 
 uint64_t accy__coalescer_trim(accy__coalescer *co) {
-  if (!co || atomic_load(&co->variant) != VARIANT_READY) return 0;
-  return accy__scratch_cache_trim(&co->scratch);
+  if (!co || pthread_rwlock_trywrlock(&co->vlock) != 0) return 0; /* a batched run is on */
+  uint64_t freed = 0;
+  const int v = atomic_load(&co->variant);
+  if (v == VARIANT_READY) {
+    uint64_t blocks, in_use, peak;
+    accy__scratch_cache_counts(&co->scratch, &blocks, &in_use, &peak);
+    freed = co->held_bytes + blocks * co->scratch.block_bytes;
+    variant_free(co);
+  }
+  if (v == VARIANT_READY || v == VARIANT_FAILED) /* the next group builds it again */
+    atomic_store(&co->variant, VARIANT_NONE);
+  pthread_rwlock_unlock(&co->vlock);
+  return freed;
 }
 
 void accy__coalescer_get_counts(accy__coalescer *co, accy__coalescer_counts *out) {
@@ -405,9 +424,14 @@ void accy__coalescer_get_counts(accy__coalescer *co, accy__coalescer_counts *out
   if (!co) return;
   out->calls = atomic_load_explicit(&co->grouped_calls, memory_order_relaxed);
   out->launches = atomic_load_explicit(&co->launches, memory_order_relaxed);
-  if (atomic_load(&co->variant) != VARIANT_READY) return;
-  out->held_bytes = co->held_bytes;
-  uint64_t in_use, peak;
-  accy__scratch_cache_counts(&co->scratch, &out->scratch_blocks, &in_use, &peak);
-  out->scratch_block_bytes = co->scratch.block_bytes;
+  /* Not to wait for a trim (nor, in a forked child, for a lock its parent
+   * held): the batched program's bytes are left out then. */
+  if (pthread_rwlock_tryrdlock(&co->vlock) != 0) return;
+  if (atomic_load(&co->variant) == VARIANT_READY) {
+    out->held_bytes = co->held_bytes;
+    uint64_t in_use, peak;
+    accy__scratch_cache_counts(&co->scratch, &out->scratch_blocks, &in_use, &peak);
+    out->scratch_block_bytes = co->scratch.block_bytes;
+  }
+  pthread_rwlock_unlock(&co->vlock);
 }

@@ -23,7 +23,8 @@
  *  - Memory only under load: the batched program is compiled by the first
  *    group that needs it (its packed weights count against the session's
  *    budget; a variant that does not fit leaves the program uncoalesced and
- *    groups run their calls one after another on the leader).
+ *    groups run their calls one after another on the leader), and a trim
+ *    (accy_session_trim, or the idle sweep of an idle program) frees it.
  * ACCY_COALESCE=0 turns it off (every call runs on its own). Asynchronous
  * submissions never wait for each other: the pool thread that runs one
  * takes the program's submissions still queued with it
@@ -90,7 +91,9 @@ bool accy__coalescer_run_calls(accy__coalescer *co, const accy__plan *plan, accy
                                uint32_t max_workers, uint32_t n, const accy_input *const *ins,
                                const accy_output *const *outs);
 
-/* Frees the batched launches' cached scratch blocks; returns their bytes. */
+/* Frees the batched program (its plan and cached scratch blocks) when no
+ * batched launch runs, and returns the bytes freed (0 when one runs: the
+ * program is not idle). The next group builds it again. */
 uint64_t accy__coalescer_trim(accy__coalescer *co);
 
 typedef struct accy__coalescer_counts {

@@ -181,7 +181,7 @@ static bool idle_sweep(void) {
       accy__scratch_cache_counts(&ent->scratch, &blocks, &in_use, &peak);
       accy__coalescer_counts cc;
       accy__coalescer_get_counts(ent->co, &cc);
-      pending |= blocks > 0 || cc.scratch_blocks > 0;
+      pending |= blocks > 0 || cc.held_bytes > 0;
       drop(held);
     }
   }

@@ -482,6 +482,11 @@ static void *caller_main(void *arg) {
 typedef struct served {
   accy_program_stats stats;
   int failures, refused;
+  /* After the callers: accy_session_trim's bytes, the program's stats and
+   * the session's bytes held around it, and one more call checked. */
+  uint64_t trimmed, held_before, held_after;
+  accy_program_stats trimmed_stats;
+  bool call_after_trim_ok;
 } served;
 
 /* The session tests' program: the MLP 96-512-512-10 at batch 1, compiled
@@ -596,7 +601,22 @@ static served serve(uint64_t memory_limit, bool release, uint32_t flags) {
     r.failures += c[k].failures;
     r.refused += c[k].refused;
   }
-  if (!release) ck_assert_int_eq(accy_session_program_stats(s, h, &r.stats), ACCY_STATUS_OK);
+  if (!release) {
+    ck_assert_int_eq(accy_session_program_stats(s, h, &r.stats), ACCY_STATUS_OK);
+    accy_session_stats ss = {.struct_size = sizeof ss};
+    ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+    r.held_before = ss.memory_held_bytes;
+    ck_assert_int_eq(accy_session_trim(s, &r.trimmed), ACCY_STATUS_OK);
+    ck_assert_int_eq(accy_session_stats_get(s, &ss), ACCY_STATUS_OK);
+    r.held_after = ss.memory_held_bytes;
+    r.trimmed_stats.struct_size = sizeof r.trimmed_stats;
+    ck_assert_int_eq(accy_session_program_stats(s, h, &r.trimmed_stats), ACCY_STATUS_OK);
+    float y[FX_OUT];
+    accy_input i1 = {in, FX_IN * 4};
+    accy_output o1 = {y, sizeof y};
+    r.call_after_trim_ok = accy_session_invoke(s, h, &i1, 1, &o1, 1) == ACCY_STATUS_OK &&
+                           memcmp(y, want, sizeof y) == 0;
+  }
   fixture_close(&fx);
   accy__sched_set_cores(saved);
   return r;
@@ -612,6 +632,13 @@ START_TEST(session_coalesces) {
   ck_assert_uint_le(r.stats.batched_calls,
                     r.stats.batched_launches * accy__uk_get()->f32_gemm.batch_rows);
   ck_assert_uint_gt(r.stats.batched_plan_bytes, 512 * 512 * 4);
+  /* A trim frees the batched program with the scratch: the session holds
+   * that much less, and calls go on (the next group builds it again). */
+  ck_assert_uint_ge(r.trimmed, r.stats.batched_plan_bytes);
+  ck_assert_uint_eq(r.trimmed_stats.batched_plan_bytes, 0);
+  ck_assert_uint_eq(r.trimmed_stats.batched_scratch_bytes, 0);
+  ck_assert_uint_eq(r.held_before - r.held_after, r.trimmed);
+  ck_assert(r.call_after_trim_ok);
 }
 END_TEST
 
@@ -739,6 +766,9 @@ START_TEST(session_async_batches) {
                     "submission %zu of burst %d differs from a lone invoke", k, burst);
     ck_assert_int_eq(accy_session_program_stats(s, h, &ps), ACCY_STATUS_OK);
     if (ps.batched_launches >= 4) break;
+    /* The batched program freed between bursts: the next burst builds it
+     * again (and a trim while a submission runs skips it). */
+    ck_assert_int_eq(accy_session_trim(s, NULL), ACCY_STATUS_OK);
   }
   ck_assert_msg(ps.batched_launches > 0 && ps.batched_calls > ps.batched_launches,
                 "%llu calls in %llu batched launches", (unsigned long long)ps.batched_calls,
