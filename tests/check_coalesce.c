@@ -669,10 +669,26 @@ START_TEST(session_release_while_grouped) {
 }
 END_TEST
 
+/* AddressSanitizer's allocator is not fork-safe while other threads
+ * allocate: a child forked then can hang in its first malloc (clang 14 with
+ * libomp: in libomp's own fork handler, before accy runs). The fork test
+ * runs without it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FORK_WHILE_BUSY 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FORK_WHILE_BUSY 0
+#endif
+#endif
+#ifndef FORK_WHILE_BUSY
+#define FORK_WHILE_BUSY 1
+#endif
+
 /* A fork while callers run and wait for groups: the child inherits the
  * queue of calls that never end there, and must still run its own calls
  * (on its own, inline) instead of waiting for them. */
 START_TEST(session_fork_while_grouped) {
+  if (!FORK_WHILE_BUSY) return;
   const uint32_t saved = accy__sched_cores();
   accy__sched_set_cores(1);
   accy_session_options o = {.struct_size = sizeof o, .num_threads = 2};
