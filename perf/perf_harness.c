@@ -929,6 +929,25 @@ typedef struct serve_ctx {
   accy_ctx *big;                  /* --serve-mix: client 0 runs this instead */
 } serve_ctx;
 
+/* The share of the calls since |before| that ran in batched launches
+ * (docs/threading.md, "Coalescing"), for the report line. */
+static accy_program_stats serve_stats(const serve_ctx *c) {
+  accy_program_stats ps = {.struct_size = sizeof ps};
+  if (accy_session_program_stats(c->s, c->h, &ps) != ACCY_STATUS_OK) memset(&ps, 0, sizeof ps);
+  return ps;
+}
+static const char *batched_note(const serve_ctx *c, const accy_program_stats *before, char *buf,
+                                size_t n) {
+  const accy_program_stats now = serve_stats(c);
+  const uint64_t calls = now.invokes - before->invokes;
+  const uint64_t batched = now.batched_calls - before->batched_calls;
+  const uint64_t launches = now.batched_launches - before->batched_launches;
+  if (!calls || !batched) return NULL;
+  snprintf(buf, n, "  batched %.0f%% (%.1f calls a launch)", 100.0 * (double)batched / (double)calls,
+           launches ? (double)batched / (double)launches : 0.0);
+  return buf;
+}
+
 static int serve_accy(void *p, int client, char *err, size_t n) {
   serve_ctx *c = p;
   accy_status st = accy_session_invoke(c->s, c->h, c->ins, c->n_in, c->outs[client], c->n_out);
@@ -975,7 +994,8 @@ static int serve_ort(void *p, int client, char *err, size_t n) {
   return perf_ort_call_values(c->ort, c->ort_vals[client], err, n);
 }
 
-static void serve_report(const workload *w, const char *system, int t, perf_serve_result *r) {
+static void serve_report(const workload *w, const char *system, int t, perf_serve_result *r,
+                         const char *extra) {
   row rw = {.kind = "serve", .workload = w->name, .group = w->group, .system = system};
   rw.threads = t;
   rw.clients = r->clients;
@@ -988,11 +1008,11 @@ static void serve_report(const workload *w, const char *system, int t, perf_serv
   if (r->failed) snprintf(rw.note, sizeof rw.note, "FAILED: %s", r->err);
   char a[32], b[32], c[32], d[32];
   printf("  %-5s t=%-2d clients=%-3d %9.0f calls/s  p50 %s p99 %s p99.9 %s max %s  threads %ld  "
-         "RSS %.0f -> %.0f MB%s%s\n",
+         "RSS %.0f -> %.0f MB%s%s%s\n",
          system, t, r->clients, r->calls_per_s, fmt_time(r->p50_s, a, sizeof a),
          fmt_time(r->p99_s, b, sizeof b), fmt_time(r->p999_s, c, sizeof c),
          fmt_time(r->max_s, d, sizeof d), r->proc_threads, rw.rss_before, rw.rss_after,
-         r->failed ? "  FAILED: " : "", r->failed ? r->err : "");
+         extra ? extra : "", r->failed ? "  FAILED: " : "", r->failed ? r->err : "");
   csv_row(&rw);
   fflush(stdout);
 }
@@ -1175,20 +1195,23 @@ static void run_serve(env *e, const workload *w) {
     }
     for (int ci = 0; ci < o->n_clients; ci++) {
       perf_serve_result r;
+      char note[96];
       quiesce(0.3);
+      accy_program_stats before = serve_stats(&c);
       perf_serve(serve_accy, &c, o->clients[ci], o->serve_s, &r);
       if (r.failed) e->failures++;
-      serve_report(w, "accy", t, &r);
+      serve_report(w, "accy", t, &r, batched_note(&c, &before, note, sizeof note));
       if (o->serve_async && c.efd) {
         quiesce(0.3);
+        before = serve_stats(&c);
         perf_serve(serve_accy_async, &c, o->clients[ci], o->serve_s, &r);
         if (r.failed) e->failures++;
-        serve_report(w, "async", t, &r);
+        serve_report(w, "async", t, &r, batched_note(&c, &before, note, sizeof note));
       }
       if (c.ort) {
         quiesce(0.3);
         perf_serve(serve_ort, &c, o->clients[ci], o->serve_s, &r);
-        serve_report(w, "ort", t, &r);
+        serve_report(w, "ort", t, &r, NULL);
       }
     }
     if (e->mix_w) run_serve_mix(e, w, t, &c);

@@ -611,10 +611,11 @@ static void submit_finish(submit_job *job) {
   atomic_fetch_sub(&s->outstanding, 1); /* the last touch of the session */
 }
 
-/* Runs on a pool thread. A submission of a program that coalesces takes
+/* Runs on a pool thread. A submission of a program that coalesces, while
+ * the session has more submissions outstanding than there are cores, takes
  * the program's submissions still queued with it (up to a batched launch's
  * calls): they run as one batched launch (src/coalesce.h), or one after
- * another when the program has no batched form. A lone submission runs as
+ * another when the program has no batched form. Otherwise it runs alone, as
  * before, from the pointers bound at submit. */
 static void submit_run(accy__sched_job *j) {
   submit_job *job = (submit_job *)(void *)j;
@@ -622,7 +623,11 @@ static void submit_run(accy__sched_job *j) {
   entry *ent = job->ent;
   accy__sched_job *more[ACCY__COALESCE_MAX_ROWS];
   uint32_t m = 0;
-  if (j->key) {
+  /* Only with more submissions outstanding than cores: fewer run faster
+   * one per core (two clients: 20.2k calls/s alone against 19.1k when a
+   * thread took the other's queued submission). */
+  const uint32_t cores = accy__sched_cores();
+  if (j->key && cores && atomic_load(&s->outstanding) > cores) {
     uint32_t cap = accy__coalescer_calls(ent->co) - 1;
     if (cap > ACCY__COALESCE_MAX_ROWS - 1) cap = ACCY__COALESCE_MAX_ROWS - 1;
     m = accy__pool_take_jobs(job->pool, j->key, more, cap);
