@@ -58,7 +58,7 @@ struct accy__coalescer {
   uint32_t calls;       /* calls per batched launch */
   const accy__program *base;
   uint8_t *batched;     /* per base node: batch.h's analysis, for the build */
-  accy__batch_info info;
+  uint64_t rows;        /* a call's rows (the base program's axis 0) */
   accy__memory_budget *budget;
   /* The batched program, built by the first group that needs it. Batched
    * runs (and builds) hold |vlock| for reading; a trim frees the batched
@@ -71,7 +71,7 @@ struct accy__coalescer {
   uint64_t held_bytes;
   uint64_t stage_offset; /* in a batched block: the staged inputs and outputs */
   uint64_t *stage;       /* offset of each input, then each output, from stage_offset */
-  uint64_t *per_call;    /* one call's bytes of each input, then each output */
+  uint64_t io_offset;    /* then the launch's accy_input / accy_output arrays */
   _Atomic uint64_t grouped_calls, launches;
   uint32_t epoch;        /* g_fork_epoch when created */
 };
@@ -84,11 +84,6 @@ static _Atomic uint32_t g_fork_epoch;
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static void fork_child(void) { atomic_fetch_add(&g_fork_epoch, 1); }
 static void register_fork(void) { pthread_atfork(NULL, NULL, fork_child); }
-
-uint64_t accy__compiled_bytes(const accy__program *ir, const accy__plan *pl) {
-  return ir->arena.total + (uint64_t)ir->cap_nodes * sizeof(accy__node) + pl->arena.total +
-         (uint64_t)pl->n_tasks * sizeof(accy__ctask) + (uint64_t)pl->n_refs * sizeof(uint32_t);
-}
 
 static bool coalesce_enabled(void) {
   const char *e = getenv("ACCY_COALESCE");
@@ -122,15 +117,14 @@ accy_status accy__coalescer_create(const accy__program *ir, const accy__plan *pl
     accy__free(batched);
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory for a coalescer");
   }
-  memset(co, 0, sizeof *co);
-  pthread_mutex_init(&co->lock, NULL);
+  pthread_mutex_init(&co->lock, NULL); /* co is zero-filled */
   pthread_rwlock_init(&co->vlock, NULL);
   pthread_once(&g_fork_once, register_fork);
   co->epoch = atomic_load(&g_fork_epoch);
   co->calls = (uint32_t)(rows / info.weight_rows);
   co->base = ir;
   co->batched = batched;
-  co->info = info;
+  co->rows = info.rows;
   co->budget = budget;
   *out = co;
   return ACCY_STATUS_OK;
@@ -159,7 +153,7 @@ void accy__coalescer_destroy(accy__coalescer *co) {
  * out the staging area of its blocks. False (nothing held) on any failure:
  * the program then stays uncoalesced. */
 static bool variant_build(accy__coalescer *co, const accy__plan *plan, accy__pool *pool) {
-  accy_status st = accy__program_rebatch(co->base, co->batched, co->info.rows, co->calls, &co->ir);
+  accy_status st = accy__program_rebatch(co->base, co->batched, co->rows, co->calls, &co->ir);
   if (st != ACCY_STATUS_OK) return false;
   st = accy__verify(&co->ir);
   if (st == ACCY_STATUS_OK) st = accy__compile(&co->ir, accy__sched_worker_count(pool), &co->plan);
@@ -168,7 +162,7 @@ static bool variant_build(accy__coalescer *co, const accy__plan *plan, accy__poo
     return false;
   }
   const uint32_t n = plan->n_inputs + plan->n_outputs;
-  co->stage = accy__malloc(2 * (size_t)n * sizeof(uint64_t));
+  co->stage = accy__malloc((size_t)n * sizeof(uint64_t));
   const uint64_t held = accy__compiled_bytes(&co->ir, &co->plan);
   if (!co->stage || !accy__budget_take(co->budget, held)) {
     accy__free(co->stage);
@@ -178,16 +172,15 @@ static bool variant_build(accy__coalescer *co, const accy__plan *plan, accy__poo
     return false;
   }
   co->held_bytes = held;
-  co->per_call = co->stage + n;
   /* The block: the plan's part, then each staged buffer (64-aligned), then
    * the launch's accy_input / accy_output arrays. */
   co->stage_offset = accy__align_up(co->plan.block_bytes, 64);
   uint64_t off = 0;
   for (uint32_t i = 0; i < n; i++) {
-    co->per_call[i] = plan->descs[i].byte_size;
     co->stage[i] = off;
     off += accy__align_up(co->plan.descs[i].byte_size, 64);
   }
+  co->io_offset = off;
   off += (uint64_t)plan->n_inputs * sizeof(accy_input) + (uint64_t)plan->n_outputs * sizeof(accy_output);
   accy__scratch_cache_init(&co->scratch, accy__align_up(co->stage_offset + off, 64), co->budget);
   return true;
@@ -202,12 +195,11 @@ static bool run_batched(accy__coalescer *co, const accy__plan *plan, accy__pool 
   if (accy__scratch_acquire(&co->scratch, &vb) != ACCY_STATUS_OK) return false;
   char *stage = (char *)vb + co->stage_offset;
   const uint32_t ni = plan->n_inputs, no = plan->n_outputs;
-  const uint32_t nall = ni + no;
-  accy_input *vin = (accy_input *)(void *)(stage + co->stage[nall - 1] +
-                                            accy__align_up(co->plan.descs[nall - 1].byte_size, 64));
+  accy_input *vin = (accy_input *)(void *)(stage + co->io_offset);
   accy_output *vout = (accy_output *)(void *)(vin + ni);
+  /* A call's bytes of each buffer are the base plan's descriptor's. */
   for (uint32_t i = 0; i < ni; i++) {
-    const uint64_t per = co->per_call[i];
+    const uint64_t per = plan->descs[i].byte_size;
     char *dst = stage + co->stage[i];
     for (uint32_t c = 0; c < n; c++) memcpy(dst + c * per, ins[c][i].data, (size_t)per);
     memset(dst + (uint64_t)n * per, 0, (size_t)((co->calls - n) * per)); /* rows nobody asked for */
@@ -217,7 +209,7 @@ static bool run_batched(accy__coalescer *co, const accy__plan *plan, accy__pool 
     vout[o] = (accy_output){stage + co->stage[ni + o], (size_t)co->plan.descs[ni + o].byte_size};
   accy__plan_run(&co->plan, pool, max_workers, vb, vin, vout);
   for (uint32_t o = 0; o < no; o++) {
-    const uint64_t per = co->per_call[ni + o];
+    const uint64_t per = plan->descs[ni + o].byte_size;
     const char *src = stage + co->stage[ni + o];
     for (uint32_t c = 0; c < n; c++) memcpy(outs[c][o].data, src + c * per, (size_t)per);
   }
@@ -264,7 +256,7 @@ static co_call *take_group(accy__coalescer *co, uint32_t *count) {
 
 /* Runs the |n| calls from |first| (batched, or one after another on
  * |block| when the batched form is not there), then marks every one of
- * them but |self| done. */
+ * them still waiting done (all but the leader's). */
 static void run_group(accy__coalescer *co, const accy__plan *plan, accy__pool *pool,
                       uint32_t max_workers, void *block, co_call *first, uint32_t n) {
   const accy_input *ins[ACCY__COALESCE_MAX_ROWS];

@@ -53,10 +53,6 @@ typedef struct accy__coalescer accy__coalescer;
  * not bound by reading them. */
 #define ACCY__COALESCE_MIN_WEIGHT_BYTES (UINT64_C(256) << 10)
 
-/* Bytes a compiled program holds apart from scratch: its IR (node table and
- * arena, constants included unless borrowed) and its plan. */
-uint64_t accy__compiled_bytes(const accy__program *ir, const accy__plan *plan);
-
 /* *out gets a coalescer for the verified program |ir| and its plan |plan|
  * (both outlive it), or NULL when |allowed| is false (the session's
  * ACCY_SESSION_NO_COALESCE) or the program is not worth coalescing: not

@@ -369,17 +369,11 @@ static accy_status build_entry(accy_session *s, const void *bytes, size_t size, 
                    (unsigned long long)fixed,
                    (unsigned long long)(atomic_load(&budget->held) + fixed),
                    (unsigned long long)budget->limit);
-  if (st != ACCY_STATUS_OK) {
-    accy__plan_free(&ent->plan);
-    accy__program_free(&ent->ir);
-    accy__free(ent);
-    return st;
-  }
-  if (st == ACCY_STATUS_OK) st = accy__coalescer_create(&ent->ir, &ent->plan, budget,
-                                                          !(s->flags & ACCY_SESSION_NO_COALESCE),
-                                                          &ent->co);
-  if (st != ACCY_STATUS_OK) {
+  else if ((st = accy__coalescer_create(&ent->ir, &ent->plan, budget,
+                                        !(s->flags & ACCY_SESSION_NO_COALESCE), &ent->co)) !=
+           ACCY_STATUS_OK)
     accy__budget_give(budget, fixed);
+  if (st != ACCY_STATUS_OK) {
     accy__plan_free(&ent->plan);
     accy__program_free(&ent->ir);
     accy__free(ent);
@@ -628,9 +622,8 @@ static void submit_run(accy__sched_job *j) {
    * thread took the other's queued submission). */
   const uint32_t cores = accy__sched_cores();
   if (j->key && cores && atomic_load(&s->outstanding) > cores) {
-    uint32_t cap = accy__coalescer_calls(ent->co) - 1;
-    if (cap > ACCY__COALESCE_MAX_ROWS - 1) cap = ACCY__COALESCE_MAX_ROWS - 1;
-    m = accy__pool_take_jobs(job->pool, j->key, more, cap);
+    /* calls <= ACCY__COALESCE_MAX_ROWS (accy__coalescer_create) */
+    m = accy__pool_take_jobs(job->pool, j->key, more, accy__coalescer_calls(ent->co) - 1);
   }
   if (m == 0) {
     accy__plan_run_bound(&ent->plan, s->pool, s->max_workers, job->block, job->ptrs);

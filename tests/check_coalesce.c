@@ -642,21 +642,14 @@ START_TEST(session_coalesces) {
 }
 END_TEST
 
-/* Off through the environment, and through the session's flag. */
-START_TEST(session_coalesce_off) {
+/* Every call on its own: off through the environment (0), through the
+ * session's flag (1), and with room for the program and its launches but
+ * not for a second packed copy of its weights (2: groups run their calls
+ * one after another). */
+START_TEST(session_calls_alone) {
   if (_i == 0) setenv("ACCY_COALESCE", "0", 1);
-  const served r = serve(0, false, _i == 0 ? 0 : ACCY_SESSION_NO_COALESCE);
+  const served r = serve(_i == 2 ? 1 : 0, false, _i == 1 ? ACCY_SESSION_NO_COALESCE : 0);
   unsetenv("ACCY_COALESCE");
-  ck_assert_int_eq(r.failures, 0);
-  ck_assert_uint_eq(r.stats.batched_calls, 0);
-  ck_assert_uint_eq(r.stats.batched_plan_bytes, 0);
-}
-END_TEST
-
-/* Room for the program and its launches, not for a second packed copy of
- * its weights: groups run their calls one after another. */
-START_TEST(session_no_room_for_batch) {
-  const served r = serve(1, false, 0);
   ck_assert_int_eq(r.failures, 0);
   ck_assert_uint_eq(r.stats.batched_calls, 0);
   ck_assert_uint_eq(r.stats.batched_plan_bytes, 0);
@@ -808,8 +801,7 @@ static Suite *suite(void) {
   tc = tcase_create("session");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, session_coalesces);
-  tcase_add_loop_test(tc, session_coalesce_off, 0, 2);
-  tcase_add_test(tc, session_no_room_for_batch);
+  tcase_add_loop_test(tc, session_calls_alone, 0, 3);
   tcase_add_test(tc, session_release_while_grouped);
   tcase_add_test(tc, session_fork_while_grouped);
   tcase_add_loop_test(tc, session_async_batches, 0, 2);

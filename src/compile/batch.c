@@ -142,28 +142,17 @@ accy_status accy__program_rebatch(const accy__program *p, const uint8_t *batched
   if (!accy__mul_u64(rows, calls, &big) || big > (uint64_t)ACCY_MAX_DIM)
     return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "%llu calls of %llu rows: axis 0 too long",
                      (unsigned long long)calls, (unsigned long long)rows);
-  int64_t attrs_buf[64];
   accy_status st = ACCY_STATUS_OK;
   for (uint32_t i = 0; i < p->n_nodes && st == ACCY_STATUS_OK; i++) {
     const accy__node *nd = &p->nodes[i];
     accy__type t = nd->type;
-    const int64_t *attrs = nd->attrs;
-    if (batched[i]) {
-      t.dims[0] = (int64_t)big;
-      if (nd->op == ACCY_OP_SLICE) { /* the whole batch axis: limit[0] */
-        const uint32_t r = p->nodes[nd->operands[0]].type.rank;
-        if (nd->n_attrs > ACCY_ARRAY_SIZE(attrs_buf)) {
-          st = ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "a slice with %u attributes", nd->n_attrs);
-          break;
-        }
-        memcpy(attrs_buf, nd->attrs, nd->n_attrs * sizeof(int64_t));
-        attrs_buf[r] = (int64_t)big;
-        attrs = attrs_buf;
-      }
-    }
+    if (batched[i]) t.dims[0] = (int64_t)big;
     uint32_t idx;
-    st = accy__program_add_node(out, nd->op, &t, nd->operands, nd->n_operands, attrs, nd->n_attrs,
-                                nd->name, nd->name ? strlen(nd->name) : 0, NULL, 0, &idx);
+    st = accy__program_add_node(out, nd->op, &t, nd->operands, nd->n_operands, nd->attrs,
+                                nd->n_attrs, nd->name, nd->name ? strlen(nd->name) : 0, NULL, 0,
+                                &idx);
+    if (st == ACCY_STATUS_OK && batched[i] && nd->op == ACCY_OP_SLICE) /* the whole axis 0 */
+      out->nodes[idx].attrs[p->nodes[nd->operands[0]].type.rank] = (int64_t)big; /* limit[0] */
     if (st == ACCY_STATUS_OK && nd->payload_bytes) {
       out->nodes[idx].payload = nd->payload; /* borrowed: |p| outlives |out| */
       out->nodes[idx].payload_bytes = nd->payload_bytes;

@@ -785,3 +785,8 @@ void accy__plan_free(accy__plan *plan) {
   accy__arena_free(&plan->arena);
   memset(plan, 0, sizeof *plan);
 }
+
+uint64_t accy__compiled_bytes(const accy__program *ir, const accy__plan *pl) {
+  return ir->arena.total + (uint64_t)ir->cap_nodes * sizeof(accy__node) + pl->arena.total +
+         (uint64_t)pl->n_tasks * sizeof(accy__ctask) + (uint64_t)pl->n_refs * sizeof(uint32_t);
+}

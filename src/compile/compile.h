@@ -24,5 +24,8 @@
 ACCY_NODISCARD accy_status accy__compile(const accy__program *p, uint32_t worker_count,
                                          accy__plan *plan);
 void accy__plan_free(accy__plan *plan);
+/* Bytes a compiled program holds apart from scratch: its IR (node table and
+ * arena, constants included unless borrowed) and its plan. */
+uint64_t accy__compiled_bytes(const accy__program *ir, const accy__plan *plan);
 
 #endif /* ACCY_COMPILE_COMPILE_H */
