@@ -62,11 +62,8 @@ c = fit_even(g, 0.0, smax * smax * 1.0001, 4)
 print("/* log: fit error %.2e */" % rel(lambda s: np.arctanh(s) / s, c, 1e-6, smax, lambda s: s * s))
 c_floats("kLog", c)
 
-# tanh(x) = x h(x^2), |x| <= 0.625
-h = lambda t: np.where(t > 0, np.tanh(np.sqrt(t)) / np.sqrt(np.maximum(t, 1e-300)), 1.0)
-c = fit_even(h, 0.0, 0.625 ** 2, 6)
-print("/* tanh small: fit error %.2e */" % rel(lambda x: np.tanh(x) / x, c, 1e-6, 0.625, lambda x: x * x))
-c_floats("kTanhSmall", c)
+# tanh needs no table of its own: M / (M + 2) with M = e^2|x| - 1 from kExp
+# (src/kernels/uk/avx2/vmath.h, vm_tanh).
 
 # erf: eight intervals of |x| of width 0.5 from 0 to 4; on interval 0 an odd
 # polynomial x e(x^2) (so t = |x|), on interval i > 0 a polynomial in

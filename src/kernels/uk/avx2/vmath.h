@@ -26,8 +26,6 @@
 static const float kExp[7] = {1.000000000e+00f, 1.000000000e+00f, 4.999999106e-01f, 1.666642129e-01f, 4.166835919e-02f, 8.374771103e-03f, 1.382942079e-03f};
 /* log: fit error 4.24e-12 */
 static const float kLog[5] = {1.000000000e+00f, 3.333333135e-01f, 2.000019252e-01f, 1.426751614e-01f, 1.180834919e-01f};
-/* tanh small: fit error 1.49e-10 */
-static const float kTanhSmall[7] = {1.000000000e+00f, -3.333332837e-01f, 1.333318055e-01f, -5.394439399e-02f, 2.169032767e-02f, -8.155734278e-03f, 2.125637839e-03f};
 /* erf: fit errors per interval 1.4e-09, 2.1e-13, 8.2e-14, 5.5e-15, 1.6e-14, 4.0e-15, 7.8e-16, 3.3e-16 */
 static const float kErf[11][8] = {
     {0.000000000e+00f, 7.111556530e-01f, 9.229001403e-01f, 9.866716862e-01f, 9.985373020e-01f, 9.998993874e-01f, 9.999957085e-01f, 9.999998808e-01f},
@@ -135,17 +133,34 @@ static inline __m256 vm_log(__m256 x) {
   return _mm256_blendv_ps(y, x, vm_isnan(x));
 }
 
+/* tanh: for M = e^2|x| - 1, tanh|x| = M / (M + 2). M comes from exp's
+ * polynomial without its constant term: 2|x| = n ln2 + r, e^r - 1 =
+ * r + r^2 q(r) with q the coefficients from kExp[2], then M = 2^n (e^r - 1)
+ * + (2^n - 1) in one rounding (2^n - 1 is exact), so that M keeps its
+ * relative accuracy near 0, where the quotient is about M / 2 and tanh's
+ * value is |x|. One product n ln2 (ln2 rounded to f32) is enough: r's
+ * error, n times ln2's rounding, changes M by at most 26 * 1.5e-9
+ * relatively, and M's error reaches the quotient scaled by 2 / (M + 2).
+ * 2|x| is capped at 20, where M + 2 rounds to M, so that large |x| and
+ * +-Inf give exactly 1, as tanh rounds there (from |x| = 9.01 on); NaN
+ * passes through the cap (min returns its second operand). Seventeen
+ * operations; the largest error is docs/ops.md's (tests/check_vmath.c). */
+#define VM_TANH_CAP 20.0f
+#define VM_LN2_F32 0.693147182f
+
 static inline __m256 vm_tanh(__m256 x) {
   const __m256 ax = vm_abs(x);
-  const __m256 x2 = _mm256_mul_ps(x, x);
-  __m256 h = V8(kTanhSmall[6]);
-  for (int i = 5; i >= 0; i--) h = _mm256_fmadd_ps(h, x2, V8(kTanhSmall[i]));
-  const __m256 small = _mm256_mul_ps(x, h);
-  /* tanh|x| = 1 - 2 / (e^2|x| + 1); e^2|x| = +Inf gives exactly 1. */
-  const __m256 e = vm_exp(_mm256_add_ps(ax, ax));
-  const __m256 t = _mm256_sub_ps(V8(1.0f), _mm256_div_ps(V8(2.0f), _mm256_add_ps(e, V8(1.0f))));
-  const __m256 large = vm_copysign(t, x);
-  return _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, V8(0.625f), _CMP_LT_OQ));
+  const __m256 u = _mm256_min_ps(V8(VM_TANH_CAP), _mm256_add_ps(ax, ax));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(u, V8(VM_LOG2E)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_fnmadd_ps(n, V8(VM_LN2_F32), u);
+  __m256 q = V8(kExp[6]);
+  for (int i = 5; i >= 2; i--) q = _mm256_fmadd_ps(q, r, V8(kExp[i]));
+  const __m256 em1 = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r); /* e^r - 1 */
+  const __m256 s = vm_pow2i(_mm256_cvtps_epi32(n));             /* n in [0, 29] */
+  const __m256 m = _mm256_fmadd_ps(s, em1, _mm256_sub_ps(s, V8(1.0f)));
+  const __m256 t = _mm256_div_ps(m, _mm256_add_ps(m, V8(2.0f)));
+  return _mm256_or_ps(t, _mm256_and_ps(x, V8(-0.0f))); /* t >= 0 (or NaN): x's sign */
 }
 
 static inline __m256 vm_logistic(__m256 x) {

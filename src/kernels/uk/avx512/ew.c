@@ -94,15 +94,19 @@ static inline __m512 vm_log16(__m512 x) {
 
 static inline __m512 vm_tanh16(__m512 x) {
   const __m512 ax = vm_abs16(x);
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  __m512 h = V16(kTanhSmall[6]);
-  for (int i = 5; i >= 0; i--) h = _mm512_fmadd_ps(h, x2, V16(kTanhSmall[i]));
-  const __m512 small = _mm512_mul_ps(x, h);
-  const __m512 e = vm_exp16(_mm512_add_ps(ax, ax));
-  const __m512 t =
-      _mm512_sub_ps(V16(1.0f), _mm512_div_ps(V16(2.0f), _mm512_add_ps(e, V16(1.0f))));
-  const __m512 large = vm_copysign16(t, x);
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, V16(0.625f), _CMP_LT_OQ), large, small);
+  const __m512 u = _mm512_min_ps(V16(VM_TANH_CAP), _mm512_add_ps(ax, ax));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(u, V16(VM_LOG2E)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_fnmadd_ps(n, V16(VM_LN2_F32), u);
+  __m512 q = V16(kExp[6]);
+  for (int i = 5; i >= 2; i--) q = _mm512_fmadd_ps(q, r, V16(kExp[i]));
+  const __m512 em1 = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
+  const __m512 s = _mm512_scalef_ps(V16(1.0f), n); /* 2^n, exact */
+  const __m512 m = _mm512_fmadd_ps(s, em1, _mm512_sub_ps(s, V16(1.0f)));
+  const __m512 t = _mm512_div_ps(m, _mm512_add_ps(m, V16(2.0f)));
+  /* t | (x & sign): one ternary-logic operation */
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+      _mm512_castps_si512(t), _mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u), 0xf8));
 }
 
 static inline __m512 vm_logistic16(__m512 x) {
