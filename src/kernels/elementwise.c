@@ -1085,6 +1085,10 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
       st.ew = mk.params;
       n_in = st.ew->arity;
       scost[mi] = mk.item_cost;
+      /* A square or cube runs as two or three products in a register
+       * chain, not as the general power (tile sizing: GELU's tiles were
+       * three times too many). */
+      if (accy__uk_get()->f32_chain && chain_power_op(p, nd) >= 0) scost[mi] = 2;
     } else if (nd->op == ACCY_OP_BROADCAST_IN_DIM && n_in == 1) {
       const int32_t src = group_index(g->members, mi, nd->operands[0]);
       if (src >= 0) {
@@ -1191,9 +1195,27 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
        * becomes a corrected reciprocal multiply, uk/avx2/ew.c). */
       const int32_t a0 = member_of(g, alias, mi, nd->operands[0]);
       const int32_t a1 = member_of(g, alias, mi, nd->operands[1]);
-      if (a1 >= 0 && a1 != a0 && steps[a1].kind == GK_GATHER && steps[a1].once &&
-          p->nodes[nd->operands[0]].type.dtype == nd->type.dtype)
+      const bool fill0 = a0 >= 0 && steps[a0].kind == GK_GATHER && steps[a0].once;
+      const bool fill1 = a1 >= 0 && steps[a1].kind == GK_GATHER && steps[a1].once;
+      if (fill0 && !fill1 && (nd->op == ACCY_OP_ADD || nd->op == ACCY_OP_MULTIPLY) &&
+          p->nodes[nd->operands[1]].type.dtype == nd->type.dtype) {
+        /* The fill first (GPT-2's 0.5 * x): a sum or product is the same
+         * value either way round, so the step reads its operands swapped,
+         * with their strides, and takes the map_x1 kernel instead of a
+         * fill of the whole block. */
+        ew_params *sw = accy__arena_alloc(arena, sizeof *sw, 8);
+        if (!sw) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+        *sw = *st.ew;
+        sw->stride[1] = st.ew->stride[2], sw->stride[2] = st.ew->stride[1];
+        sw->elem_bytes[1] = st.ew->elem_bytes[2], sw->elem_bytes[2] = st.ew->elem_bytes[1];
+        st.ew = sw;
+        const group_src t = st.in[0];
+        st.in[0] = st.in[1], st.in[1] = t;
         st.x1 = uew->map_x1(nd->op, nd->type.dtype);
+      } else if (fill1 && a1 != a0 &&
+                 p->nodes[nd->operands[0]].type.dtype == nd->type.dtype) {
+        st.x1 = uew->map_x1(nd->op, nd->type.dtype);
+      }
     }
     if (mi + 1 < nm) {
       if (st.kind == GK_GATHER && st.once) st.out = slot_of[mi];
