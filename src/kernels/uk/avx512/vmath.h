@@ -62,15 +62,15 @@ static inline __m512 vclamp16_apply(__m512 v, const vclamp16_plan *p) {
 /* The three taps of windows three wide at stride 2 for sixteen outputs,
  * from columns 0 .. 32 of their row (lo: 0 .. 15, hi: 16 .. 31, column 32
  * in ex's lane 0): t[0] the even columns 0, 2, .., 30, t[1] the odd ones
- * 1, 3, .., 31, t[2] the next even ones 2, 4, .., 32. */
+ * 1, 3, .., 31, t[2] the next even ones 2, 4, .., 32: t[0] moved down a
+ * lane with ex's lane 0 shifted in (one valignd). */
 static inline void vm_taps3_s2(__m512 lo, __m512 hi, __m512 ex, __m512 t[3]) {
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  const __m512i e2 = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
   t[0] = _mm512_permutex2var_ps(lo, ev, hi);
   t[1] = _mm512_permutex2var_ps(lo, od, hi);
-  t[2] = _mm512_mask_broadcastss_ps(_mm512_permutex2var_ps(lo, e2, hi), 0x8000,
-                                    _mm512_castps512_ps128(ex));
+  t[2] = _mm512_castsi512_ps(
+      _mm512_alignr_epi32(_mm512_castps_si512(ex), _mm512_castps_si512(t[0]), 1));
 }
 
 #endif /* ACCY_KERNELS_UK_AVX512_VMATH_H */
