@@ -104,6 +104,11 @@ accy_status accy__coalescer_create(const accy__program *ir, const accy__plan *pl
   uint64_t copied = 0; /* a call's bytes in and out of a batched launch */
   for (uint32_t i = 0; i < plan->n_inputs + plan->n_outputs; i++)
     copied += plan->descs[i].byte_size;
+  /* A one-row product of few columns sums in four chains (uk.h's
+   * gemv_split) up to ACCY__UK_GEMV_SPLIT_MAX_M rows: a batched launch must
+   * stay within that for its rows to keep the lone calls' bits. */
+  _Static_assert(ACCY__COALESCE_MAX_ROWS <= ACCY__UK_GEMV_SPLIT_MAX_M,
+                 "batched launches beyond the split GEMV's rows");
   uint32_t rows = accy__uk_get()->f32_gemm.batch_rows;
   if (rows > ACCY__COALESCE_MAX_ROWS) rows = ACCY__COALESCE_MAX_ROWS;
   if (!separable || info.weight_bytes < ACCY__COALESCE_MIN_WEIGHT_BYTES ||

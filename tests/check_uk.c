@@ -1217,6 +1217,106 @@ START_TEST(test_gemv_matches_gemm_row_per_panel) {
 }
 END_TEST
 
+/* The split GEMV (uk.h's gemv_split): each element is four FMA chains over
+ * k = s, s + 4, .. (chain 0 from C or 0), added (c0 + c1) + (c2 + c3), then
+ * bias of the row, bias of the columns and the residual, one rounding each:
+ * exactly a scalar model of that order, for 1..4 rows, 1..16 columns, K
+ * across the four chains' remainders, strided A and row-major or packed B;
+ * nothing past n columns or mr rows is written. With the clamp and with
+ * NaN and infinity among the inputs, every level that has it gives the
+ * same bits as the others. */
+static void split_model(size_t mr, size_t n, size_t kc, const float *a, ptrdiff_t a_rs,
+                        ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c, ptrdiff_t c_rs,
+                        uint32_t flags, const accy__uk_epilogue *ep) {
+  for (size_t i = 0; i < mr; i++)
+    for (size_t j = 0; j < n; j++) {
+      float s[4] = {0, 0, 0, 0};
+      if (flags & ACCY__UK_ACCUMULATE) s[0] = c[i * c_rs + j];
+      for (size_t k = 0; k < kc; k++)
+        s[k % 4] = fmaf(a[(ptrdiff_t)i * a_rs + (ptrdiff_t)k * a_cs], b[(ptrdiff_t)k * b_rs + j],
+                        s[k % 4]);
+      float v = (s[0] + s[1]) + (s[2] + s[3]);
+      if (flags & ACCY__UK_EPILOGUE) {
+        if (ep->bias_row) v = v + ep->bias_row[i];
+        if (ep->bias_col) v = v + ep->bias_col[j];
+        if (ep->residual) v = v + ep->residual[(ptrdiff_t)i * ep->res_rs + (ptrdiff_t)j];
+      }
+      c[i * c_rs + j] = v;
+    }
+}
+
+START_TEST(test_gemv_split_order) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  const int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 71);
+  enum { KMAX = 131, LDA = KMAX * 3, LDB = 21, LDC = 19 };
+  static float a[4 * LDA], b[KMAX * LDB], bias_row[4], bias_col[16], resid[4 * LDC];
+  static float start[4 * LDC], want[4 * LDC], got[4 * LDC], other[4 * LDC];
+  static const size_t kKs[] = {0, 1, 2, 3, 4, 5, 7, 64, 67, 130, 131};
+  static const size_t kNs[] = {1, 5, 8, 9, 10, 16};
+  int tried = 0, compared = 0;
+  const accy__uk_f32_gemm *first = NULL;
+  for (int l = 0; l < nl; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    if (!uk->gemv_split) continue;
+    tried++;
+    for (size_t mr = 1; mr <= ACCY__UK_GEMV_SPLIT_MR; mr++)
+      for (size_t ni = 0; ni < sizeof kNs / sizeof kNs[0]; ni++)
+        for (size_t ki = 0; ki < sizeof kKs / sizeof kKs[0]; ki++)
+          for (uint32_t fl = 0; fl < 16; fl++) {
+            const size_t n = kNs[ni], kc = kKs[ki];
+            const ptrdiff_t a_cs = fl & 1 ? 3 : 1, a_rs = fl & 1 ? 1 : LDA;
+            const ptrdiff_t b_rs = fl & 2 ? (ptrdiff_t)n : LDB; /* packed or row-major */
+            const bool specials = fl & 8;
+            for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rnd(&r);
+            for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) b[i] = rnd(&r);
+            for (size_t i = 0; i < 4; i++) bias_row[i] = rnd(&r);
+            for (size_t i = 0; i < 16; i++) bias_col[i] = rnd(&r);
+            for (size_t i = 0; i < 4 * LDC; i++) resid[i] = rnd(&r), start[i] = rnd(&r);
+            if (specials && kc > 5) {
+              a[2 * a_cs] = NAN;
+              b[5 * b_rs + n - 1] = INFINITY;
+            }
+            uint32_t flags = (fl & 4 ? ACCY__UK_ACCUMULATE : 0) | ACCY__UK_EPILOGUE;
+            if (specials) flags |= ACCY__UK_CLAMP;
+            accy__uk_epilogue ep = {0};
+            ep.bias_row = bias_row;
+            ep.bias_col = fl & 4 ? bias_col : NULL;
+            ep.residual = fl & 2 ? resid : NULL;
+            ep.res_rs = LDC;
+            ep.lo = -1.5f, ep.hi = 2.5f;
+            memcpy(got, start, sizeof got);
+            uk->gemv_split(mr, n, kc, a, a_rs, a_cs, b, b_rs, got, LDC, flags, &ep);
+            for (size_t i = 0; i < 4; i++)
+              for (size_t j = 0; j < LDC; j++)
+                if (i >= mr || j >= n)
+                  ck_assert_msg(memcmp(&got[i * LDC + j], &start[i * LDC + j], 4) == 0,
+                                "%s: wrote row %zu column %zu (mr %zu n %zu)", uk->gemv_split_name,
+                                i, j, mr, n);
+            if (!specials) {
+              memcpy(want, start, sizeof want);
+              split_model(mr, n, kc, a, a_rs, a_cs, b, b_rs, want, LDC, flags, &ep);
+              ck_assert_msg(memcmp(want, got, sizeof got) == 0,
+                            "%s: mr %zu n %zu kc %zu flags %u: not the four chains' sum",
+                            uk->gemv_split_name, mr, n, kc, flags);
+            }
+            if (first) { /* the same call at the first level that has the kernel */
+              memcpy(other, start, sizeof other);
+              first->gemv_split(mr, n, kc, a, a_rs, a_cs, b, b_rs, other, LDC, flags, &ep);
+              ck_assert_msg(memcmp(other, got, sizeof got) == 0,
+                            "%s and %s differ: mr %zu n %zu kc %zu flags %u", first->gemv_split_name,
+                            uk->gemv_split_name, mr, n, kc, flags);
+              compared++;
+            }
+          }
+    if (!first) first = uk;
+  }
+  if (!tried) fprintf(stderr, "check_uk: no level here has a split GEMV: nothing compared\n");
+  if (tried > 1) ck_assert_int_gt(compared, 0);
+}
+END_TEST
+
 /* The scattered-rows kernel (ind) of every level gives exactly the bits of
  * the level's GEMM kernel on the same rows gathered into a packed panel:
  * every mr, K lengths across zero and odd sizes, the start from C or from
@@ -1858,6 +1958,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_transcendentals_above_avx2_give_avx2_bits);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
+  tcase_add_test(tc, test_gemv_split_order);
   tcase_add_test(tc, test_gemm_ind_matches_gathered_panel);
   tcase_add_test(tc, test_gemm_ind_runs_scatter_the_tile);
   tcase_add_test(tc, test_gemm_ind_pool_matches_pooled_panel);

@@ -113,6 +113,11 @@ void accy__gemm_plan(accy__gemm *g) {
    * without it, with B packed per block). */
   g->pack_a = g->a_block || (g->mb_sub > mr && g->a_cs != 1 && !g->a_packed);
   g->pack_b = !g->b_packed && !g->b_off && (g->mb > GEMM_PACK_B_TILES * mr || g->b_block);
+  g->split = g->uk.gemv_split && g->M >= 1 && g->M <= ACCY__UK_GEMV_SPLIT_MAX_M && g->N >= 1 &&
+             g->N <= ACCY__UK_GEMV_SPLIT_N && g->mb >= g->M &&
+             g->K >= ACCY__UK_GEMV_SPLIT_MIN_K && g->N <= b_pw(g) && !g->a_block &&
+             !g->b_block && !g->b_off && !g->c_store && !g->a_packed && !g->pack_a &&
+             !g->pack_b;
 }
 
 /* The workspace: the packed A block, then the B block of one item and K
@@ -430,6 +435,26 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
     const float *bb =
         g->b_packed ? bp0 + (g->b_batch_mod ? bi % g->b_batch_mod : bi) * panels * K * b_pw(g)
                     : b + (ptrdiff_t)bi * g->b_bs;
+    if (g->split) { /* at most 8 rows, one panel: four chains over all of K */
+      const uint64_t ab_i = g->a_batch_mod ? bi % g->a_batch_mod : bi;
+      accy__uk_epilogue ep = g->ep;
+      if (ep.bias_row) ep.bias_row += (ptrdiff_t)ab_i * g->bias_row_bs;
+      if (g->has_residual) {
+        ep.residual = r + (ptrdiff_t)bi * g->c_bs;
+        ep.res_rs = g->c_rs;
+      }
+      const ptrdiff_t brs = g->b_packed ? (ptrdiff_t)b_pw(g) : g->b_rs;
+      for (uint64_t i0 = 0; i0 < g->M; i0 += ACCY__UK_GEMV_SPLIT_MR) {
+        accy__uk_epilogue e = ep;
+        if (e.bias_row) e.bias_row += (ptrdiff_t)i0;
+        if (e.residual) e.residual += (ptrdiff_t)i0 * g->c_rs;
+        const uint64_t mcur = g->M - i0 < ACCY__UK_GEMV_SPLIT_MR ? g->M - i0 : ACCY__UK_GEMV_SPLIT_MR;
+        g->uk.gemv_split((size_t)mcur, (size_t)g->N, (size_t)K, ab + (ptrdiff_t)i0 * g->a_rs,
+                         g->a_rs, g->a_cs, bb, brs, cb + (ptrdiff_t)i0 * g->c_rs, g->c_rs,
+                         g->ep_flags, &e);
+      }
+      continue;
+    }
     /* K == 0 still writes C (zeros, plus the epilogue): one empty block. */
     for (uint64_t k0 = 0; k0 < K || (K == 0 && k0 == 0); k0 += g->kc) {
       const uint64_t kcur = K - k0 < g->kc ? K - k0 : g->kc;

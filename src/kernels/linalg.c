@@ -491,8 +491,8 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     }
   }
   gemm_set_epilogue(g, e, false);
-  accy__kernel_set_how(k, arena, "GEMM %s%s%s, B %s", g->uk.name, g->uk.gemv ? " / " : "",
-          g->uk.gemv ? g->uk.gemv_name : "",
+  accy__kernel_set_how(k, arena, "GEMM %s%s%s, B %s", g->split ? g->uk.gemv_split_name : g->uk.name,
+          !g->split && g->uk.gemv ? " / " : "", !g->split && g->uk.gemv ? g->uk.gemv_name : "",
           packed ? "packed at compile time" : g->b_run_packed ? "packed per launch (pre-pass)"
                                                               : "packed per item");
   k->run = dot_gemm_f32;

@@ -112,6 +112,35 @@ typedef void (*accy__uk_f32_gemv_fn)(size_t np, size_t kc, const float *a, ptrdi
                                      const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                      uint32_t flags, const accy__uk_epilogue *ep);
 
+/* At most ACCY__UK_GEMV_SPLIT_MR rows against at most
+ * ACCY__UK_GEMV_SPLIT_N columns (a GEMV with few outputs: a classifier's 10
+ * over 8192 inputs): C[0:mr, 0:n] = (C or 0) + A[0:mr, 0:kc] x B, row i of
+ * A at a + i * a_rs (elements a_cs apart), row k of B the n floats at b +
+ * k * b_rs, row i of C at c + i * c_rs. Each element's products go to four
+ * chains, chain s taking k = s, s + 4, s + 8, .. in order (chain 0 from C
+ * or 0, the others from 0), added as (c0 + c1) + (c2 + c3); then the
+ * epilogue of |flags| (bias of the row, of the columns, the residual, the
+ * clamp) in the GEMM kernel's order. One chain per element left such a
+ * product bound by the latency of its multiply-adds (8192 of them one
+ * after another for a single row), not by reading B. The same bits at every
+ * level that has it, whatever its loops.
+ * The GEMM driver calls it over all of K at once (no K blocks), for every
+ * product of at most ACCY__UK_GEMV_SPLIT_MAX_M rows, at most
+ * ACCY__UK_GEMV_SPLIT_N columns and at least ACCY__UK_GEMV_SPLIT_MIN_K
+ * products per element, at every level that has it (gemm.c): so an
+ * element's order never depends on the level's blocking nor on the rows
+ * beside it, and a batched launch of concurrent one-row calls (at most
+ * ACCY__UK_GEMV_SPLIT_MAX_M rows, src/coalesce.h) gives each call's row the
+ * bits of the call alone. */
+#define ACCY__UK_GEMV_SPLIT_MR 4u
+#define ACCY__UK_GEMV_SPLIT_N 16u
+#define ACCY__UK_GEMV_SPLIT_MIN_K 64u
+#define ACCY__UK_GEMV_SPLIT_MAX_M 8u
+typedef void (*accy__uk_f32_gemv_split_fn)(size_t mr, size_t n, size_t kc, const float *a,
+                                           ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b,
+                                           ptrdiff_t b_rs, float *c, ptrdiff_t c_rs,
+                                           uint32_t flags, const accy__uk_epilogue *ep);
+
 /* Where the columns of a full-width tile go when C's rows are not the
  * tile's (a convolution's padded form, whose tile columns are padded
  * positions): run r's columns, bit j of mask[r] for tile column j, go to
@@ -173,6 +202,8 @@ typedef struct accy__uk_f32_gemm {
    * 4 rows compute only their rows), avx2 0.093 / 0.212 / 0.215 / 0.219 /
    * 0.427. */
   uint32_t batch_rows;
+  accy__uk_f32_gemv_split_fn gemv_split; /* NULL: one chain per output (portable) */
+  const char *gemv_split_name;
 } accy__uk_f32_gemm;
 
 /* ---- f32 epilogue over a row of results ------------------------------------ */
@@ -432,6 +463,9 @@ void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const f
 void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
                                         const ptrdiff_t *b_off, ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
                                         size_t n_out, uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemv_split_4x16__avx2(size_t mr, size_t n, size_t kc, const float *a, ptrdiff_t a_rs,
+                                     ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
+                                     ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep);
@@ -448,6 +482,9 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
 void accy__f32_gemm_ind_pool_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
                                           const ptrdiff_t *b_off, ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
                                           size_t n_out, uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemv_split_4x16__avx512(size_t mr, size_t n, size_t kc, const float *a, ptrdiff_t a_rs,
+                                       ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
+                                       ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                   const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                   uint32_t flags, const accy__uk_epilogue *ep);

@@ -480,6 +480,52 @@ void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, co
  * kernel's mr == 1 path gives it, so the bits match; with up to eight
  * independent chains instead of two, it runs at the speed of the loads of
  * B instead of the FMA latency. */
+/* uk.h's gemv_split, one row at a time: at most sixteen columns in two
+ * vectors of eight (loaded and stored under lane masks unless all sixteen
+ * are there), four chains of two vectors in flight; the chains added (c0 +
+ * c1) + (c2 + c3), then tile_fin_row's epilogue. */
+void accy__f32_gemv_split_4x16__avx2(size_t mr, size_t n, size_t kc, const float *a,
+                                     ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b,
+                                     ptrdiff_t b_rs, float *c, ptrdiff_t c_rs, uint32_t flags,
+                                     const accy__uk_epilogue *ep) {
+  const bool full = n == 16;
+  const __m256i m0 = first_lanes(n < 8 ? n : 8), m1 = first_lanes(n > 8 ? n - 8 : 0);
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, true);
+  for (size_t i = 0; i < mr; i++) {
+    const float *ai = a + (ptrdiff_t)i * a_rs;
+    float *ci = c + (ptrdiff_t)i * c_rs;
+    __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00,
+           s30 = s00, s31 = s00;
+    if (flags & ACCY__UK_ACCUMULATE)
+      s00 = _mm256_maskload_ps(ci, m0), s01 = _mm256_maskload_ps(ci + 8, m1);
+#define SPLIT_LOAD(p, h)                                                                   \
+  (full ? _mm256_loadu_ps((p) + 8 * (h)) : _mm256_maskload_ps((p) + 8 * (h), (h) ? m1 : m0))
+#define SPLIT_STEP(S0, S1, KK)                                                             \
+  do {                                                                                     \
+    const __m256 av = _mm256_broadcast_ss(ai + (ptrdiff_t)(KK) * a_cs);                   \
+    const float *bq = b + (ptrdiff_t)(KK) * b_rs;                                          \
+    S0 = _mm256_fmadd_ps(av, SPLIT_LOAD(bq, 0), S0);                                       \
+    S1 = _mm256_fmadd_ps(av, SPLIT_LOAD(bq, 1), S1);                                       \
+  } while (0)
+    size_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+      SPLIT_STEP(s00, s01, k);
+      SPLIT_STEP(s10, s11, k + 1);
+      SPLIT_STEP(s20, s21, k + 2);
+      SPLIT_STEP(s30, s31, k + 3);
+    }
+    if (k < kc) SPLIT_STEP(s00, s01, k);
+    if (k + 1 < kc) SPLIT_STEP(s10, s11, k + 1);
+    if (k + 2 < kc) SPLIT_STEP(s20, s21, k + 2);
+#undef SPLIT_STEP
+#undef SPLIT_LOAD
+    const __m256 v0 = _mm256_add_ps(_mm256_add_ps(s00, s10), _mm256_add_ps(s20, s30));
+    const __m256 v1 = _mm256_add_ps(_mm256_add_ps(s01, s11), _mm256_add_ps(s21, s31));
+    tile_fin_row(&f, i, v0, v1, c, c_rs, full, m0, m1);
+  }
+}
+
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep) {
