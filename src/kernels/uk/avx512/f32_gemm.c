@@ -436,61 +436,70 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
 }
 
 /* uk.h's gemv_split: up to four rows of at most sixteen columns, one
- * vector under a lane mask each, four chains per row (sixteen accumulators;
- * rows past mr repeat row 0 and are never stored); the chains added (c0 +
- * c1) + (c2 + c3), then tile_fin_row's epilogue: the AVX2 kernel's bits. */
-#define SPLIT_ROW(i, K, S)                                                                   \
-  s##i##S = _mm512_fmadd_ps(_mm512_set1_ps(ar[i][(ptrdiff_t)(K) * a_cs]), bv, s##i##S)
-#define SPLIT_K(K, S)                                                                        \
-  do {                                                                                       \
-    const __m512 bv = _mm512_maskz_loadu_ps(m, b + (ptrdiff_t)(K) * b_rs);                   \
-    SPLIT_ROW(0, K, S);                                                                      \
-    if (mr > 1) SPLIT_ROW(1, K, S);                                                          \
-    if (mr > 2) SPLIT_ROW(2, K, S);                                                          \
-    if (mr > 3) SPLIT_ROW(3, K, S);                                                          \
+ * vector under a lane mask each, four chains per row (ROWS a constant where
+ * inlined: no row tests in the k loop); the chains added (c0 + c1) + (c2 +
+ * c3), then tile_fin_row's epilogue: the AVX2 kernel's bits. */
+#define SPLIT_ROW(i, S, AQ)                                                                   \
+  if (ROWS > (i)) s##i##S = _mm512_fmadd_ps(_mm512_set1_ps((AQ)[(ptrdiff_t)(i) * a_rs]), bv, s##i##S)
+#define SPLIT_K(S, BQ, AQ)                                                                    \
+  do {                                                                                        \
+    const __m512 bv = _mm512_maskz_loadu_ps(m, BQ);                                           \
+    SPLIT_ROW(0, S, AQ);                                                                      \
+    SPLIT_ROW(1, S, AQ);                                                                      \
+    SPLIT_ROW(2, S, AQ);                                                                      \
+    SPLIT_ROW(3, S, AQ);                                                                      \
   } while (0)
-void accy__f32_gemv_split_4x16__avx512(size_t mr, size_t n, size_t kc, const float *a,
-                                       ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b,
-                                       ptrdiff_t b_rs, float *c, ptrdiff_t c_rs, uint32_t flags,
-                                       const accy__uk_epilogue *ep) {
+#define SPLIT_FIN(i)                                                                          \
+  if (ROWS > (i))                                                                               \
+  tile_fin_row(&f, i, _mm512_add_ps(_mm512_add_ps(s##i##0, s##i##1), _mm512_add_ps(s##i##2, s##i##3)), \
+               z, c, c_rs, false, m, 0)
+ACCY_INLINE void gemv_split_rows(const size_t ROWS, size_t n, size_t kc, const float *a,
+                                 ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs,
+                                 float *c, ptrdiff_t c_rs, uint32_t flags,
+                                 const accy__uk_epilogue *ep) {
   const __mmask16 m = vm_lanes16(n);
-  const float *ar[4];
-  for (size_t i = 0; i < 4; i++) ar[i] = a + (ptrdiff_t)(i < mr ? i : 0) * a_rs;
   const __m512 z = _mm512_setzero_ps();
   __m512 s00 = z, s01 = z, s02 = z, s03 = z, s10 = z, s11 = z, s12 = z, s13 = z;
   __m512 s20 = z, s21 = z, s22 = z, s23 = z, s30 = z, s31 = z, s32 = z, s33 = z;
   if (flags & ACCY__UK_ACCUMULATE) {
     s00 = _mm512_maskz_loadu_ps(m, c);
-    if (mr > 1) s10 = _mm512_maskz_loadu_ps(m, c + c_rs);
-    if (mr > 2) s20 = _mm512_maskz_loadu_ps(m, c + 2 * c_rs);
-    if (mr > 3) s30 = _mm512_maskz_loadu_ps(m, c + 3 * c_rs);
+    if (ROWS > 1) s10 = _mm512_maskz_loadu_ps(m, c + c_rs);
+    if (ROWS > 2) s20 = _mm512_maskz_loadu_ps(m, c + 2 * c_rs);
+    if (ROWS > 3) s30 = _mm512_maskz_loadu_ps(m, c + 3 * c_rs);
   }
+  const float *ak = a, *bk = b;
   size_t k = 0;
-  for (; k + 4 <= kc; k += 4) {
-    SPLIT_K(k, 0);
-    SPLIT_K(k + 1, 1);
-    SPLIT_K(k + 2, 2);
-    SPLIT_K(k + 3, 3);
+  for (; k + 4 <= kc; k += 4, ak += 4 * a_cs, bk += 4 * b_rs) {
+    SPLIT_K(0, bk, ak);
+    SPLIT_K(1, bk + b_rs, ak + a_cs);
+    SPLIT_K(2, bk + 2 * b_rs, ak + 2 * a_cs);
+    SPLIT_K(3, bk + 3 * b_rs, ak + 3 * a_cs);
   }
-  if (k < kc) SPLIT_K(k, 0);
-  if (k + 1 < kc) SPLIT_K(k + 1, 1);
-  if (k + 2 < kc) SPLIT_K(k + 2, 2);
+  if (k < kc) SPLIT_K(0, bk, ak);
+  if (k + 1 < kc) SPLIT_K(1, bk + b_rs, ak + a_cs);
+  if (k + 2 < kc) SPLIT_K(2, bk + 2 * b_rs, ak + 2 * a_cs);
   tile_fin f;
   tile_fin_init(&f, flags, ep, true);
-  tile_fin_row(&f, 0, _mm512_add_ps(_mm512_add_ps(s00, s01), _mm512_add_ps(s02, s03)), z, c, c_rs,
-               false, m, 0);
-  if (mr > 1)
-    tile_fin_row(&f, 1, _mm512_add_ps(_mm512_add_ps(s10, s11), _mm512_add_ps(s12, s13)), z, c,
-                 c_rs, false, m, 0);
-  if (mr > 2)
-    tile_fin_row(&f, 2, _mm512_add_ps(_mm512_add_ps(s20, s21), _mm512_add_ps(s22, s23)), z, c,
-                 c_rs, false, m, 0);
-  if (mr > 3)
-    tile_fin_row(&f, 3, _mm512_add_ps(_mm512_add_ps(s30, s31), _mm512_add_ps(s32, s33)), z, c,
-                 c_rs, false, m, 0);
+  SPLIT_FIN(0);
+  SPLIT_FIN(1);
+  SPLIT_FIN(2);
+  SPLIT_FIN(3);
 }
+#undef SPLIT_FIN
 #undef SPLIT_K
 #undef SPLIT_ROW
+
+void accy__f32_gemv_split_4x16__avx512(size_t mr, size_t n, size_t kc, const float *a,
+                                       ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b,
+                                       ptrdiff_t b_rs, float *c, ptrdiff_t c_rs, uint32_t flags,
+                                       const accy__uk_epilogue *ep) {
+  switch (mr) {
+    case 1: gemv_split_rows(1, n, kc, a, a_rs, a_cs, b, b_rs, c, c_rs, flags, ep); break;
+    case 2: gemv_split_rows(2, n, kc, a, a_rs, a_cs, b, b_rs, c, c_rs, flags, ep); break;
+    case 3: gemv_split_rows(3, n, kc, a, a_rs, a_cs, b, b_rs, c, c_rs, flags, ep); break;
+    default: gemv_split_rows(4, n, kc, a, a_rs, a_cs, b, b_rs, c, c_rs, flags, ep); break;
+  }
+}
 
 /* The row epilogue (uk.h's f32_epilogue), sixteen at a time and the tail
  * under a mask: the same adds and clamp rules, so the AVX2 level's bits. */
