@@ -1305,8 +1305,8 @@ START_TEST(test_gemv_split_order) {
               memcpy(other, start, sizeof other);
               first->gemv_split(mr, n, kc, a, a_rs, a_cs, b, b_rs, other, LDC, flags, &ep);
               ck_assert_msg(memcmp(other, got, sizeof got) == 0,
-                            "%s and %s differ: mr %zu n %zu kc %zu flags %u", first->gemv_split_name,
-                            uk->gemv_split_name, mr, n, kc, flags);
+                            "%s and %s differ: mr %zu n %zu kc %zu flags %u",
+                            first->gemv_split_name, uk->gemv_split_name, mr, n, kc, flags);
               compared++;
             }
           }

@@ -448,7 +448,7 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
         accy__uk_epilogue e = ep;
         if (e.bias_row) e.bias_row += (ptrdiff_t)i0;
         if (e.residual) e.residual += (ptrdiff_t)i0 * g->c_rs;
-        const uint64_t mcur = g->M - i0 < ACCY__UK_GEMV_SPLIT_MR ? g->M - i0 : ACCY__UK_GEMV_SPLIT_MR;
+        const uint64_t mr_s = ACCY__UK_GEMV_SPLIT_MR, mcur = g->M - i0 < mr_s ? g->M - i0 : mr_s;
         g->uk.gemv_split((size_t)mcur, (size_t)g->N, (size_t)K, ab + (ptrdiff_t)i0 * g->a_rs,
                          g->a_rs, g->a_cs, bb, brs, cb + (ptrdiff_t)i0 * g->c_rs, g->c_rs,
                          g->ep_flags, &e);

@@ -463,9 +463,10 @@ void accy__f32_gemm_ind_6x16__avx2(size_t mr, size_t kc, const float *a, const f
 void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
                                         const ptrdiff_t *b_off, ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
                                         size_t n_out, uint32_t flags, const accy__uk_epilogue *ep);
-void accy__f32_gemv_split_4x16__avx2(size_t mr, size_t n, size_t kc, const float *a, ptrdiff_t a_rs,
-                                     ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
-                                     ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemv_split_4x16__avx2(size_t mr, size_t n, size_t kc, const float *a,
+                                     ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs,
+                                     float *c, ptrdiff_t c_rs, uint32_t flags,
+                                     const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep);
@@ -482,9 +483,10 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
 void accy__f32_gemm_ind_pool_8x32__avx512(size_t mr, size_t kc, const float *a, const float *b,
                                           const ptrdiff_t *b_off, ptrdiff_t b_row, float *c, ptrdiff_t c_rs,
                                           size_t n_out, uint32_t flags, const accy__uk_epilogue *ep);
-void accy__f32_gemv_split_4x16__avx512(size_t mr, size_t n, size_t kc, const float *a, ptrdiff_t a_rs,
-                                       ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
-                                       ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemv_split_4x16__avx512(size_t mr, size_t n, size_t kc, const float *a,
+                                       ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b,
+                                       ptrdiff_t b_rs, float *c, ptrdiff_t c_rs, uint32_t flags,
+                                       const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                   const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                   uint32_t flags, const accy__uk_epilogue *ep);

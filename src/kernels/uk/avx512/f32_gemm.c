@@ -440,7 +440,8 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
  * inlined: no row tests in the k loop); the chains added (c0 + c1) + (c2 +
  * c3), then tile_fin_row's epilogue: the AVX2 kernel's bits. */
 #define SPLIT_ROW(i, S, AQ)                                                                   \
-  if (ROWS > (i)) s##i##S = _mm512_fmadd_ps(_mm512_set1_ps((AQ)[(ptrdiff_t)(i) * a_rs]), bv, s##i##S)
+  if (ROWS > (i))                                                                             \
+  s##i##S = _mm512_fmadd_ps(_mm512_set1_ps((AQ)[(ptrdiff_t)(i) * a_rs]), bv, s##i##S)
 #define SPLIT_K(S, BQ, AQ)                                                                    \
   do {                                                                                        \
     const __m512 bv = _mm512_maskz_loadu_ps(m, BQ);                                           \
@@ -450,8 +451,9 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
     SPLIT_ROW(3, S, AQ);                                                                      \
   } while (0)
 #define SPLIT_FIN(i)                                                                          \
-  if (ROWS > (i))                                                                               \
-  tile_fin_row(&f, i, _mm512_add_ps(_mm512_add_ps(s##i##0, s##i##1), _mm512_add_ps(s##i##2, s##i##3)), \
+  if (ROWS > (i))                                                                             \
+  tile_fin_row(&f, i,                                                                         \
+               _mm512_add_ps(_mm512_add_ps(s##i##0, s##i##1), _mm512_add_ps(s##i##2, s##i##3)), \
                z, c, c_rs, false, m, 0)
 ACCY_INLINE void gemv_split_rows(const size_t ROWS, size_t n, size_t kc, const float *a,
                                  ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs,
