@@ -145,10 +145,11 @@ typedef struct accy__gemm {
    * columns: a direct (unpacked) B read row by row contiguously, or what the
    * block provider builds. */
   bool pack_b;
-  /* A one-row product of at most ACCY__UK_GEMV_SPLIT_N columns, K at least
-   * ACCY__UK_GEMV_SPLIT_MIN_K, B one panel read in place or packed at
-   * compile time, C stored: each item (one batch index) is one call of the
-   * level's gemv_split over all of K (uk.h), four chains per output. */
+  /* A product of at most ACCY__UK_GEMV_SPLIT_MAX_M rows (one item) and
+   * ACCY__UK_GEMV_SPLIT_N columns, K at least ACCY__UK_GEMV_SPLIT_MIN_K, B
+   * one panel read in place or packed at compile time, C stored: each item
+   * (one batch index) is calls of the level's gemv_split over all of K
+   * (uk.h), four chains per output. */
   bool split;
 } accy__gemm;
 

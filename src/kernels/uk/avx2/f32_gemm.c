@@ -474,12 +474,6 @@ void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, co
   if (mr > 5) pool_fin_row(&f, 5, c50, c51, c, c_rs, n_out);
 }
 
-/* One row against np (1..4) full panels of 16 columns: panel p's row k at
- * b + p * b_ps + k * b_rs, its C at c + 16 p. Each output is the same FMA
- * chain over k, from the same start, with the same epilogue, as the GEMM
- * kernel's mr == 1 path gives it, so the bits match; with up to eight
- * independent chains instead of two, it runs at the speed of the loads of
- * B instead of the FMA latency. */
 /* uk.h's gemv_split, one row at a time: at most sixteen columns in two
  * vectors of eight (loaded and stored under lane masks unless all sixteen
  * are there), four chains of two vectors in flight; the chains added (c0 +
@@ -526,6 +520,12 @@ void accy__f32_gemv_split_4x16__avx2(size_t mr, size_t n, size_t kc, const float
   }
 }
 
+/* One row against np (1..4) full panels of 16 columns: panel p's row k at
+ * b + p * b_ps + k * b_rs, its C at c + 16 p. Each output is the same FMA
+ * chain over k, from the same start, with the same epilogue, as the GEMM
+ * kernel's mr == 1 path gives it, so the bits match; with up to eight
+ * independent chains instead of two, it runs at the speed of the loads of
+ * B instead of the FMA latency. */
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep) {
