@@ -240,6 +240,26 @@ START_TEST(test_gemm_driver) {
       accy__gemm_run(&g, a, b, c2, NULL, 0, items, NULL);
       ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
       free(ws);
+      /* Planned for other L2 sizes (K blocks from 256 to all of K, rows or
+       * panels outer): the same items and the same bits. */
+      static const uint64_t kL2[] = {0, 256u << 10, 512u << 10, 4u << 20};
+      for (size_t q = 0; q < sizeof kL2 / sizeof kL2[0]; q++) {
+        accy__gemm h = g;
+        accy__gemm_plan_caches(&h, kL2[q]);
+        ck_assert_uint_eq(accy__gemm_items(&h), items);
+        if (kL2[q] == (4u << 20) && g.K > 256 && g.mb > 1)
+          ck_assert_msg(h.kc > 256 && h.rows_outer, "%s K %llu: kc %llu", h.uk.name,
+                        (unsigned long long)g.K, (unsigned long long)h.kc);
+        const uint64_t hb = accy__gemm_workspace_bytes(&h);
+        void *hws = hb ? aligned_alloc(64, (size_t)(hb + 63) / 64 * 64) : NULL;
+        memset(c2, 0x7f, nc * 4);
+        accy__gemm_run(&h, a, b, c2, NULL, 0, items, hws);
+        ck_assert_msg(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4) == 0,
+                      "%s %llux%llux%llu: L2 %llu (kc %llu) changed bits", h.uk.name,
+                      (unsigned long long)g.M, (unsigned long long)g.N, (unsigned long long)g.K,
+                      (unsigned long long)kL2[q], (unsigned long long)h.kc);
+        free(hws);
+      }
       ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
       free(a);
       free(b);
@@ -252,7 +272,8 @@ START_TEST(test_gemm_driver) {
 }
 END_TEST
 
-/* The geometry depends on the shape and the microkernel only. */
+/* The geometry depends on the shape, the microkernel and the L2 size only
+ * (never the thread count). */
 START_TEST(test_gemm_geometry_is_fixed_and_sane) {
   const accy__uk *t = accy__uk_get();
   const uint64_t shapes[][3] = {{1, 1024, 784}, {256, 1024, 1024}, {128, 768, 256}, {64, 12544, 27}, {7, 5, 3}};

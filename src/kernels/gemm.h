@@ -6,10 +6,12 @@
  * Work is split into items, rectangles of C of mb rows by nb columns of one
  * batch index, whose size comes from the problem's shape and the
  * microkernel's tile only (never from the thread count). An item walks K in
- * blocks of kc (so that a kc x nr panel of B stays in L1 and the item's B
- * block and A rows in L2), panels of nr columns, then tiles of mr rows. Every element of
- * C is one chain over k in increasing order, whatever the blocking, so the
- * geometry decides speed only, never bits. */
+ * blocks of kc, panels of nr columns, then tiles of mr rows: kc 256 (a kc x
+ * nr panel of B stays in L1 across the row tiles, the item's B block and A
+ * rows in L2), or, for a plain GEMM, as large as lets the B block fit in
+ * this CPU's L2, rows outer (a row tile's A stays in L1 across the panels).
+ * Every element of C is one chain over k in increasing order, whatever the
+ * blocking, so the geometry decides speed only, never bits. */
 #ifndef ACCY_KERNELS_GEMM_H
 #define ACCY_KERNELS_GEMM_H
 
@@ -136,6 +138,10 @@ typedef struct accy__gemm {
    * in sub-blocks of mb_sub rows (mb_sub == mb unless B comes from a
    * provider, whose items span more rows so that B is built fewer times). */
   uint64_t kc, mb, mb_sub, nb, m_items, n_items;
+  /* Whether every K block is walked one row tile at a time over all the
+   * item's panels (a plain GEMM's large K blocks, accy__gemm_plan_caches),
+   * rather than panel by panel over the rows. */
+  bool rows_outer;
   /* Whether an item copies its A block into the worker workspace, one K
    * block at a time, as micro-panels of mr rows with k outermost (so the
    * microkernel reads A contiguously); needs accy__gemm_workspace_bytes. */
@@ -157,9 +163,14 @@ typedef struct accy__gemm {
  * positions (|ow| kept) has at most ACCY__UK_RUNS_MAX column runs. */
 bool accy__gemm_runs_fit(uint64_t nr, uint64_t wq, uint64_t ow);
 
-/* Chooses the item geometry from the shape and the microkernel in g->uk;
- * b_packed must already say whether B is packed (any non-NULL pointer). */
+/* Chooses the item geometry from the shape, the microkernel in g->uk and
+ * this CPU's L2 size; b_packed must already say whether B is packed (any
+ * non-NULL pointer). */
 void accy__gemm_plan(accy__gemm *g);
+/* The same for an L2 of |l2_bytes| per core (0: unknown), which sizes a
+ * plain GEMM's K blocks; the geometry never changes bits, which tests
+ * check by planning for several sizes. */
+void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes);
 /* batch * m_items * n_items. */
 uint64_t accy__gemm_items(const accy__gemm *g);
 /* Work of one (full) item in multiply-adds, for the tile grain. */

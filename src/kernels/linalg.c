@@ -36,6 +36,7 @@
 
 #include "src/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -494,8 +495,11 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     }
   }
   gemm_set_epilogue(g, e, false);
-  accy__kernel_set_how(k, arena, "GEMM %s%s%s, B %s", g->split ? g->uk.gemv_split_name : g->uk.name,
-          !g->split && g->uk.gemv ? " / " : "", !g->split && g->uk.gemv ? g->uk.gemv_name : "",
+  char kb[48] = "";
+  if (!g->split && g->K > g->kc)
+    snprintf(kb, sizeof kb, ", K in blocks of %llu", (unsigned long long)g->kc);
+  accy__kernel_set_how(k, arena, "GEMM %s%s%s%s, B %s", g->split ? g->uk.gemv_split_name : g->uk.name,
+          !g->split && g->uk.gemv ? " / " : "", !g->split && g->uk.gemv ? g->uk.gemv_name : "", kb,
           packed ? "packed at compile time" : g->b_run_packed ? "packed per launch (pre-pass)"
                                                               : "packed per item");
   k->run = dot_gemm_f32;
