@@ -111,18 +111,23 @@ void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes) {
     g->mb = mb < M ? mb : M;
   }
   g->nb = nb;
-  /* A plain GEMM (A and B in memory, C stored) takes K blocks as long as
-   * an item's B block (kc x nb) fits in the L2, and walks each block rows
-   * outer: a row tile's A (mr x kc, read in place or packed) stays in L1
-   * across the item's panels while the B block streams from L2, and C is
-   * loaded and stored once per K block, so fewer blocks store it less. On
-   * a Zen 4 (1 MiB L2: kc 1024 at nb 256) mlp_b256 8.63 -> 8.35 ms, gemm
-   * 1024 19.99 -> 19.54, gemm 2048 167 -> 161 (perf_prof at one thread);
-   * transformer, GPT-2 and the conv nets unchanged. Blocks are made even
-   * (K 1536 in two of 768, not 1024 and 512). The blocking changes no
-   * bits (gemm.h), so the cache sizes may decide it. */
+  /* A plain GEMM (A and B in memory or packed, C stored or given to a
+   * consumer) takes K blocks as long as an item's B block (kc x nb) fits
+   * in the L2, and walks each block rows outer: a row tile's A (mr x kc,
+   * read in place or packed) stays in L1 across the item's panels while the
+   * B block streams from L2, and C is loaded and stored once per K block,
+   * so fewer blocks store it less. On a Zen 4 (1 MiB L2: kc 1024 at nb
+   * 256) mlp_b256 8.63 -> 8.35 ms, gemm 1024 19.99 -> 19.54, gemm 2048 167
+   * -> 161 (perf_prof at one thread); MobileNetV2's transposed 7 x 7
+   * pointwise layers (C to a consumer) 320 -> 1280 0.444 -> 0.413 ms, 960
+   * -> 320 0.304 -> 0.292; transformer, GPT-2 and the other conv nets
+   * unchanged. Providers (a_block, b_block) keep kc, as they fill at most
+   * ACCY__GEMM_KC rows, and so does the padded form (b_off), whose pooled
+   * kernel needs K in one block of that size. Blocks are made even (K 1536
+   * in two of 768, not 1024 and 512). The blocking changes no bits
+   * (gemm.h), so the cache sizes may decide it. */
   g->rows_outer = false;
-  if (!g->a_block && !g->b_block && !g->b_off && !g->c_store && l2_bytes) {
+  if (!g->a_block && !g->b_block && !g->b_off && l2_bytes) {
     uint64_t kc = l2_bytes / (round_up(nb, nr) * sizeof(float)) / 64 * 64;
     if (kc > GEMM_KC_MAX) kc = GEMM_KC_MAX;
     if (kc > GEMM_KC) {
