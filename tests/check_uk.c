@@ -1818,9 +1818,10 @@ END_TEST
  * row kernel over a zero-padded copy of the plane, for random geometries
  * (filters 1..5 with dilation, strides 1 and 2, padding 0..2 and a crop,
  * rows up to 124 outputs, every epilogue; a third of them 3 x 3 at stride 1
- * or 2, up to 27 or 45 rows), inputs with signed zeros and
- * negative weights (a zero tap's sign shows); the input is an exactly sized
- * copy, and nothing past the plane's outputs is written. */
+ * or 2, up to 27 or 45 rows, half of those 60 to 300 columns wide), inputs
+ * with signed zeros and negative weights (a zero tap's sign shows); the
+ * input is an exactly sized copy, and nothing past the plane's outputs is
+ * written. */
 START_TEST(test_dwconv_plane_gives_the_row_bits) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts), tested = 0;
@@ -1840,6 +1841,9 @@ START_TEST(test_dwconv_plane_gives_the_row_bits) {
          * avx512), over more rows than its groups of eight. */
         g.KH = g.KW = 3, g.sh = g.sw = tu_rng_range(&r, 1, 2), g.dh = g.dw = 1;
         g.H = tu_rng_range(&r, 1, g.sh == 1 ? 27 : 45);
+        /* Half of them wide: at stride 2 more than two blocks of columns
+         * walk each row group across the blocks, in chunks of eight. */
+        if (rep % 2) g.W = tu_rng_range(&r, 60, 300);
       }
       const int64_t eh = g.H + 2 * g.ph - (g.KH - 1) * g.dh, ew = g.W + 2 * g.pw - (g.KW - 1) * g.dw;
       if (eh < 1 || ew < 1) continue;

@@ -18,7 +18,7 @@
  * Planes of at most eight output columns are the AVX2 kernel's. 3 x 3
  * filters at strides 1 and 2 (most depthwise layers) have a kernel of their
  * own that loads each input row once per filter column for the output rows
- * that read it (plane3_block). */
+ * that read it (plane3_rows). */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -267,84 +267,144 @@ ACCY_INLINE void plane_block_rows(const accy__uk_dw_geom *g, const float *x, con
  * and adding w * 0 can turn it into +0, as the padded copy's zeros do).
  * Rows past the plane's last are computed from whatever they read and never
  * stored. */
-ACCY_INLINE void plane3_block(const accy__uk_dw_geom *g, const float *x, const float *w,
-                              float *out, const accy__uk_row_epilogue *ep, ptrdiff_t o0,
-                              size_t SW, int R) {
+/* What a block of sixteen output columns from o0 needs for every row group
+ * (plane3_rows): its masks and clamp. */
+typedef struct plane3_cols {
+  tap_masks m[3];
+  __mmask16 rl, rh, rx, mo;
+  ptrdiff_t o0;
+  vclamp16_plan cl;
+} plane3_cols;
+
+ACCY_INLINE void plane3_cols_init(plane3_cols *c, const accy__uk_dw_geom *g,
+                                  const accy__uk_row_epilogue *ep, ptrdiff_t o0, size_t SW) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
   const size_t n = OW - o0 < 16 ? (size_t)(OW - o0) : 16;
-  tap_masks m[3];
-  __m512 wv[9];
-  for (int kx = 0; kx < 3; kx++) m[kx] = plane_masks(o0 * (ptrdiff_t)SW + kx - g->pw, n, SW, W);
-  for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
+  c->o0 = o0;
+  for (int kx = 0; kx < 3; kx++) c->m[kx] = plane_masks(o0 * (ptrdiff_t)SW + kx - g->pw, n, SW, W);
   /* At stride 2 a row's three taps are the even, odd and next-even columns
    * of its 2n + 1 columns from c0: loaded once (three masked loads, the
    * 33rd column alone) and picked apart, instead of two loads per tap. A
    * lane's tap is the same column, or +0 outside the plane, as load_taps
    * gives it, so the same bits. */
   const ptrdiff_t c0 = o0 * (ptrdiff_t)SW - g->pw, used = 2 * (ptrdiff_t)n + 1;
-  const __mmask16 rl = span_mask(c0, used < 16 ? used : 16, W);
-  const __mmask16 rh = span_mask(c0 + 16, used > 32 ? 16 : used > 16 ? used - 16 : 0, W);
-  const __mmask16 rx = span_mask(c0 + 32, used > 32 ? 1 : 0, W);
-  const __mmask16 mo = vm_lanes16(n);
+  c->rl = span_mask(c0, used < 16 ? used : 16, W);
+  c->rh = span_mask(c0 + 16, used > 32 ? 16 : used > 16 ? used - 16 : 0, W);
+  c->rx = span_mask(c0 + 32, used > 32 ? 1 : 0, W);
+  c->mo = vm_lanes16(n);
+  c->cl = epi_plan(ep);
+}
+
+/* 3 x 3 taps at stride SW (1 or 2) without dilation (most depthwise
+ * layers): output rows oy0 .. oy0 + R (R <= 8 chains; SW and R constants
+ * where inlined) of the block of sixteen output columns |c|, each input row
+ * loaded once per filter column and fed to the output rows that read it
+ * (three at stride 1, one or two at stride 2).
+ * Input rows run in order, filter columns inside, so every chain still
+ * takes its taps in row-major order; an input row outside the plane is a
+ * vector of +0 that is multiplied all the same (a chain may be -0 by then,
+ * and adding w * 0 can turn it into +0, as the padded copy's zeros do).
+ * Rows past the plane's last are computed from whatever they read and never
+ * stored. */
+ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __m512 *wv,
+                             float *out, const accy__uk_row_epilogue *ep, const plane3_cols *c,
+                             int64_t oy0, size_t SW, int R) {
+  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW, o0 = c->o0;
   const tap_masks none = {0, 0};
-  const vclamp16_plan cl = epi_plan(ep);
-  for (int64_t oy0 = 0; oy0 < g->OH; oy0 += R) {
-    __m512 a[8];
+  __m512 a[8];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; r++) a[r] = _mm512_setzero_ps();
-    /* Input row i of the group, iy = oy0 SW - ph + i, feeds output row r
-     * where r SW + ky = i, for ky = 0, 1, 2. */
+  for (int r = 0; r < R; r++) a[r] = _mm512_setzero_ps();
+  /* Input row i of the group, iy = oy0 SW - ph + i, feeds output row r
+   * where r SW + ky = i, for ky = 0, 1, 2. */
 #pragma GCC unroll 17
-    for (int i = 0; i < (R - 1) * (int)SW + 3; i++) {
-      const int64_t iy = oy0 * (int64_t)SW - g->ph + i;
-      const bool in = iy >= 0 && iy < g->H;
-      const float *row = x + (in ? iy : 0) * W + o0 * (ptrdiff_t)SW - g->pw;
-      __m512 t3[3];
-      if (SW == 2) {
-        const __m512 lo = _mm512_maskz_loadu_ps(in ? rl : 0, row);
-        const __m512 hi = _mm512_maskz_loadu_ps(in ? rh : 0, row + 16);
-        const __m512 ex = _mm512_maskz_loadu_ps(in ? rx : 0, row + 32);
-        vm_taps3_s2(lo, hi, ex, t3);
-      }
+  for (int i = 0; i < (R - 1) * (int)SW + 3; i++) {
+    const int64_t iy = oy0 * (int64_t)SW - g->ph + i;
+    const bool in = iy >= 0 && iy < g->H;
+    const float *row = x + (in ? iy : 0) * W + o0 * (ptrdiff_t)SW - g->pw;
+    __m512 t3[3];
+    if (SW == 2) {
+      const __m512 lo = _mm512_maskz_loadu_ps(in ? c->rl : 0, row);
+      const __m512 hi = _mm512_maskz_loadu_ps(in ? c->rh : 0, row + 16);
+      const __m512 ex = _mm512_maskz_loadu_ps(in ? c->rx : 0, row + 32);
+      vm_taps3_s2(lo, hi, ex, t3);
+    }
 #pragma GCC unroll 3
-      for (int kx = 0; kx < 3; kx++) {
-        const __m512 v = SW == 2 ? t3[kx] : load_taps(row + kx, SW, in ? m[kx] : none);
+    for (int kx = 0; kx < 3; kx++) {
+      const __m512 v = SW == 2 ? t3[kx] : load_taps(row + kx, SW, in ? c->m[kx] : none);
 #pragma GCC unroll 3
-        for (int ky = 0; ky < 3; ky++) {
-          const int d = i - ky, r = d / (int)SW;
-          if (d >= 0 && d % (int)SW == 0 && r < R)
-            a[r] = _mm512_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
-        }
+      for (int ky = 0; ky < 3; ky++) {
+        const int d = i - ky, r = d / (int)SW;
+        if (d >= 0 && d % (int)SW == 0 && r < R)
+          a[r] = _mm512_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
       }
     }
-    const int64_t nr = g->OH - oy0 < R ? g->OH - oy0 : R;
+  }
+  const int64_t nr = g->OH - oy0 < R ? g->OH - oy0 : R;
 #pragma GCC unroll 8
-    for (int r = 0; r < R; r++) {
-      if (r >= nr) break;
-      const int64_t oy = oy0 + r;
-      __m512 v = a[r];
-      if (ep) {
-        const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
-                                          ep->lo, ep->hi};
-        v = row_epi(v, &er, &cl, (size_t)o0, mo);
-      }
-      _mm512_mask_storeu_ps(out + oy * OW + o0, mo, v);
+  for (int r = 0; r < R; r++) {
+    if (r >= nr) break;
+    const int64_t oy = oy0 + r;
+    __m512 v = a[r];
+    if (ep) {
+      const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
+                                        ep->lo, ep->hi};
+      v = row_epi(v, &er, &c->cl, (size_t)o0, c->mo);
     }
+    _mm512_mask_storeu_ps(out + oy * OW + o0, c->mo, v);
   }
 }
 
-static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
-                      const accy__uk_row_epilogue *ep) {
-  for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) plane3_block(g, x, w, out, ep, o0, 1, 8);
+/* Blocks of columns a stride-2 row group walks before the next group. */
+#define PLANE3_S2_BLOCKS 8
+
+/* The filter's nine taps, one vector each. */
+ACCY_INLINE void plane3_weights(const float *w, __m512 *wv) {
+  for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
 }
 
-/* Four rows at a time at stride 2: eight compiled three times as slowly
- * under clang's AddressSanitizer (each masked load is checked lane by lane),
- * for a few percent on the layers (576 x 14 x 14 to 7 x 7: 0.049 against
- * 0.056 ms). */
+/* Stride 1: each block of columns over every row, eight rows at a time. */
+static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                      const accy__uk_row_epilogue *ep) {
+  __m512 wv[9];
+  plane3_weights(w, wv);
+  for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) {
+    plane3_cols c;
+    plane3_cols_init(&c, g, ep, o0, 1);
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) plane3_rows(g, x, wv, out, ep, &c, oy0, 1, 8);
+  }
+}
+
+/* Stride 2: four rows at a time (eight compiled three times as slowly under
+ * clang's AddressSanitizer, each masked load checked lane by lane, for a
+ * few percent on the layers: 576 x 14 x 14 to 7 x 7 0.049 against 0.056
+ * ms). A plane of more than two blocks of columns takes each row group
+ * across all of them before the next, so that it is read from top to
+ * bottom once (the group's nine input rows in L1) rather than once per
+ * block in strips of three cache lines per row: MobileNetV2's 96 x 112 x
+ * 112 layer alone 0.173 -> 0.148-0.155 ms; narrower planes block by block (row
+ * groups outer made 144 x 56 x 56 0.063 -> 0.074 ms). Each output's chain
+ * is the same either way, so the same bits. */
 static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
                       const accy__uk_row_epilogue *ep) {
-  for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) plane3_block(g, x, w, out, ep, o0, 2, 4);
+  const ptrdiff_t OW = (ptrdiff_t)g->OW;
+  __m512 wv[9];
+  plane3_weights(w, wv);
+  if (OW <= 32) {
+    for (ptrdiff_t o0 = 0; o0 < OW; o0 += 16) {
+      plane3_cols c;
+      plane3_cols_init(&c, g, ep, o0, 2);
+      for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) plane3_rows(g, x, wv, out, ep, &c, oy0, 2, 4);
+    }
+    return;
+  }
+  for (ptrdiff_t b0 = 0; b0 < OW; b0 += 16 * PLANE3_S2_BLOCKS) {
+    plane3_cols c[PLANE3_S2_BLOCKS];
+    int nc = 0;
+    for (ptrdiff_t o0 = b0; o0 < OW && nc < PLANE3_S2_BLOCKS; o0 += 16)
+      plane3_cols_init(&c[nc++], g, ep, o0, 2);
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4)
+      for (int j = 0; j < nc; j++) plane3_rows(g, x, wv, out, ep, &c[j], oy0, 2, 4);
+  }
 }
 
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
