@@ -1017,10 +1017,17 @@ START_TEST(test_pool_row_folds_each_window_in_order) {
                   const uint32_t u = (uint32_t)tu_rng_next(&r) % 3;
                   x[i] = u == 2 ? (kind == ACCY_REDUCE_MIN ? 1.0f : -1.0f) : u ? -0.0f : 0.0f;
                 }
-              if (data == 4) /* a few NaNs of distinct payloads and signs among numbers */
+              if (data == 4) /* a few NaNs of distinct payloads and signs among numbers, */
                 for (size_t i = 0; i < RS * ROWS; i += 37) {
                   const uint32_t bits = (i % 2 ? 0xffc00000u : 0x7fc00000u) | (uint32_t)(i + 1);
                   memcpy(&x[i], &bits, sizeof bits);
+                  /* some with a second one next to it or below it (two in
+                   * one window, often in one vector: which wins shows) */
+                  const size_t j = i % 3 == 0 ? i + 1 : i % 3 == 1 ? i + RS : 0;
+                  if (j && j < RS * ROWS) {
+                    const uint32_t b2 = (bits ^ 0x80000000u) + 2u;
+                    memcpy(&x[j], &b2, sizeof b2);
+                  }
                 }
               for (size_t i = 0; i < n; i++) {
                 float a = kIdent[kind];
@@ -1054,6 +1061,54 @@ START_TEST(test_pool_row_folds_each_window_in_order) {
               }
             }
   }
+}
+END_TEST
+
+/* pool_row with one NaN (then two of distinct payloads) at each tap
+ * position of 3 x 3 windows at stride 2 and of 2 x 2 windows at stride 2
+ * over one to three blocks of sixteen outputs, max and min: the fold's bits
+ * at every level. A NaN alone in a block is where a vector kernel that
+ * misses one of its loads in the NaN test would give a number. */
+START_TEST(test_pool_row_nan_at_each_tap) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  enum { RS = 80 };
+  static const size_t kLens[] = {16, 23, 32, 48};
+  float x[3 * RS], want[48], got[48];
+  long checked = 0;
+  for (int l = 0; l < nl; l++)
+    for (int kind = ACCY_REDUCE_MAX; kind <= ACCY_REDUCE_MIN; kind++)
+      for (size_t k = 2; k <= 3; k++)
+        for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++) {
+          const size_t n = kLens[li], cols = 2 * (n - 1) + k;
+          for (size_t p = 0; p < k * RS; p++) {
+            if (p % RS >= cols) continue;
+            for (int two = 0; two < 2; two++) {
+              for (size_t i = 0; i < 3 * RS; i++) x[i] = (float)((int)((i * 29) % 61) - 30);
+              const uint32_t b1 = 0x7fc00000u | (uint32_t)(p + 1), b2 = 0xffc00000u | 7u;
+              memcpy(&x[p], &b1, 4);
+              /* the second: the next column, or the first of the row below */
+              const size_t q = p % RS + 1 < cols ? p + 1 : p + RS - p % RS;
+              if (two && q < k * RS) memcpy(&x[q], &b2, 4);
+              for (size_t i = 0; i < n; i++) {
+                float a = kind == ACCY_REDUCE_MAX ? -INFINITY : INFINITY;
+                for (size_t ky = 0; ky < k; ky++)
+                  for (size_t kx = 0; kx < k; kx++)
+                    a = accy__fold_kind_f32(a, x[ky * RS + kx + 2 * i], kind);
+                want[i] = a;
+              }
+              ts[l]->f32_pool_row(n, x, RS, k, k, 1, 2,
+                                  kind == ACCY_REDUCE_MAX ? -INFINITY : INFINITY, kind, got);
+              ck_assert_msg(memcmp(want, got, n * sizeof(float)) == 0,
+                            "%s: pool_row kind %d %zux%zu stride 2 n %zu, NaN at row %zu column "
+                            "%zu%s, differs from the fold",
+                            accy__isa_name(ts[l]->isa), kind, k, k, n, p / RS, p % RS,
+                            two ? " and another" : "");
+              checked++;
+            }
+          }
+        }
+  ck_assert_int_ge(checked, 1000);
 }
 END_TEST
 
@@ -1994,6 +2049,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
   tcase_add_test(tc, test_dwconv_plane_gives_the_row_bits);
   tcase_add_test(tc, test_pool_row_folds_each_window_in_order);
+  tcase_add_test(tc, test_pool_row_nan_at_each_tap);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -119,6 +119,35 @@ pool16_3s2(size_t m, const float *x, ptrdiff_t x_rs, size_t kh, bool is_max, flo
   return true;
 }
 
+/* pool16_3s2 for a full block (sixteen outputs, 33 columns) of a window
+ * three rows high: the rows unrolled, constant masks, and the NaN test as
+ * five unordered compares of pairs (a lane is unordered when either
+ * operand is a NaN) or'ed in mask registers and tested once. The same
+ * columns, folds and answer as pool16_3s2. */
+static inline __attribute__((always_inline)) bool
+pool16_3x3s2(const float *x, ptrdiff_t x_rs, bool is_max, float *out) {
+#define POOL_R(A, B) (is_max ? _mm512_range_ps((A), (B), 5) : _mm512_range_ps((A), (B), 4))
+  const float *r1 = x + x_rs, *r2 = x + 2 * x_rs;
+  const __m512 l0 = _mm512_loadu_ps(x), h0 = _mm512_loadu_ps(x + 16);
+  const __m512 l1 = _mm512_loadu_ps(r1), h1 = _mm512_loadu_ps(r1 + 16);
+  const __m512 l2 = _mm512_loadu_ps(r2), h2 = _mm512_loadu_ps(r2 + 16);
+  const __m512 e0 = _mm512_maskz_loadu_ps(1, x + 32), e1 = _mm512_maskz_loadu_ps(1, r1 + 32);
+  const __m512 e2 = _mm512_maskz_loadu_ps(1, r2 + 32);
+  const __mmask16 nan = _kor_mask16(
+      _kor_mask16(_kor_mask16(_mm512_cmp_ps_mask(l0, l1, _CMP_UNORD_Q),
+                              _mm512_cmp_ps_mask(l2, h0, _CMP_UNORD_Q)),
+                  _mm512_cmp_ps_mask(h1, h2, _CMP_UNORD_Q)),
+      _kor_mask16(_mm512_cmp_ps_mask(e0, e1, _CMP_UNORD_Q), _mm512_cmp_ps_mask(e2, e2, _CMP_UNORD_Q)));
+  if (nan) return false;
+  const __m512 lo = POOL_R(POOL_R(l0, l1), l2), hi = POOL_R(POOL_R(h0, h1), h2);
+  const __m512 ex = POOL_R(POOL_R(e0, e1), e2);
+  __m512 t[3];
+  vm_taps3_s2(lo, hi, ex, t);
+  _mm512_storeu_ps(out, POOL_R(POOL_R(t[0], t[1]), t[2]));
+#undef POOL_R
+  return true;
+}
+
 /* pool16 for windows two wide at stride 2 (2 x 2 max pools): the window's
  * rows folded first, one vector pair per row for the block's 2m columns,
  * then each output's two taps as the even and odd columns of the folded
@@ -161,6 +190,13 @@ pool_blocks(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw, ptrd
             ptrdiff_t sx, float ident, int kind, __m512 id, bool is_max, size_t KW, float *out) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   size_t i = 0;
+  if (KW == 3 && sx == 2 && kh == 3) {
+    for (; i + 16 <= n; i += 16) {
+      const float *xi = x + (ptrdiff_t)i * 2;
+      if (!pool16_3x3s2(xi, x_rs, is_max, out + i))
+        accy__f32_pool_row__avx2(16, xi, x_rs, kh, kw, dx, sx, ident, kind, out + i);
+    }
+  }
   if ((KW == 3 || KW == 2) && sx == 2 && kh > 0) {
     for (; i < n; i += 16) {
       const size_t m = n - i < 16 ? n - i : 16;
