@@ -340,14 +340,18 @@ END_TEST
  * (+ residual) + ReLU6. Rows 3 and 2 positions wide (the last two) put more
  * padded rows under a tile than the microkernel's column runs take: the
  * padded form stores those through the workspace (at AVX-512's 32 columns
- * both, at 16 columns the second), the others in place. */
+ * both, at 16 columns the second), the others in place. The last two are
+ * depthwise over 37 channels with at most 64 outputs a plane (11 x 5, 6 x
+ * 7 at stride 2), sixteen channels at a time where the level has the
+ * lanes kernel (the bias, residual and clamp of each block's channels). */
 START_TEST(test_conv_epilogues) {
   tu_rng rng;
   tu_rng_seed(&rng, 4200 + (uint64_t)_i);
   struct { int64_t c, o, g, k, s, pad, ldil, w; } cfg[] = {
       {5, 12, 1, 3, 1, 1, 1, 13}, {8, 20, 1, 1, 1, 0, 1, 13}, {6, 6, 6, 3, 2, 1, 1, 13},
       {4, 6, 2, 3, 1, 1, 1, 13},  {3, 4, 1, 2, 1, 0, 2, 13},  {5, 12, 1, 3, 2, 1, 1, 13},
-      {5, 12, 1, 3, 1, 1, 1, 1},  {5, 12, 1, 2, 1, 0, 1, 2}};
+      {5, 12, 1, 3, 1, 1, 1, 1},  {5, 12, 1, 2, 1, 0, 1, 2},  {37, 37, 37, 3, 1, 1, 1, 5},
+      {37, 37, 37, 3, 2, 1, 1, 13}};
   const int c = _i;
   const int64_t H = 11, W = cfg[c].w;
   int64_t xd[4] = {2, cfg[c].c, H, W}, wd[4] = {cfg[c].o, cfg[c].c / cfg[c].g, cfg[c].k, cfg[c].k};
@@ -1013,7 +1017,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_test(tc, test_random_groups);
-  tcase_add_loop_test(tc, test_conv_epilogues, 0, 8);
+  tcase_add_loop_test(tc, test_conv_epilogues, 0, 10);
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 9);
   tcase_add_loop_test(tc, test_transposes_folded_into_dots, 0, 4);
   suite_add_tcase(s, tc);

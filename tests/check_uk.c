@@ -1951,6 +1951,84 @@ START_TEST(test_dwconv_plane_gives_the_row_bits) {
 }
 END_TEST
 
+/* Depthwise planes sixteen channels at a time (where a level has the
+ * kernel): each channel's bits are the same level's plane kernel's, for
+ * random small geometries within the kernel's limits (filters 1..5 with
+ * dilation, strides 1 and 2, padding 0..2, 1..16 channels, every
+ * epilogue), inputs with signed zeros and negative weights, NaN and
+ * infinity among them; nothing past the last channel's outputs is
+ * written. */
+START_TEST(test_dwconv_lanes_give_the_plane_bits) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts), tested = 0;
+  tu_rng r;
+  tu_rng_seed(&r, 89);
+  for (int l = 0; l < nl; l++) {
+    if (!ts[l]->f32_dwconv_lanes) continue;
+    ck_assert_ptr_nonnull(ts[l]->f32_dwconv_plane);
+    for (int rep = 0; rep < 600; rep++) {
+      accy__uk_dw_geom g;
+      g.KH = tu_rng_range(&r, 1, 5), g.KW = tu_rng_range(&r, 1, 5);
+      g.sh = tu_rng_range(&r, 1, 2), g.sw = tu_rng_range(&r, 1, 2);
+      g.dh = tu_rng_range(&r, 1, 2), g.dw = tu_rng_range(&r, 1, 2);
+      g.ph = tu_rng_range(&r, 0, 2), g.pw = tu_rng_range(&r, 0, 2);
+      g.H = tu_rng_range(&r, 1, 16), g.W = tu_rng_range(&r, 1, 16);
+      if (rep % 3 == 0) { /* MobileNetV2's: 3 x 3, pad 1, stride 1 or 2, 7 x 7 out */
+        g.KH = g.KW = 3, g.dh = g.dw = 1, g.ph = g.pw = 1;
+        g.sh = g.sw = rep % 2 ? 2 : 1;
+        g.H = g.W = g.sh == 1 ? 7 : 14;
+      }
+      const int64_t eh = g.H + 2 * g.ph - (g.KH - 1) * g.dh, ew = g.W + 2 * g.pw - (g.KW - 1) * g.dw;
+      if (eh < 1 || ew < 1) continue;
+      g.OH = (eh - 1) / g.sh + 1, g.OW = (ew - 1) / g.sw + 1;
+      const int64_t hp = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
+      const int64_t wp = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
+      if (g.OH * g.OW > ACCY__UK_DW_LANES_MAX_OUT || hp * wp > ACCY__UK_DW_LANES_MAX_IN) continue;
+      const size_t nch = (size_t)tu_rng_range(&r, 1, 16), taps = (size_t)(g.KH * g.KW);
+      const size_t hw = (size_t)(g.H * g.W), ohw = (size_t)(g.OH * g.OW);
+      float *x = malloc(nch * hw * sizeof(float)), *res = malloc(nch * ohw * sizeof(float));
+      float *w = malloc(nch * taps * sizeof(float)), *want = malloc(nch * ohw * sizeof(float));
+      float *got = malloc((nch * ohw + 16) * sizeof(float)), bias[16];
+      float *wt = aligned_alloc(64, taps * 16 * sizeof(float));
+      ck_assert(x && res && w && want && got && wt);
+      tu_fill_random(&r, ACCY_DTYPE_F32, x, nch * hw, false, 0);
+      tu_fill_random(&r, ACCY_DTYPE_F32, res, nch * ohw, false, 0);
+      tu_fill_random(&r, ACCY_DTYPE_F32, w, nch * taps, false, 0);
+      tu_fill_random(&r, ACCY_DTYPE_F32, bias, 16, false, 0);
+      for (size_t i = 0; i < nch * hw; i += 3) x[i] = i % 2 ? -0.0f : 0.0f;
+      if (rep % 5 == 0) x[(size_t)tu_rng_range(&r, 0, (int64_t)(nch * hw) - 1)] = NAN;
+      if (rep % 7 == 0) x[(size_t)tu_rng_range(&r, 0, (int64_t)(nch * hw) - 1)] = -INFINITY;
+      for (size_t i = 0; i < nch * taps; i += 2) w[i] = -fabsf(w[i]);
+      for (size_t t = 0; t < taps; t++)
+        for (size_t c = 0; c < 16; c++) wt[t * 16 + c] = c < nch ? w[c * taps + t] : 0.0f;
+      const int e = rep % 4; /* none, bias and clamp, residual, all */
+      for (size_t c = 0; c < nch; c++) {
+        const accy__uk_row_epilogue ec = {e & 1 ? &bias[c] : NULL, e & 2 ? res + c * ohw : NULL,
+                                          e & 1, -1.5f, 2.0f};
+        ts[l]->f32_dwconv_plane(&g, x + c * hw, w + c * taps, want + c * ohw, e ? &ec : NULL);
+      }
+      for (size_t i = 0; i < nch * ohw + 16; i++) got[i] = 12345.0f;
+      const accy__uk_row_epilogue ep = {e & 1 ? bias : NULL, e & 2 ? res : NULL, e & 1, -1.5f, 2.0f};
+      ts[l]->f32_dwconv_lanes(&g, x, wt, got, e ? &ep : NULL, nch);
+      for (size_t i = 0; i < nch * ohw; i++)
+        ck_assert_msg(memcmp(&want[i], &got[i], sizeof(float)) == 0,
+                      "%s: dwconv lanes %lldx%lld k %lldx%lld s %lld,%lld p %lld,%lld d %lld,%lld "
+                      "%zu channels epilogue %d: channel %zu output %zu is %a, the plane's %a",
+                      accy__isa_name(ts[l]->isa), (long long)g.H, (long long)g.W,
+                      (long long)g.KH, (long long)g.KW, (long long)g.sh, (long long)g.sw,
+                      (long long)g.ph, (long long)g.pw, (long long)g.dh, (long long)g.dw, nch, e,
+                      i / ohw, i % ohw, (double)got[i], (double)want[i]);
+      for (size_t i = nch * ohw; i < nch * ohw + 16; i++)
+        ck_assert_msg(got[i] == 12345.0f, "dwconv lanes wrote past its outputs");
+      free(x), free(res), free(w), free(want), free(got), free(wt);
+      tested++;
+    }
+  }
+  const accy__uk *top = accy__uk_get();
+  if (top->f32_dwconv_lanes) ck_assert_int_ge(tested, 150);
+}
+END_TEST
+
 /* Depthwise rows: every level within the dot bound of the portable kernel
  * (FMA above portable), and within one level each output's bits do not
  * depend on where in the row it falls (blocks of 32, of 8, or one alone). */
@@ -2048,6 +2126,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_elementwise_max_min_follow_scalar_rule);
   tcase_add_test(tc, test_dwconv_rows_match_portable_and_split);
   tcase_add_test(tc, test_dwconv_plane_gives_the_row_bits);
+  tcase_add_test(tc, test_dwconv_lanes_give_the_plane_bits);
   tcase_add_test(tc, test_pool_row_folds_each_window_in_order);
   tcase_add_test(tc, test_pool_row_nan_at_each_tap);
   suite_add_tcase(s, tc);

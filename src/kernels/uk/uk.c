@@ -58,6 +58,7 @@ static const accy__uk kAvx512 = {
                  "f32_gemv_split_4x16__avx512"},
     .f32_dwconv_row = accy__f32_dwconv_row__avx512,
     .f32_dwconv_plane = accy__f32_dwconv_plane__avx512,
+    .f32_dwconv_lanes = accy__f32_dwconv_lanes__avx512,
     .f32_epilogue = accy__f32_epilogue__avx512,
     .f32_pool_row = accy__f32_pool_row__avx512,
     .f32_reduce_rows = accy__f32_reduce_rows__avx512,
