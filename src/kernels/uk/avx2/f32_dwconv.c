@@ -406,9 +406,9 @@ static void plane3_s2_avx2(const accy__uk_dw_geom *g, const float *x, const floa
   }
 }
 
-/* 3 x 3 taps at stride 1 without dilation: output rows oy0 .. oy0 + 4 of
- * the block of eight output columns from o0 (n of them), each of the six
- * input rows the group reads loaded once per filter column (masked where
+/* 3 x 3 taps at stride 1 without dilation: output rows oy0 .. oy0 + 8 of
+ * the block of eight output columns from o0 (n of them; eight chains, as
+ * many as hide the FMA latency), each of the ten input rows the group reads loaded once per filter column (masked where
  * MASKED, +0 outside the plane) and fed to the output rows that read it.
  * Input rows in order, filter columns inside: each chain takes its taps in
  * row-major order from +0, as load_taps_in gives them, so the same bits. */
@@ -417,11 +417,11 @@ static inline __attribute__((always_inline)) void plane3_s1_rows(
     const accy__uk_row_epilogue *ep, const vclamp8_plan *cl, ptrdiff_t o0, ptrdiff_t n,
     const __m256i *mk, __m256i mo, int64_t oy0, bool MASKED) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
-  __m256 a[4];
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; r++) a[r] = _mm256_setzero_ps();
-#pragma GCC unroll 6
-  for (int i = 0; i < 6; i++) {
+  __m256 a[8];
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; r++) a[r] = _mm256_setzero_ps();
+#pragma GCC unroll 10
+  for (int i = 0; i < 10; i++) {
     const int64_t iy = oy0 - g->ph + i;
     const bool in = iy >= 0 && iy < g->H;
     const float *row = x + (in ? iy : 0) * W + o0 - g->pw;
@@ -433,12 +433,12 @@ static inline __attribute__((always_inline)) void plane3_s1_rows(
 #pragma GCC unroll 3
       for (int ky = 0; ky < 3; ky++) {
         const int r = i - ky;
-        if (r >= 0 && r < 4) a[r] = _mm256_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
+        if (r >= 0 && r < 8) a[r] = _mm256_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
       }
     }
   }
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; r++) {
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; r++) {
     const int64_t oy = oy0 + r;
     if (oy >= g->OH) break;
     __m256 v = a[r];
@@ -456,11 +456,12 @@ static inline __attribute__((always_inline)) void plane3_s1_rows(
 }
 
 /* 3 x 3 at stride 1 (most depthwise layers): blocks of eight output
- * columns, four rows at a time, each input row loaded once per filter
+ * columns, eight rows at a time, each input row loaded once per filter
  * column for the three output rows that read it (the general kernel loaded
  * each tap of each output row apart); blocks whose columns all lie in the
- * plane load without masks. 144 x 56 x 56 alone 0.244 -> 0.161-0.169 ms at
- * this level (ACCY_MAX_ISA=avx2 on a Zen 4), 0.322 -> 0.272 in MobileNetV2. */
+ * plane load without masks. 144 x 56 x 56 alone 0.244 -> 0.154-0.156 ms at
+ * this level (ACCY_MAX_ISA=avx2 on a Zen 4; four rows at a time 0.166-0.176),
+ * 0.322 -> 0.272-0.276 in MobileNetV2, where its input comes from memory. */
 static void plane3_s1_avx2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
                            const accy__uk_row_epilogue *ep) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
@@ -474,7 +475,7 @@ static void plane3_s1_avx2(const accy__uk_dw_geom *g, const float *x, const floa
     for (int kx = 0; kx < 3; kx++) mk[kx] = span8(c0 + kx, n, W);
     const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n), iota);
     const bool inside = n == 8 && c0 >= 0 && c0 + 2 + 8 <= W;
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) {
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) {
       if (inside)
         plane3_s1_rows(g, x, wv, out, ep, &cl, o0, n, mk, mo, oy0, false);
       else
