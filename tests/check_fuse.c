@@ -341,9 +341,10 @@ END_TEST
  * padded rows under a tile than the microkernel's column runs take: the
  * padded form stores those through the workspace (at AVX-512's 32 columns
  * both, at 16 columns the second), the others in place. The last two are
- * depthwise over 37 channels with at most 64 outputs a plane (11 x 5, 6 x
- * 7 at stride 2), sixteen channels at a time where the level has the
- * lanes kernel (the bias, residual and clamp of each block's channels). */
+ * depthwise over 37 channels with at most 64 outputs a plane: 11 x 5 a
+ * vector's width of channels at a time where the level has the lanes
+ * kernel (the bias, residual and clamp of each block's channels), 6 x 7 at
+ * stride 2 through the plane kernel. */
 START_TEST(test_conv_epilogues) {
   tu_rng rng;
   tu_rng_seed(&rng, 4200 + (uint64_t)_i);

@@ -1095,15 +1095,16 @@ START_TEST(test_conv_constant_filters_match_reference) {
     }
     conv_const_case(&rng, &g, rep % 2 == 1, rep == 7);
   }
-  /* Depthwise planes of at most 64 outputs over 37 channels and two images
-   * (blocks of sixteen, the last of five): sixteen channels at a time where
-   * the level has the lanes kernel. */
+  /* Depthwise planes of at most 64 outputs (7 x 7, and 8 x 8: the most)
+   * over 37 channels and two images (blocks of sixteen or eight, the last
+   * of five): a vector's width of channels at a time where the level has
+   * the lanes kernel. */
   for (int rep = 0; rep < 2; rep++) {
     conv_cfg g;
     memset(&g, 0, sizeof g);
     g.s = 2, g.n = 2, g.groups = g.c = g.o = 37;
     for (uint32_t i = 0; i < 2; i++) {
-      g.in[i] = rep ? 14 : 7, g.k[i] = 3, g.stride[i] = rep ? 2 : 1;
+      g.in[i] = rep ? 8 : 7, g.k[i] = 3, g.stride[i] = 1;
       g.pad_lo[i] = g.pad_hi[i] = 1, g.ldil[i] = g.rdil[i] = 1;
     }
     conv_const_case(&rng, &g, _i % 2 == 1, false);

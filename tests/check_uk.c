@@ -1951,10 +1951,11 @@ START_TEST(test_dwconv_plane_gives_the_row_bits) {
 }
 END_TEST
 
-/* Depthwise planes sixteen channels at a time (where a level has the
- * kernel): each channel's bits are the same level's plane kernel's, for
- * random small geometries within the kernel's limits (filters 1..5 with
- * dilation, strides 1 and 2, padding 0..2, 1..16 channels, every
+/* Depthwise planes a vector's width of channels at a time (where a level
+ * has the kernel): each channel's bits are the same level's plane
+ * kernel's, for random small geometries within the kernel's limits
+ * (filters 1..5 with dilation, strides 1 and 2, padding 0..2, 1..L
+ * channels, every
  * epilogue), inputs with signed zeros and negative weights, NaN and
  * infinity among them; nothing past the last channel's outputs is
  * written. */
@@ -1984,12 +1985,13 @@ START_TEST(test_dwconv_lanes_give_the_plane_bits) {
       const int64_t hp = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
       const int64_t wp = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
       if (g.OH * g.OW > ACCY__UK_DW_LANES_MAX_OUT || hp * wp > ACCY__UK_DW_LANES_MAX_IN) continue;
-      const size_t nch = (size_t)tu_rng_range(&r, 1, 16), taps = (size_t)(g.KH * g.KW);
+      const size_t L = ts[l]->f32_dwconv_lanes_n;
+      const size_t nch = (size_t)tu_rng_range(&r, 1, (int64_t)L), taps = (size_t)(g.KH * g.KW);
       const size_t hw = (size_t)(g.H * g.W), ohw = (size_t)(g.OH * g.OW);
       float *x = malloc(nch * hw * sizeof(float)), *res = malloc(nch * ohw * sizeof(float));
       float *w = malloc(nch * taps * sizeof(float)), *want = malloc(nch * ohw * sizeof(float));
       float *got = malloc((nch * ohw + 16) * sizeof(float)), bias[16];
-      float *wt = aligned_alloc(64, taps * 16 * sizeof(float));
+      float *wt = aligned_alloc(64, (taps * L * sizeof(float) + 63) / 64 * 64);
       ck_assert(x && res && w && want && got && wt);
       tu_fill_random(&r, ACCY_DTYPE_F32, x, nch * hw, false, 0);
       tu_fill_random(&r, ACCY_DTYPE_F32, res, nch * ohw, false, 0);
@@ -2000,7 +2002,7 @@ START_TEST(test_dwconv_lanes_give_the_plane_bits) {
       if (rep % 7 == 0) x[(size_t)tu_rng_range(&r, 0, (int64_t)(nch * hw) - 1)] = -INFINITY;
       for (size_t i = 0; i < nch * taps; i += 2) w[i] = -fabsf(w[i]);
       for (size_t t = 0; t < taps; t++)
-        for (size_t c = 0; c < 16; c++) wt[t * 16 + c] = c < nch ? w[c * taps + t] : 0.0f;
+        for (size_t c = 0; c < L; c++) wt[t * L + c] = c < nch ? w[c * taps + t] : 0.0f;
       const int e = rep % 4; /* none, bias and clamp, residual, all */
       for (size_t c = 0; c < nch; c++) {
         const accy__uk_row_epilogue ec = {e & 1 ? &bias[c] : NULL, e & 2 ? res + c * ohw : NULL,

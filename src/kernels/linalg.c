@@ -1273,11 +1273,12 @@ static void conv_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
 typedef struct dwconv {
   accy__uk_f32_dwconv_row_fn row;
   accy__uk_f32_dwconv_plane_fn plane; /* whole planes from the input (NULL: rows) */
-  /* Sixteen small planes at a time, one channel per lane (NULL: none);
-   * then an item is an image's block of up to sixteen channels. */
+  /* Small planes L at a time, one channel per lane (NULL: none); then an
+   * item is an image's block of up to L channels. */
   accy__uk_f32_dwconv_lanes_fn lanes;
-  int64_t lane_blocks; /* blocks of sixteen channels per image */
-  const float *wl;     /* per block, its filters tap-major (16 floats a tap) */
+  int64_t L;           /* channels per call (the level's lanes) */
+  int64_t lane_blocks; /* blocks of L channels per image */
+  const float *wl;     /* per block, its filters tap-major (L floats a tap) */
   accy__uk_dw_geom g;     /* the plane's geometry */
   int64_t Hp, Wp;        /* padded plane: the rows and columns the outputs read */
   int64_t O, per_group;  /* output channels; outputs per input channel */
@@ -1295,8 +1296,8 @@ static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
   if (d->lanes) {
     const int64_t HW = d->g.H * d->g.W, OHW = d->g.OH * d->g.OW, T = d->g.KH * d->g.KW;
     for (uint64_t it = begin; it < end; it++) {
-      const int64_t n = (int64_t)it / d->lane_blocks, o = (int64_t)it % d->lane_blocks * 16;
-      const int64_t nch = d->O - o < 16 ? d->O - o : 16;
+      const int64_t n = (int64_t)it / d->lane_blocks, o = (int64_t)it % d->lane_blocks * d->L;
+      const int64_t nch = d->O - o < d->L ? d->O - o : d->L;
       const int64_t po = (n * d->O + o) * OHW;
       const accy__uk_row_epilogue ep = {d->e.bias ? d->e.bias + o : NULL, res ? res + po : NULL,
                                         d->e.clamp, d->e.lo, d->e.hi};
@@ -1369,39 +1370,47 @@ static accy_status prepare_dwconv(const conv_gemm *geo, const float *w, int64_t 
    * 7 x 7 x 960 0.105 -> 0.054, 56 x 56 x 144 0.275 -> 0.255. */
   const bool fits = d->g.W < (INT64_C(1) << 30) && d->g.OW < (INT64_C(1) << 30); /* lane maths */
   d->plane = fits && (d->g.sw == 1 || d->g.sw == 2) ? accy__uk_get()->f32_dwconv_plane : NULL;
-  /* Small planes (at most 64 outputs: 7 x 7) sixteen channels at a time,
-   * one per lane, where the level has the kernel and each output channel
-   * reads its own input channel: MobileNetV2 at 1 thread on a Zen 4
-   * (perf_prof), 7 x 7 x 960 0.049 -> 0.035 ms, 14 x 14 -> 7 x 7 x 576
-   * 0.038 -> 0.037; 14 x 14 planes ran slower that way (0.032 -> 0.047),
-   * where the plane kernel's rows are one full vector. The filters are
-   * packed at compile time, tap-major per block. */
+  /* Small planes (at most 64 outputs: 7 x 7) at unit stride a vector's
+   * width of channels at a time, one per lane, where the level has the
+   * kernel and each output channel reads its own input channel:
+   * MobileNetV2 at 1 thread on a Zen 4 (perf_prof), 7 x 7 x 960 0.049 ->
+   * 0.035 ms at AVX-512 (sixteen channels), 0.063 -> 0.047 at AVX2
+   * (eight). At stride 2 (14 x 14 -> 7 x 7 x 576) it was no faster at
+   * AVX-512 (0.038 -> 0.037) and slower at AVX2 (0.044 -> 0.049), and 14 x
+   * 14 planes ran slower (0.032 -> 0.047), where the plane kernel's rows
+   * are one full vector. The filters are packed at compile time, tap-major
+   * per block. */
   const int64_t taps = d->g.KH * d->g.KW;
   const int64_t lhp = d->g.OH ? (d->g.OH - 1) * d->g.sh + (d->g.KH - 1) * d->g.dh + 1 : 0;
   const int64_t lwp = d->g.OW ? (d->g.OW - 1) * d->g.sw + (d->g.KW - 1) * d->g.dw + 1 : 0;
-  d->lanes = d->plane && d->per_group == 1 && d->g.ph >= 0 && d->g.pw >= 0 && taps >= 1 &&
+  d->lanes = d->plane && d->per_group == 1 && d->g.sh == 1 && d->g.sw == 1 && d->g.ph >= 0 &&
+                     d->g.pw >= 0 && taps >= 1 &&
                      d->g.OH * d->g.OW >= 1 && d->g.OH * d->g.OW <= ACCY__UK_DW_LANES_MAX_OUT &&
                      lhp * lwp <= ACCY__UK_DW_LANES_MAX_IN
                  ? accy__uk_get()->f32_dwconv_lanes
                  : NULL;
-  d->lane_blocks = (O + 15) / 16;
+  const int64_t L = d->lanes ? (int64_t)accy__uk_get()->f32_dwconv_lanes_n : 1;
+  d->L = L;
+  d->lane_blocks = (O + L - 1) / L;
   if (d->lanes) {
-    float *wl = accy__arena_alloc(arena, (size_t)(d->lane_blocks * taps * 16) * sizeof(float), 64);
+    float *wl = accy__arena_alloc(arena, (size_t)(d->lane_blocks * taps * L) * sizeof(float), 64);
     if (!wl) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed depthwise filters");
     for (int64_t b = 0; b < d->lane_blocks; b++)
       for (int64_t t = 0; t < taps; t++)
-        for (int64_t c = 0; c < 16; c++)
-          wl[(b * taps + t) * 16 + c] = b * 16 + c < O ? w[(b * 16 + c) * taps + t] : 0.0f;
+        for (int64_t c = 0; c < L; c++)
+          wl[(b * taps + t) * L + c] = b * L + c < O ? w[(b * L + c) * taps + t] : 0.0f;
     d->wl = wl;
+    accy__kernel_set_how(k, arena, "depthwise planes, %lld channels per vector (%s)", (long long)L,
+                         accy__isa_name(accy__uk_get()->isa));
+  } else {
+    accy__kernel_set_how(k, arena, "depthwise %s (%s)", d->plane ? "planes" : "rows",
+                         accy__isa_name(accy__uk_get()->isa));
   }
-  accy__kernel_set_how(k, arena, "depthwise %s (%s)",
-          d->lanes ? "planes, sixteen channels per vector" : d->plane ? "planes" : "rows",
-          accy__isa_name(accy__uk_get()->isa));
   k->run = dwconv_f32;
   k->params = d;
   k->n_items = d->lanes ? (uint64_t)(N * d->lane_blocks) : (uint64_t)(N * O);
   k->worker_bytes = d->plane ? 0 : ((uint64_t)(d->Hp * d->Wp) + 16) * sizeof(float);
-  uint64_t cost = (uint64_t)(d->g.OH * d->g.OW * d->g.KH * d->g.KW) * (d->lanes ? 16u : 1u);
+  uint64_t cost = (uint64_t)(d->g.OH * d->g.OW * d->g.KH * d->g.KW) * (uint64_t)L;
   k->item_cost = cost ? cost : 1;
   return ACCY_STATUS_OK;
 }

@@ -260,18 +260,19 @@ typedef void (*accy__uk_f32_dwconv_plane_fn)(const accy__uk_dw_geom *g, const fl
                                              const float *w, float *out,
                                              const accy__uk_row_epilogue *ep);
 
-/* Up to 16 whole depthwise planes at once, one channel per vector lane:
- * channel c (< nch) reads the plane at x + c H W and writes out + c OH OW,
- * with the epilogue's bias ep->bias[c] and residual plane ep->res + c OH
- * OW; its filter is lane c of wt, tap-major (wt[t * 16 + c] is tap t of
- * channel c; 64-byte aligned). Each output is
- * the plane kernel's chain and epilogue (from +0, the taps in row-major
- * order, +0 outside the plane), so the bits of f32_dwconv_plane at the same
- * level. For small planes, where a plane kernel's per-plane work (masks,
- * rows of one short vector) outweighs its outputs: padding ph, pw >= 0, the
- * padded rows and columns the outputs read ((OH - 1) sh + (KH - 1) dh + 1
- * by (OW - 1) sw + (KW - 1) dw + 1) at most ACCY__UK_DW_LANES_MAX_IN, OH OW
- * at most ACCY__UK_DW_LANES_MAX_OUT; NULL at a level that has none. */
+/* Up to L whole depthwise planes at once, one channel per vector lane (L
+ * the level's f32_dwconv_lanes_n: 16 at AVX-512, 8 at AVX2): channel c (<
+ * nch <= L) reads the plane at x + c H W and writes out + c OH OW, with
+ * the epilogue's bias ep->bias[c] and residual plane ep->res + c OH OW; its
+ * filter is lane c of wt, tap-major (wt[t * L + c] is tap t of channel c;
+ * 32-byte aligned, 64 at AVX-512). Each output is the plane kernel's chain
+ * and epilogue (from +0, the taps in row-major order, +0 outside the
+ * plane), so the bits of f32_dwconv_plane at the same level. For small
+ * planes, where a plane kernel's per-plane work (masks, rows of one short
+ * vector) outweighs its outputs: padding ph, pw >= 0, the padded rows and
+ * columns the outputs read ((OH - 1) sh + (KH - 1) dh + 1 by (OW - 1) sw +
+ * (KW - 1) dw + 1) at most ACCY__UK_DW_LANES_MAX_IN, OH OW at most
+ * ACCY__UK_DW_LANES_MAX_OUT; NULL at a level that has none. */
 #define ACCY__UK_DW_LANES_MAX_IN 256
 #define ACCY__UK_DW_LANES_MAX_OUT 64
 typedef void (*accy__uk_f32_dwconv_lanes_fn)(const accy__uk_dw_geom *g, const float *x,
@@ -446,6 +447,7 @@ typedef struct accy__uk {
   accy__uk_f32_dwconv_row_fn f32_dwconv_row;
   accy__uk_f32_dwconv_plane_fn f32_dwconv_plane; /* or NULL */
   accy__uk_f32_dwconv_lanes_fn f32_dwconv_lanes; /* or NULL */
+  uint32_t f32_dwconv_lanes_n;                   /* its channels per call */
   accy__uk_f32_epilogue_fn f32_epilogue;
   accy__uk_f32_pool_row_fn f32_pool_row;
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
@@ -547,6 +549,8 @@ void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, con
                                   float *out, const accy__uk_row_epilogue *ep);
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
                                     float *out, const accy__uk_row_epilogue *ep);
+void accy__f32_dwconv_lanes__avx2(const accy__uk_dw_geom *g, const float *x, const float *wt,
+                                  float *out, const accy__uk_row_epilogue *ep, size_t nch);
 void accy__f32_dwconv_lanes__avx512(const accy__uk_dw_geom *g, const float *x, const float *wt,
                                     float *out, const accy__uk_row_epilogue *ep, size_t nch);
 void accy__f32_gather_rows__portable(size_t kcur, size_t w, float *d, const float *const *src,
