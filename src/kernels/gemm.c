@@ -128,7 +128,7 @@ void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes) {
    * (gemm.h), so the cache sizes may decide it. */
   g->rows_outer = false;
   if (!g->a_block && !g->b_block && !g->b_off && l2_bytes) {
-    uint64_t kc = l2_bytes / (round_up(nb, nr) * sizeof(float)) / 64 * 64;
+    uint64_t kc = l2_bytes / (nb * sizeof(float)) / 64 * 64; /* nb: whole panels */
     if (kc > GEMM_KC_MAX) kc = GEMM_KC_MAX;
     if (kc > GEMM_KC) {
       const uint64_t blocks = div_up(K, kc);

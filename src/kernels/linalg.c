@@ -1381,12 +1381,12 @@ static accy_status prepare_dwconv(const conv_gemm *geo, const float *w, int64_t 
    * are one full vector. The filters are packed at compile time, tap-major
    * per block. */
   const int64_t taps = d->g.KH * d->g.KW;
-  const int64_t lhp = d->g.OH ? (d->g.OH - 1) * d->g.sh + (d->g.KH - 1) * d->g.dh + 1 : 0;
-  const int64_t lwp = d->g.OW ? (d->g.OW - 1) * d->g.sw + (d->g.KW - 1) * d->g.dw + 1 : 0;
+  /* The padded rows and columns the outputs read: Hp by Wp - 1 (Wp has the
+   * row kernel's extra column). */
   d->lanes = d->plane && d->per_group == 1 && d->g.sh == 1 && d->g.sw == 1 && d->g.ph >= 0 &&
                      d->g.pw >= 0 && taps >= 1 &&
                      d->g.OH * d->g.OW >= 1 && d->g.OH * d->g.OW <= ACCY__UK_DW_LANES_MAX_OUT &&
-                     lhp * lwp <= ACCY__UK_DW_LANES_MAX_IN
+                     d->Hp * (d->Wp - 1) <= ACCY__UK_DW_LANES_MAX_IN
                  ? accy__uk_get()->f32_dwconv_lanes
                  : NULL;
   const int64_t L = d->lanes ? (int64_t)accy__uk_get()->f32_dwconv_lanes_n : 1;

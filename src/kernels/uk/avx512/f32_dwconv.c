@@ -256,17 +256,6 @@ ACCY_INLINE void plane_block_rows(const accy__uk_dw_geom *g, const float *x, con
   plane_border(g, x, w, out, ep, &b, oy, g->OH, SW);
 }
 
-/* 3 x 3 taps at stride SW (1 or 2) without dilation (most depthwise
- * layers): a block of sixteen output columns, R (<= 8) output rows at a
- * time (R chains; SW and R constants where inlined), each input row loaded
- * once per filter column and fed to the output rows that read it (three at
- * stride 1, one or two at stride 2).
- * Input rows run in order, filter columns inside, so every chain still
- * takes its taps in row-major order; an input row outside the plane is a
- * vector of +0 that is multiplied all the same (a chain may be -0 by then,
- * and adding w * 0 can turn it into +0, as the padded copy's zeros do).
- * Rows past the plane's last are computed from whatever they read and never
- * stored. */
 /* What a block of sixteen output columns from o0 needs for every row group
  * (plane3_rows): its masks and clamp. */
 typedef struct plane3_cols {
@@ -381,9 +370,9 @@ static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w,
  * across all of them before the next, so that it is read from top to
  * bottom once (the group's nine input rows in L1) rather than once per
  * block in strips of three cache lines per row: MobileNetV2's 96 x 112 x
- * 112 layer alone 0.173 -> 0.148-0.155 ms; narrower planes block by block (row
- * groups outer made 144 x 56 x 56 0.063 -> 0.074 ms). Each output's chain
- * is the same either way, so the same bits. */
+ * 112 layer alone 0.173 -> 0.148-0.155 ms; narrower planes block by block
+ * (row groups outer made 144 x 56 x 56 0.063 -> 0.074 ms). Each output's
+ * chain is the same either way, so the same bits. */
 static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
                       const accy__uk_row_epilogue *ep) {
   const ptrdiff_t OW = (ptrdiff_t)g->OW;
