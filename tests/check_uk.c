@@ -659,6 +659,52 @@ END_TEST
  * offsets (with padding lanes among them), rows of scattered offsets (no
  * runs: stride 2), every panel width 1..8, NaN payloads and signed zeros
  * kept; nothing past w written in a row, nothing past the last row. */
+/* The transpose moves every element's four bytes (NaNs with payloads,
+ * infinities, -0 among random bits) to its transposed place at every
+ * level, for shapes around the vector widths (0 to 40 rows and columns,
+ * strides wider than the block), and writes nothing else: the gaps between
+ * the destination's rows and the floats past its last keep their guard
+ * bits. */
+START_TEST(test_transpose_moves_each_element) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 47);
+  enum { DMAX = 40, PAD = 7, SRC = DMAX * (DMAX + PAD), DST = DMAX * (DMAX + PAD) + 64 };
+  static uint32_t src[SRC], got[DST];
+  for (int i = 0; i < SRC; i++) src[i] = (uint32_t)tu_rng_next(&r);
+  const uint32_t guard = 0x7fa5a5a5u; /* a NaN no element carries here */
+  int tested = 0;
+  for (int rep = 0; rep < 400; rep++) {
+    const size_t rows = rep < 41 ? (size_t)rep : (size_t)tu_rng_range(&r, 0, DMAX);
+    const size_t cols = rep < 41 ? (size_t)(40 - rep) : (size_t)tu_rng_range(&r, 0, DMAX);
+    const ptrdiff_t src_rs = (ptrdiff_t)cols + (ptrdiff_t)tu_rng_range(&r, 0, PAD);
+    const ptrdiff_t dst_rs = (ptrdiff_t)rows + (ptrdiff_t)tu_rng_range(&r, 0, PAD);
+    for (int l = 0; l < nl; l++) {
+      for (int i = 0; i < DST; i++) got[i] = guard;
+      ts[l]->f32_transpose(rows, cols, (const float *)(const void *)src, src_rs,
+                           (float *)(void *)got, dst_rs);
+      for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++) {
+          const uint32_t want = src[(ptrdiff_t)i * src_rs + (ptrdiff_t)j];
+          ck_assert_msg(got[(ptrdiff_t)j * dst_rs + (ptrdiff_t)i] == want,
+                        "%s: transpose %zu x %zu (strides %td, %td): (%zu, %zu) is %08x, want %08x",
+                        accy__isa_name(ts[l]->isa), rows, cols, src_rs, dst_rs, i, j,
+                        got[(ptrdiff_t)j * dst_rs + (ptrdiff_t)i], want);
+        }
+      for (int i = 0; i < DST; i++) {
+        const ptrdiff_t j = dst_rs ? i / dst_rs : 0, c = dst_rs ? i % dst_rs : 0;
+        if (dst_rs && (size_t)j < cols && (size_t)c < rows) continue;
+        ck_assert_msg(got[i] == guard, "%s: transpose %zu x %zu wrote float %d outside the block",
+                      accy__isa_name(ts[l]->isa), rows, cols, i);
+      }
+      tested++;
+    }
+  }
+  ck_assert_int_ge(tested, 400);
+}
+END_TEST
+
 START_TEST(test_gather_rows_copy_the_offsets) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
@@ -2100,6 +2146,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_gemm_microkernels);
   tcase_add_test(tc, test_chain_matches_map_kernels);
   tcase_add_test(tc, test_gather_rows_copy_the_offsets);
+  tcase_add_test(tc, test_transpose_moves_each_element);
   tcase_add_test(tc, test_wino_transforms_match_portable);
   tcase_add_test(tc, test_wino_out_pool_matches_portable);
   tcase_add_loop_test(tc, test_gemm_driver, 0, 3);

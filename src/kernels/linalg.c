@@ -892,6 +892,7 @@ typedef struct conv_gemm {
   uint32_t nph;              /* phase planes per input plane */
   int8_t py_of[CONV_PAD_MAX_STRIDE * CONV_PAD_MAX_STRIDE],
       px_of[CONV_PAD_MAX_STRIDE * CONV_PAD_MAX_STRIDE]; /* phase i's (py, px) */
+  accy__uk_f32_transpose_fn transpose; /* the transposed form's store */
 } conv_gemm;
 
 /* t[u] = src[u * sw] for u < n, reading src[0 .. (n - 1) sw] only: four
@@ -1114,22 +1115,22 @@ static void conv_im2col_a(const void *vctx, const float *x, uint64_t bi, uint64_
 }
 
 /* The transposed form's C consumer (accy__gemm_c_store_fn): tile element
- * (position m0 + i, channel n0 + j) goes to output channel n0 + j's row,
- * which then gets the epilogue (the unfused ops' bits, as everywhere). */
+ * (position m0 + i, channel n0 + j) goes to output channel n0 + j's row
+ * (the level's transpose kernel, blocks through registers), which then
+ * gets the epilogue the microkernel did not apply (the unfused ops' bits,
+ * as everywhere). */
 static void conv_store_t(const void *vctx, uint64_t bi, uint64_t m0, uint64_t rows, uint64_t n0,
                          uint64_t cols, float *tile, size_t ld, float *c, const float *r) {
   const conv_gemm *cg = vctx;
   const int64_t OHW = cg->OH * cg->OW;
   const uint64_t grp = bi % cg->groups;
-  const bool ep = cg->e.bias || cg->e.residual || cg->e.clamp;
+  const ptrdiff_t off0 = ((ptrdiff_t)bi * (ptrdiff_t)cg->g.N + (ptrdiff_t)n0) * OHW + (ptrdiff_t)m0;
+  cg->transpose((size_t)rows, (size_t)cols, tile, (ptrdiff_t)ld, c + off0, OHW);
+  if (!(cg->e.bias || cg->e.residual || cg->e.clamp)) return;
   for (uint64_t j = 0; j < cols; j++) {
-    const ptrdiff_t off = ((ptrdiff_t)bi * (ptrdiff_t)cg->g.N + (ptrdiff_t)(n0 + j)) * OHW +
-                          (ptrdiff_t)m0;
-    float *dst = c + off;
-    for (uint64_t i = 0; i < rows; i++) dst[i] = tile[i * ld + j];
-    if (ep)
-      epi_run(&cg->e, dst, cg->e.residual ? r + off : NULL, (size_t)rows,
-              cg->e.bias ? cg->e.bias + grp * cg->g.N + n0 + j : NULL, 0);
+    const ptrdiff_t off = off0 + (ptrdiff_t)j * OHW;
+    epi_run(&cg->e, c + off, cg->e.residual ? r + off : NULL, (size_t)rows,
+            cg->e.bias ? cg->e.bias + grp * cg->g.N + n0 + j : NULL, 0);
   }
 }
 
@@ -2136,6 +2137,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
     g->a_block_ctx = cg;
     g->c_store = conv_store_t;
     g->c_store_ctx = cg;
+    cg->transpose = accy__uk_get()->f32_transpose;
     g->b_batch_mod = (uint64_t)G;
     cg->e = *e;
     if (G == 1 && !e->residual && (e->bias || e->clamp)) {

@@ -331,6 +331,17 @@ typedef void (*accy__uk_f32_gather_rows_fn)(size_t kcur, size_t w, float *d,
                                             const float *const *src,
                                             const accy__uk_gather_row *const *rows);
 
+/* ---- f32 transpose ------------------------------------------------------------ */
+
+/* dst[j * dst_rs + i] = src[i * src_rs + j] for i < rows, j < cols: a copy
+ * of 4-byte values (a NaN's payload kept), so every level gives the same
+ * bytes; nothing outside those elements is read or written. Vector levels
+ * move square blocks of a vector's width through registers (the
+ * transposed convolution form's store: a scalar copy, element by element
+ * across rows, took a fifth of a 160 -> 960 pointwise layer at 7 x 7). */
+typedef void (*accy__uk_f32_transpose_fn)(size_t rows, size_t cols, const float *src,
+                                          ptrdiff_t src_rs, float *dst, ptrdiff_t dst_rs);
+
 /* ---- elementwise ------------------------------------------------------------- */
 
 /* n elements of one op (uk/ew_body.h): o[i] = op(x0[i], x1[i], x2[i]); the
@@ -454,6 +465,7 @@ typedef struct accy__uk {
   accy__uk_ew ew;
   accy__uk_f32_chain_fn f32_chain; /* or NULL */
   accy__uk_f32_gather_rows_fn f32_gather_rows;
+  accy__uk_f32_transpose_fn f32_transpose;
   accy__uk_f32_wino_in_fn f32_wino_in;
   accy__uk_f32_wino_out_fn f32_wino_out;
   accy__uk_f32_wino_out_pool_fn f32_wino_out_pool;
@@ -553,6 +565,12 @@ void accy__f32_dwconv_lanes__avx2(const accy__uk_dw_geom *g, const float *x, con
                                   float *out, const accy__uk_row_epilogue *ep, size_t nch);
 void accy__f32_dwconv_lanes__avx512(const accy__uk_dw_geom *g, const float *x, const float *wt,
                                     float *out, const accy__uk_row_epilogue *ep, size_t nch);
+void accy__f32_transpose__portable(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
+                                   float *dst, ptrdiff_t dst_rs);
+void accy__f32_transpose__avx2(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
+                               float *dst, ptrdiff_t dst_rs);
+void accy__f32_transpose__avx512(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
+                                 float *dst, ptrdiff_t dst_rs);
 void accy__f32_gather_rows__portable(size_t kcur, size_t w, float *d, const float *const *src,
                                      const accy__uk_gather_row *const *rows);
 void accy__f32_gather_rows__avx2(size_t kcur, size_t w, float *d, const float *const *src,

@@ -405,3 +405,53 @@ void accy__f32_gather_rows__avx2(size_t kcur, size_t w, float *d, const float *c
       _mm256_maskstore_ps(d, in_w, v);
   }
 }
+
+/* ---- transpose (uk.h: accy__uk_f32_transpose_fn) -----------------------------
+ * Blocks of 8 x 8 through registers: pairs of rows interleaved, then pairs
+ * of pairs, then the 128-bit halves exchanged. A block at an edge loads its
+ * rows' first columns under a lane mask (absent rows are zeros) and stores
+ * its columns' first rows likewise. */
+static inline void tr8x8(__m256 r[8]) {
+  __m256 a[8], b[8];
+  for (int k = 0; k < 4; k++) {
+    a[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+    a[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; k++) {
+    b[4 * k] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0x44);
+    b[4 * k + 1] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0xee);
+    b[4 * k + 2] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0x44);
+    b[4 * k + 3] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0xee);
+  }
+  /* b[c] holds rows 0-3 of columns c (low half) and c + 4 (high half);
+   * b[4 + c] rows 4-7 of the same columns. */
+  for (int c = 0; c < 4; c++) {
+    r[c] = _mm256_permute2f128_ps(b[c], b[4 + c], 0x20);
+    r[4 + c] = _mm256_permute2f128_ps(b[c], b[4 + c], 0x31);
+  }
+}
+
+void accy__f32_transpose__avx2(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
+                               float *dst, ptrdiff_t dst_rs) {
+  for (size_t i0 = 0; i0 < rows; i0 += 8) {
+    const size_t ri = rows - i0 < 8 ? rows - i0 : 8;
+    const __m256i mi = lane_mask8((1u << ri) - 1u);
+    for (size_t j0 = 0; j0 < cols; j0 += 8) {
+      const size_t cj = cols - j0 < 8 ? cols - j0 : 8;
+      const float *s = src + (ptrdiff_t)i0 * src_rs + (ptrdiff_t)j0;
+      float *d = dst + (ptrdiff_t)j0 * dst_rs + (ptrdiff_t)i0;
+      __m256 r[8];
+      if (ri == 8 && cj == 8) {
+        for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(s + i * src_rs);
+        tr8x8(r);
+        for (int j = 0; j < 8; j++) _mm256_storeu_ps(d + j * dst_rs, r[j]);
+        continue;
+      }
+      const __m256i mj = lane_mask8((1u << cj) - 1u);
+      for (size_t i = 0; i < 8; i++)
+        r[i] = i < ri ? _mm256_maskload_ps(s + (ptrdiff_t)i * src_rs, mj) : _mm256_setzero_ps();
+      tr8x8(r);
+      for (size_t j = 0; j < cj; j++) _mm256_maskstore_ps(d + (ptrdiff_t)j * dst_rs, mi, r[j]);
+    }
+  }
+}

@@ -3,6 +3,8 @@
  * pooling windows and of whole rows, in order. */
 #include "src/internal.h"
 
+#include <string.h>
+
 #include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
 
@@ -49,4 +51,18 @@ void accy__f32_gather_rows__portable(size_t kcur, size_t w, float *d, const floa
       d[i] = oi < 0 ? 0.0f : v;
     }
   }
+}
+
+/* Blocks of 8 x 8, so that both sides stay in a few cache lines; each
+ * element moved as its four bytes. */
+void accy__f32_transpose__portable(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
+                                   float *dst, ptrdiff_t dst_rs) {
+  for (size_t i0 = 0; i0 < rows; i0 += 8)
+    for (size_t j0 = 0; j0 < cols; j0 += 8) {
+      const size_t ie = rows - i0 < 8 ? rows : i0 + 8, je = cols - j0 < 8 ? cols : j0 + 8;
+      for (size_t j = j0; j < je; j++)
+        for (size_t i = i0; i < ie; i++)
+          memcpy(dst + (ptrdiff_t)j * dst_rs + (ptrdiff_t)i, src + (ptrdiff_t)i * src_rs + (ptrdiff_t)j,
+                 sizeof(float));
+    }
 }
