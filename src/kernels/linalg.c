@@ -1467,6 +1467,7 @@ typedef struct conv_wino {
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
+  accy__uk_f32_transpose_fn transpose; /* trans: the products into m's layout */
   /* With a fused 2 x 2 max pool (e.pool): the output is the pooled plane,
    * one value per tile, through wpool. */
   accy__uk_f32_wino_out_pool_fn wpool;
@@ -1610,18 +1611,11 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
       g.N = nrow;
       g.b_packed = cw->U + o0 * 16 * C;
       accy__gemm_run(&g, v, NULL, mt, NULL, 0, 16, NULL);
-      /* mt (tile t, channel o at mt[k mts + t mb + o]) into m's layout,
-       * in 8 x 8 blocks. */
-      for (int q = 0; q < 16; q++) {
-        const float *src = mt + (uint64_t)q * cw->mts;
-        float *dst = m + (uint64_t)q * ms;
-        for (uint64_t ob = 0; ob < nrow; ob += 8)
-          for (uint64_t tb0 = 0; tb0 < cols; tb0 += 8) {
-            const uint64_t oe = ob + 8 < nrow ? ob + 8 : nrow, te = tb0 + 8 < cols ? tb0 + 8 : cols;
-            for (uint64_t o = ob; o < oe; o++)
-              for (uint64_t t = tb0; t < te; t++) dst[o * nt + t] = src[t * mb + o];
-          }
-      }
+      /* mt (tile t, channel o at mt[k mts + t mb + o]) into m's layout
+       * (the level's transpose kernel). */
+      for (int q = 0; q < 16; q++)
+        cw->transpose((size_t)cols, (size_t)nrow, mt + (uint64_t)q * cw->mts, (ptrdiff_t)mb,
+                      m + (uint64_t)q * ms, (ptrdiff_t)nt);
     }
     if (cw->e.pool) {
       /* A^T M A with the epilogue, pooled: tile (ty, tx) is pooled output
@@ -1837,6 +1831,7 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   }
   cw->win = accy__uk_get()->f32_wino_in;
   cw->wout = accy__uk_get()->f32_wino_out;
+  cw->transpose = accy__uk_get()->f32_transpose;
   cw->wpool = accy__uk_get()->f32_wino_out_pool;
   /* U = G g G^T for every output and input channel, then packed per block
    * of output channels as 16 batches of A panels. */
