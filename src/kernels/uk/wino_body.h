@@ -11,6 +11,13 @@
 #include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
 
+#ifdef __AVX512VL__
+/* The first n (0..8, more taken as 8) lanes of a 256-bit vector. */
+static inline __mmask8 wino_lanes8(size_t n) {
+  return n >= 8 ? (__mmask8)0xffu : (__mmask8)((1u << n) - 1u);
+}
+#endif
+
 /* The even and odd floats of the 16 at p, in order. */
 static inline void wino_split(const float *p, __m256 *even, __m256 *odd) {
   const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
@@ -80,9 +87,14 @@ static inline __attribute__((always_inline)) void wino_epi(const accy__uk_row_ep
     if (x + 16 <= w) {
       ra = _mm256_loadu_ps(ep->res + x), rb = _mm256_loadu_ps(ep->res + x + 8);
     } else {
+#ifdef __AVX512VL__
+      ra = _mm256_maskz_loadu_ps(wino_lanes8(w - x), ep->res + x);
+      rb = _mm256_maskz_loadu_ps(wino_lanes8(w - x > 8 ? w - x - 8 : 0), ep->res + x + 8);
+#else
       float t[16] = {0};
       for (size_t j = 0; j < w - x; j++) t[j] = ep->res[x + j];
       ra = _mm256_loadu_ps(t), rb = _mm256_loadu_ps(t + 8);
+#endif
     }
     *a = _mm256_add_ps(*a, ra), *b = _mm256_add_ps(*b, rb);
   }
@@ -121,12 +133,18 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
         _mm256_storeu_ps(o + x, a);
         _mm256_storeu_ps(o + x + 8, b);
       } else {
-        /* The row's last columns through a copy (the floats past w belong
-         * to other outputs). */
+        /* The row's last columns (the floats past w belong to other
+         * outputs): under lane masks where AVX-512 has them, else through
+         * a copy. */
+#ifdef __AVX512VL__
+        _mm256_mask_storeu_ps(o + x, wino_lanes8(w - x), a);
+        _mm256_mask_storeu_ps(o + x + 8, wino_lanes8(w - x > 8 ? w - x - 8 : 0), b);
+#else
         float t[16];
         _mm256_storeu_ps(t, a);
         _mm256_storeu_ps(t + 8, b);
         for (size_t j = 0; j < w - x; j++) o[x + j] = t[j];
+#endif
       }
     }
   }
@@ -159,9 +177,13 @@ void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, flo
     if (i + 8 <= n) {
       _mm256_storeu_ps(out + i, acc);
     } else {
+#ifdef __AVX512VL__
+      _mm256_mask_storeu_ps(out + i, wino_lanes8(n - i), acc);
+#else
       float t[8];
       _mm256_storeu_ps(t, acc);
       for (size_t j = 0; j < n - i; j++) out[i + j] = t[j];
+#endif
     }
   }
 }
