@@ -1112,14 +1112,17 @@ END_TEST
 
 /* pool_row with one NaN (then two of distinct payloads) at each tap
  * position of 3 x 3 windows at stride 2 and of 2 x 2 windows at stride 2
- * over one to three blocks of sixteen outputs, max and min: the fold's bits
- * at every level. A NaN alone in a block is where a vector kernel that
- * misses one of its loads in the NaN test would give a number. */
+ * over one to three blocks of sixteen outputs and tails of 7 to 13, max and
+ * min: the fold's bits at every level. A NaN alone in a block is where a
+ * vector kernel that misses one of its loads in the NaN test would give a
+ * number. */
 START_TEST(test_pool_row_nan_at_each_tap) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
   enum { RS = 104 }; /* at least the widest case's 97 columns */
-  static const size_t kLens[] = {16, 23, 32, 48};
+  /* Tails of 7, 11, 13 and 8 outputs: 2m + 1 columns in one vector, or
+   * spilling into a second. */
+  static const size_t kLens[] = {13, 16, 23, 27, 32, 40, 48};
   float x[3 * RS], want[48], got[48];
   long checked = 0;
   for (int l = 0; l < nl; l++)

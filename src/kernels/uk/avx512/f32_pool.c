@@ -148,6 +148,31 @@ pool16_3x3s2(const float *x, ptrdiff_t x_rs, bool is_max, float *out) {
   return true;
 }
 
+/* pool16_3x3s2 for the m < 16 outputs of a row's end: the same columns
+ * (2m + 1 of them, at most 31) under lane masks, the same folds and
+ * answer. */
+static inline __attribute__((always_inline)) bool
+pool16_3x3s2_tail(size_t m, const float *x, ptrdiff_t x_rs, bool is_max, float *out) {
+#define POOL_R(A, B) (is_max ? _mm512_range_ps((A), (B), 5) : _mm512_range_ps((A), (B), 4))
+  const size_t cols = 2 * m + 1;
+  const __mmask16 ml = vm_lanes16(cols < 16 ? cols : 16), mh = vm_lanes16(cols > 16 ? cols - 16 : 0);
+  const float *r1 = x + x_rs, *r2 = x + 2 * x_rs;
+  const __m512 l0 = _mm512_maskz_loadu_ps(ml, x), h0 = _mm512_maskz_loadu_ps(mh, x + 16);
+  const __m512 l1 = _mm512_maskz_loadu_ps(ml, r1), h1 = _mm512_maskz_loadu_ps(mh, r1 + 16);
+  const __m512 l2 = _mm512_maskz_loadu_ps(ml, r2), h2 = _mm512_maskz_loadu_ps(mh, r2 + 16);
+  /* Masked-off lanes are zeros: ordered. */
+  const __mmask16 nan = _kor_mask16(
+      _kor_mask16(_mm512_cmp_ps_mask(l0, l1, _CMP_UNORD_Q), _mm512_cmp_ps_mask(l2, h0, _CMP_UNORD_Q)),
+      _mm512_cmp_ps_mask(h1, h2, _CMP_UNORD_Q));
+  if (nan) return false;
+  const __m512 lo = POOL_R(POOL_R(l0, l1), l2), hi = POOL_R(POOL_R(h0, h1), h2);
+  __m512 t[3];
+  vm_taps3_s2(lo, hi, _mm512_setzero_ps(), t);
+  _mm512_mask_storeu_ps(out, vm_lanes16(m), POOL_R(POOL_R(t[0], t[1]), t[2]));
+#undef POOL_R
+  return true;
+}
+
 /* pool16 for windows two wide at stride 2 (2 x 2 max pools): the window's
  * rows folded first, one vector pair per row for the block's 2m columns,
  * then each output's two taps as the even and odd columns of the folded
@@ -196,6 +221,12 @@ pool_blocks(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw, ptrd
       if (!pool16_3x3s2(xi, x_rs, is_max, out + i))
         accy__f32_pool_row__avx2(16, xi, x_rs, kh, kw, dx, sx, ident, kind, out + i);
     }
+    if (i < n) { /* the tail with its three rows unrolled */
+      const float *xi = x + (ptrdiff_t)i * 2;
+      if (!pool16_3x3s2_tail(n - i, xi, x_rs, is_max, out + i))
+        accy__f32_pool_row__avx2(n - i, xi, x_rs, kh, kw, dx, sx, ident, kind, out + i);
+    }
+    return;
   }
   if ((KW == 3 || KW == 2) && sx == 2 && kh > 0) {
     for (; i < n; i += 16) {
