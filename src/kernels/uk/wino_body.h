@@ -3,8 +3,10 @@
  * avx2 and avx512 levels' translation units (uk/avx2/f32_wino.c,
  * uk/avx512/f32_wino.c), which define WINO_NAME(name) to give the kernels
  * their suffix: the same intrinsics, with the AVX-512 level's 32 vector
- * registers where it builds them. The same additions in the same order as
- * the portable kernels, so the same bits at every level. */
+ * registers where it builds them (and its own output transform, sixteen
+ * tiles a vector, where it defines WINO_OWN_OUT). The same additions in
+ * the same order as the portable kernels, so the same bits at every
+ * level. */
 #include <immintrin.h>
 #include <math.h>
 
@@ -87,20 +89,17 @@ static inline __attribute__((always_inline)) void wino_epi(const accy__uk_row_ep
     if (x + 16 <= w) {
       ra = _mm256_loadu_ps(ep->res + x), rb = _mm256_loadu_ps(ep->res + x + 8);
     } else {
-#ifdef __AVX512VL__
-      ra = _mm256_maskz_loadu_ps(wino_lanes8(w - x), ep->res + x);
-      rb = _mm256_maskz_loadu_ps(wino_lanes8(w - x > 8 ? w - x - 8 : 0), ep->res + x + 8);
-#else
       float t[16] = {0};
       for (size_t j = 0; j < w - x; j++) t[j] = ep->res[x + j];
       ra = _mm256_loadu_ps(t), rb = _mm256_loadu_ps(t + 8);
-#endif
     }
     *a = _mm256_add_ps(*a, ra), *b = _mm256_add_ps(*b, rb);
   }
   if (ep->clamp) *a = vclamp8_apply(*a, cl), *b = vclamp8_apply(*b, cl);
 }
 
+/* The output transform (a level that defines WINO_OWN_OUT has its own). */
+#ifndef WINO_OWN_OUT
 void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o0, float *o1,
                                    size_t w, const accy__uk_row_epilogue *ep0,
                                    const accy__uk_row_epilogue *ep1) {
@@ -133,22 +132,17 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
         _mm256_storeu_ps(o + x, a);
         _mm256_storeu_ps(o + x + 8, b);
       } else {
-        /* The row's last columns (the floats past w belong to other
-         * outputs): under lane masks where AVX-512 has them, else through
-         * a copy. */
-#ifdef __AVX512VL__
-        _mm256_mask_storeu_ps(o + x, wino_lanes8(w - x), a);
-        _mm256_mask_storeu_ps(o + x + 8, wino_lanes8(w - x > 8 ? w - x - 8 : 0), b);
-#else
+        /* The row's last columns through a copy (the floats past w belong
+         * to other outputs). */
         float t[16];
         _mm256_storeu_ps(t, a);
         _mm256_storeu_ps(t + 8, b);
         for (size_t j = 0; j < w - x; j++) o[x + j] = t[j];
-#endif
       }
     }
   }
 }
+#endif
 
 /* The output transform of eight tiles at a time, the epilogue (bias and
  * clamp) on each of their four outputs, then the max fold over the four in
