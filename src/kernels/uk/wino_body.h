@@ -3,8 +3,8 @@
  * avx2 and avx512 levels' translation units (uk/avx2/f32_wino.c,
  * uk/avx512/f32_wino.c), which define WINO_NAME(name) to give the kernels
  * their suffix: the same intrinsics, with the AVX-512 level's 32 vector
- * registers where it builds them (and its own output transform, sixteen
- * tiles a vector, where it defines WINO_OWN_OUT). The same additions in
+ * registers where it builds them (and its own output transforms, sixteen
+ * tiles a vector, where it defines WINO_OWN_OUT and WINO_OWN_OUT_POOL). The same additions in
  * the same order as the portable kernels, so the same bits at every
  * level. */
 #include <immintrin.h>
@@ -12,13 +12,6 @@
 
 #include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
-
-#ifdef __AVX512VL__
-/* The first n (0..8, more taken as 8) lanes of a 256-bit vector. */
-static inline __mmask8 wino_lanes8(size_t n) {
-  return n >= 8 ? (__mmask8)0xffu : (__mmask8)((1u << n) - 1u);
-}
-#endif
 
 /* The even and odd floats of the 16 at p, in order. */
 static inline void wino_split(const float *p, __m256 *even, __m256 *odd) {
@@ -146,7 +139,9 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
 
 /* The output transform of eight tiles at a time, the epilogue (bias and
  * clamp) on each of their four outputs, then the max fold over the four in
- * window order, one pooled value per tile (uk.h's f32_wino_out_pool). */
+ * window order, one pooled value per tile (uk.h's f32_wino_out_pool; a
+ * level that defines WINO_OWN_OUT_POOL has its own). */
+#ifndef WINO_OWN_OUT_POOL
 void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, float *out,
                                         const accy__uk_row_epilogue *ep) {
   const vclamp8_plan cl = ep && ep->clamp ? vclamp8_plan_for(ep->lo, ep->hi)
@@ -171,13 +166,10 @@ void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, flo
     if (i + 8 <= n) {
       _mm256_storeu_ps(out + i, acc);
     } else {
-#ifdef __AVX512VL__
-      _mm256_mask_storeu_ps(out + i, wino_lanes8(n - i), acc);
-#else
       float t[8];
       _mm256_storeu_ps(t, acc);
       for (size_t j = 0; j < n - i; j++) out[i + j] = t[j];
-#endif
     }
   }
 }
+#endif

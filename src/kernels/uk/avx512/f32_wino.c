@@ -6,6 +6,7 @@
 
 #define WINO_NAME(name) name##__avx512
 #define WINO_OWN_OUT
+#define WINO_OWN_OUT_POOL
 #include "src/kernels/uk/wino_body.h"
 
 #include "src/kernels/uk/avx512/vmath.h"
@@ -80,5 +81,64 @@ void accy__f32_wino_out__avx512(size_t n, const float *m, size_t ms, float *o0, 
         _mm512_mask_storeu_ps(o + x + 16, mb, b);
       }
     }
+  }
+}
+
+/* acc <- the max reduce's fold of x into acc (scalar.h's accy__fold_max_f32,
+ * avx2/vmath.h's vm_fold8, lane for lane): x where x is NaN, acc where acc
+ * is NaN, else the larger, x when they are equal and acc is -0. */
+static inline __m512 fold16_max(__m512 acc, __m512 x) {
+  const __mmask16 x_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __mmask16 acc_num = _mm512_cmp_ps_mask(acc, acc, _CMP_ORD_Q);
+  const __mmask16 better = _mm512_cmp_ps_mask(x, acc, _CMP_GT_OQ);
+  const __mmask16 tie = _mm512_mask_cmp_ps_mask(_mm512_movepi32_mask(_mm512_castps_si512(acc)),
+                                                x, acc, _CMP_EQ_OQ);
+  return _mm512_mask_blend_ps((__mmask16)(x_nan | (acc_num & (better | tie))), acc, x);
+}
+
+/* uk.h's f32_wino_out_pool, sixteen tiles a vector: the transform, the
+ * epilogue on each of a tile's four outputs, then their fold in window
+ * order. The fold starts from the first output itself: folding any value
+ * into -inf gives that value's bits (a NaN, a number above -inf, or -inf
+ * itself as the tie of two negatives). Without a NaN among the four, the
+ * fold is their maximum with +0 over -0 in any order, three VRANGEPS. The
+ * last step's loads and store under lane masks. */
+void accy__f32_wino_out_pool__avx512(size_t n, const float *m, size_t ms, float *out,
+                                     const accy__uk_row_epilogue *ep) {
+  const vclamp16_plan cl = ep && ep->clamp ? vclamp16_plan_for(ep->lo, ep->hi)
+                                           : vclamp16_plan_for(-INFINITY, INFINITY);
+  const bool has_bias = ep && ep->bias, has_clamp = ep && ep->clamp;
+  const __m512 bias = has_bias ? _mm512_set1_ps(ep->bias[0]) : _mm512_setzero_ps();
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 mt = vm_lanes16(n - i);
+    __m512 s[4][2];
+    for (int a = 0; a < 4; a++) {
+      const float *r = m + i + (size_t)(4 * a) * ms;
+      const __m512 m0 = _mm512_maskz_loadu_ps(mt, r), m1 = _mm512_maskz_loadu_ps(mt, r + ms);
+      const __m512 m2 = _mm512_maskz_loadu_ps(mt, r + 2 * ms);
+      const __m512 m3 = _mm512_maskz_loadu_ps(mt, r + 3 * ms);
+      s[a][0] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+      s[a][1] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+    }
+    /* The tiles' outputs (0, 0), (0, 1), (1, 0), (1, 1), in window order. */
+    __m512 y[4];
+    y[0] = _mm512_add_ps(_mm512_add_ps(s[0][0], s[1][0]), s[2][0]);
+    y[1] = _mm512_add_ps(_mm512_add_ps(s[0][1], s[1][1]), s[2][1]);
+    y[2] = _mm512_sub_ps(_mm512_sub_ps(s[1][0], s[2][0]), s[3][0]);
+    y[3] = _mm512_sub_ps(_mm512_sub_ps(s[1][1], s[2][1]), s[3][1]);
+    for (int q = 0; q < 4; q++) {
+      if (has_bias) y[q] = _mm512_add_ps(y[q], bias);
+      if (has_clamp) y[q] = vclamp16_apply(y[q], &cl);
+    }
+    __m512 acc;
+    if (!_kortestz_mask16_u8(_mm512_cmp_ps_mask(y[0], y[1], _CMP_UNORD_Q),
+                             _mm512_cmp_ps_mask(y[2], y[3], _CMP_UNORD_Q))) {
+      acc = fold16_max(fold16_max(fold16_max(y[0], y[1]), y[2]), y[3]);
+    } else {
+      /* No NaN: the larger of each pair in any order, +0 over -0
+       * (VRANGEPS's max, as the pooling kernels use it). */
+      acc = _mm512_range_ps(_mm512_range_ps(y[0], y[1], 5), _mm512_range_ps(y[2], y[3], 5), 5);
+    }
+    _mm512_mask_storeu_ps(out + i, mt, acc);
   }
 }
