@@ -900,8 +900,10 @@ END_TEST
  * epilogue on both rows, then the max fold over each tile's four outputs
  * in window order) and every level equals the portable kernel (NaNs equal
  * whatever their payload), with sums of any bits (NaNs, infinities, zeros
- * of both signs among them), without an epilogue, with a bias, with a
- * ReLU and with a clamp; nothing written past n. */
+ * of both signs among them; and sums of signed zeros alone, whose windows
+ * hold no NaN and are decided by the +0-over--0 rule), without an
+ * epilogue, with a bias, with a ReLU and with a clamp; nothing written
+ * past n. */
 START_TEST(test_wino_out_pool_matches_portable) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   const int nl = levels(ts);
@@ -911,17 +913,20 @@ START_TEST(test_wino_out_pool_matches_portable) {
   static const float sp[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1.0f, -1.0f};
   static float m[16 * VS + 16], want[NMAX + 8], got[NMAX + 8], o[2][2 * NMAX + 8];
   int tested = 0;
-  for (int rep = 0; rep < 300; rep++) {
+  for (int rep = 0; rep < 400; rep++) {
     const size_t n = (size_t)tu_rng_range(&r, 1, NMAX);
-    const int data = rep % 4;
+    const int data = rep % 5;
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
       m[i] = (float)tu_rng_range(&r, -1000, 1000) / 3.0f;
       if (data == 1 && i % 5 == 0) m[i] = sp[i % 7];
       if (data == 2) m[i] = sp[(i * 3 + i / 5) % 7];
       if (data == 3 && i % 3 == 0) m[i] = 0.0f; /* ties and zero sums */
+      /* Signed zeros only: every output +0 or -0, no NaN, so a window's
+       * maximum is its tie rule (+0 over -0). */
+      if (data == 4) m[i] = tu_rng_range(&r, 0, 1) ? 0.0f : -0.0f;
     }
     const float bias = (float)tu_rng_range(&r, -90, 90) / 11.0f;
-    const int epk = (rep / 4) % 4;
+    const int epk = data == 4 ? 0 : (rep / 4) % 4; /* the zeros without an epilogue */
     const accy__uk_row_epilogue e = {epk ? &bias : NULL, NULL, epk >= 2,
                                      epk == 3 ? -1.0f : 0.0f, epk == 3 ? 6.0f : INFINITY};
     const accy__uk_row_epilogue *ep = epk ? &e : NULL;

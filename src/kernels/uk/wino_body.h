@@ -137,6 +137,13 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
 }
 #endif
 
+/* The larger of two numbers (no NaN), +0 over -0: max, and the AND of an
+ * equal pair (the max rule's tie). */
+static inline __m256 wino_max_num(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_max_ps(a, b), _mm256_and_ps(a, b),
+                          _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+}
+
 /* The output transform of eight tiles at a time, the epilogue (bias and
  * clamp) on each of their four outputs, then the max fold over the four in
  * window order, one pooled value per tile (uk.h's f32_wino_out_pool; a
@@ -156,12 +163,20 @@ void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, flo
     y[1] = _mm256_add_ps(_mm256_add_ps(s[0][1], s[1][1]), s[2][1]);
     y[2] = _mm256_sub_ps(_mm256_sub_ps(s[1][0], s[2][0]), s[3][0]);
     y[3] = _mm256_sub_ps(_mm256_sub_ps(s[1][1], s[2][1]), s[3][1]);
-    __m256 acc = _mm256_set1_ps(-INFINITY);
     for (int q = 0; q < 4; q++) {
-      __m256 v = y[q];
-      if (ep && ep->bias) v = _mm256_add_ps(v, bias);
-      if (ep && ep->clamp) v = vclamp8_apply(v, &cl);
-      acc = vm_fold8(acc, v, true);
+      if (ep && ep->bias) y[q] = _mm256_add_ps(y[q], bias);
+      if (ep && ep->clamp) y[q] = vclamp8_apply(y[q], &cl);
+    }
+    /* The fold from the first output itself (any value folded into -inf
+     * keeps its bits); without a NaN among the four, their maximum with +0
+     * over -0 (the AND of equal pairs) in any order. */
+    __m256 acc;
+    if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(y[0], y[1], _CMP_UNORD_Q),
+                                        _mm256_cmp_ps(y[2], y[3], _CMP_UNORD_Q)))) {
+      acc = vm_fold8(vm_fold8(vm_fold8(y[0], y[1], true), y[2], true), y[3], true);
+    } else {
+      const __m256 a = wino_max_num(y[0], y[1]), b = wino_max_num(y[2], y[3]);
+      acc = wino_max_num(a, b);
     }
     if (i + 8 <= n) {
       _mm256_storeu_ps(out + i, acc);
