@@ -11,6 +11,20 @@
 
 #include "src/kernels/uk/avx512/vmath.h"
 
+/* The first step of A^T M A for the sixteen tiles (lanes mt) whose sums
+ * start at m (products ms apart): s[a] = ((m[4a] + m[4a+1]) + m[4a+2],
+ * (m[4a+1] - m[4a+2]) - m[4a+3]), in uk.h's order. */
+static inline void wino_col_sums16(const float *m, size_t ms, __mmask16 mt, __m512 s[4][2]) {
+  for (int a = 0; a < 4; a++) {
+    const float *r = m + (size_t)(4 * a) * ms;
+    const __m512 m0 = _mm512_maskz_loadu_ps(mt, r), m1 = _mm512_maskz_loadu_ps(mt, r + ms);
+    const __m512 m2 = _mm512_maskz_loadu_ps(mt, r + 2 * ms);
+    const __m512 m3 = _mm512_maskz_loadu_ps(mt, r + 3 * ms);
+    s[a][0] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+    s[a][1] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+  }
+}
+
 /* The row epilogue on 32 outputs of a row from x on (a: x .. x + 15, b: the
  * next sixteen; ma, mb their lanes in the row): bias, residual, clamp, one
  * rounding each in f32_epilogue's order, so the same bits. */
@@ -47,14 +61,7 @@ void accy__f32_wino_out__avx512(size_t n, const float *m, size_t ms, float *o0, 
   for (size_t i = 0; i < n; i += 16) {
     const __mmask16 mt = vm_lanes16(n - i);
     __m512 s[4][2];
-    for (int a = 0; a < 4; a++) {
-      const float *r = m + i + (size_t)(4 * a) * ms;
-      const __m512 m0 = _mm512_maskz_loadu_ps(mt, r), m1 = _mm512_maskz_loadu_ps(mt, r + ms);
-      const __m512 m2 = _mm512_maskz_loadu_ps(mt, r + 2 * ms);
-      const __m512 m3 = _mm512_maskz_loadu_ps(mt, r + 3 * ms);
-      s[a][0] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
-      s[a][1] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
-    }
+    wino_col_sums16(m + i, ms, mt, s);
     const size_t x = 2 * i, left = w - x; /* x < w: tile i has an output */
     const __mmask16 ma = vm_lanes16(left), mb = vm_lanes16(left > 16 ? left - 16 : 0);
     for (int row = 0; row < 2; row++) {
@@ -112,14 +119,7 @@ void accy__f32_wino_out_pool__avx512(size_t n, const float *m, size_t ms, float 
   for (size_t i = 0; i < n; i += 16) {
     const __mmask16 mt = vm_lanes16(n - i);
     __m512 s[4][2];
-    for (int a = 0; a < 4; a++) {
-      const float *r = m + i + (size_t)(4 * a) * ms;
-      const __m512 m0 = _mm512_maskz_loadu_ps(mt, r), m1 = _mm512_maskz_loadu_ps(mt, r + ms);
-      const __m512 m2 = _mm512_maskz_loadu_ps(mt, r + 2 * ms);
-      const __m512 m3 = _mm512_maskz_loadu_ps(mt, r + 3 * ms);
-      s[a][0] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
-      s[a][1] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
-    }
+    wino_col_sums16(m + i, ms, mt, s);
     /* The tiles' outputs (0, 0), (0, 1), (1, 0), (1, 1), in window order. */
     __m512 y[4];
     y[0] = _mm512_add_ps(_mm512_add_ps(s[0][0], s[1][0]), s[2][0]);
