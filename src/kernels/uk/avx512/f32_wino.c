@@ -1,7 +1,7 @@
 /* src/kernels/uk/avx512/f32_wino.c: the Winograd F(2x2, 3x3) transforms at
- * the avx512 level (uk/wino_body.h): the avx2 level's vectors with 32
- * registers to hold them, and an output transform of its own over sixteen
- * tiles a vector; the same bits. */
+ * the avx512 level (uk/wino_body.h): the avx2 level's input transform with
+ * 32 registers to hold it, and output transforms of its own (plain and
+ * pooled) over sixteen tiles a vector; the same bits. */
 #include "src/internal.h"
 
 #define WINO_NAME(name) name##__avx512
