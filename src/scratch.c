@@ -204,6 +204,19 @@ uint64_t accy__memory_limit_default(void) {
 
 /* ---- caches ----------------------------------------------------------------------- */
 
+/* Bumped in a forked child (accy__scratch_cache's fork_epoch): a caller
+ * that held a cache's lock at the fork never gives it back there, and the
+ * child's first launch of that program spun forever (check_coalesce's
+ * fork test, about once in seven runs of the suite under load). */
+static _Atomic uint32_t g_fork_epoch;
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+static void fork_child(void) { atomic_fetch_add(&g_fork_epoch, 1); }
+static void register_fork(void) { (void)pthread_atfork(NULL, NULL, fork_child); }
+
+static inline bool inherited(const accy__scratch_cache *cache) {
+  return cache->fork_epoch != atomic_load_explicit(&g_fork_epoch, memory_order_relaxed);
+}
+
 /* The cache lock guards a few loads and stores, so a test-and-set word
  * serves: one locked instruction to take it and a plain release store to
  * give it back, where a pthread mutex pair costs two locked instructions and
@@ -234,6 +247,8 @@ void accy__scratch_cache_init(accy__scratch_cache *cache, uint64_t block_bytes,
                               accy__memory_budget *budget) {
   memset(cache, 0, sizeof *cache);
   atomic_init(&cache->lock, false);
+  pthread_once(&g_fork_once, register_fork);
+  cache->fork_epoch = atomic_load(&g_fork_epoch);
   cache->block_bytes = accy__align_up(block_bytes < 64 ? 64 : block_bytes, 64);
   cache->budget = budget;
 }
@@ -243,15 +258,16 @@ void accy__scratch_cache_destroy(accy__scratch_cache *cache) {
 }
 
 accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
-  cache_lock(cache);
-  void *b = cache->free_list;
+  const bool own = !inherited(cache);
+  void *b = NULL;
+  if (own) cache_lock(cache), b = cache->free_list;
   if (b) {
     memcpy(&cache->free_list, b, sizeof(void *));
     cache->n_free--;
     const uint64_t in_use = cache->n_blocks - cache->n_free;
     if (in_use > cache->window_peak) cache->window_peak = in_use;
   }
-  cache_unlock(cache);
+  if (own) cache_unlock(cache);
   if (b) {
     *out = b;
     return ACCY_STATUS_OK;
@@ -277,6 +293,10 @@ accy_status accy__scratch_acquire(accy__scratch_cache *cache, void **out) {
                      (unsigned long long)cache->block_bytes);
   }
   atomic_fetch_add(&backend_allocs, 1);
+  if (!own) { /* a forked child's block, freed on release */
+    *out = b;
+    return ACCY_STATUS_OK;
+  }
   cache_lock(cache);
   if (++cache->n_blocks > cache->peak_blocks) cache->peak_blocks = cache->n_blocks;
   if (cache->n_blocks - cache->n_free > cache->window_peak)
@@ -303,6 +323,12 @@ static uint64_t free_chain(accy__scratch_cache *cache, void *b, uint64_t n) {
 }
 
 void accy__scratch_release(accy__scratch_cache *cache, void *block, _Atomic uint64_t *count) {
+  if (inherited(cache)) { /* in a forked child: the block was its own (or the parent's) */
+    if (count) atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
+    backend_free(block);
+    if (cache->budget) accy__budget_give(cache->budget, cache->block_bytes);
+    return;
+  }
   cache_lock(cache);
   if (count)
     atomic_store_explicit(count, atomic_load_explicit(count, memory_order_relaxed) + 1,
@@ -331,6 +357,7 @@ void accy__scratch_release(accy__scratch_cache *cache, void *block, _Atomic uint
 }
 
 uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache) {
+  if (inherited(cache)) return 0; /* the parent's list: not this process's to walk */
   cache_lock(cache);
   void *b = cache->free_list;
   uint64_t n = cache->n_free;
@@ -343,6 +370,10 @@ uint64_t accy__scratch_cache_trim(accy__scratch_cache *cache) {
 
 void accy__scratch_cache_counts(accy__scratch_cache *cache, uint64_t *blocks, uint64_t *in_use,
                                 uint64_t *peak) {
+  if (inherited(cache)) { /* nothing cached in a forked child */
+    *blocks = *in_use = *peak = 0;
+    return;
+  }
   cache_lock(cache);
   *blocks = cache->n_blocks;
   *in_use = cache->n_blocks - cache->n_free;

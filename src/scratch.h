@@ -54,6 +54,11 @@ typedef struct accy__scratch_cache {
   uint64_t window_releases;
   uint64_t window_peak;
   accy__memory_budget *budget; /* every block is taken from it; may be NULL */
+  /* The process's fork count when the cache was made: a cache inherited by
+   * a forked child (its lock perhaps held by a thread that does not exist
+   * there, its list perhaps half updated) is never locked nor read again;
+   * the child's calls allocate and free their blocks directly. */
+  uint32_t fork_epoch;
 } accy__scratch_cache;
 
 /* |budget| (may be NULL) outlives the cache. */

@@ -25,6 +25,7 @@
 
 #include "scheduler/sched.h"
 #include "src/base/alloc.h"
+#include "src/scratch.h"
 #include "tests/testutil.h"
 
 #define POOL_N 4u
@@ -1330,6 +1331,64 @@ START_TEST(test_forked_child_runs_inline) {
 }
 END_TEST
 
+/* A scratch cache whose lock a caller held at a fork (a thread that does not
+ * exist in the child): the child still acquires and releases blocks (its
+ * own, allocated and freed directly, its budget given back), reads no
+ * counts from the parent's list and trims nothing; the parent's cache, once
+ * its holder lets go, works as before. The child's calls used to spin on
+ * the lock forever (check_coalesce's fork test hung about once in seven
+ * runs of the suite under load). */
+START_TEST(test_forked_child_skips_a_held_scratch_cache) {
+  accy__memory_budget budget;
+  memset(&budget, 0, sizeof budget);
+  budget.limit = UINT64_MAX;
+  accy__scratch_cache cache;
+  accy__scratch_cache_init(&cache, 4096, &budget);
+  void *b = NULL;
+  ck_assert_int_eq(accy__scratch_acquire(&cache, &b), ACCY_STATUS_OK);
+  accy__scratch_release(&cache, b, NULL); /* one block on the free list */
+  atomic_store(&cache.lock, true);        /* a caller inside the lock at the fork */
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* no Check asserts here: the exit code says */
+    int code = 0;
+    void *x = NULL, *y = NULL;
+    if (accy__scratch_acquire(&cache, &x) != ACCY_STATUS_OK || !x) code = 1;
+    else if (accy__scratch_acquire(&cache, &y) != ACCY_STATUS_OK || !y || y == x) code = 2;
+    if (!code) {
+      memset(x, 1, 4096), memset(y, 2, 4096); /* really the child's */
+      accy__scratch_release(&cache, x, NULL);
+      accy__scratch_release(&cache, y, NULL);
+      uint64_t blocks = 9, in_use = 9, peak = 9;
+      accy__scratch_cache_counts(&cache, &blocks, &in_use, &peak);
+      if (blocks || in_use || peak) code = 3;
+      else if (accy__scratch_cache_trim(&cache) != 0) code = 4;
+      else if (atomic_load(&budget.held) != 4096) code = 5; /* the parent's one block */
+    }
+    _exit(code);
+  }
+  int status = 0;
+  pid_t got = 0;
+  for (int k = 0; k < 1000 && (got = waitpid(pid, &status, WNOHANG)) == 0; k++) sleep_ms(10);
+  if (got == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    ck_abort_msg("forked child hung on the scratch cache's lock");
+  }
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  atomic_store(&cache.lock, false); /* the holder lets go */
+  ck_assert_int_eq(accy__scratch_acquire(&cache, &b), ACCY_STATUS_OK);
+  uint64_t blocks = 0, in_use = 0, peak = 0;
+  accy__scratch_cache_counts(&cache, &blocks, &in_use, &peak);
+  ck_assert_uint_eq(blocks, 1);
+  ck_assert_uint_eq(in_use, 1);
+  accy__scratch_release(&cache, b, NULL);
+  accy__scratch_cache_destroy(&cache);
+  ck_assert_uint_eq(atomic_load(&budget.held), 0);
+}
+END_TEST
+
 /* ---- graph check and state size ------------------------------------------------------------ */
 
 START_TEST(test_graph_check) {
@@ -1428,6 +1487,7 @@ static Suite *scheduler_suite(void) {
   tcase_add_test(tc, test_idle_workers_sleep);
   tcase_add_test(tc, test_only_workers_with_a_core_spin);
   tcase_add_test(tc, test_forked_child_runs_inline);
+  tcase_add_test(tc, test_forked_child_skips_a_held_scratch_cache);
   suite_add_tcase(s, tc);
   return s;
 }
