@@ -507,29 +507,6 @@ void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, con
 
 /* ---- small planes, one channel per lane (f32_dwconv_lanes) ------------------ */
 
-/* r[i][j] <- r[j][i]: eight vectors as an 8 x 8 matrix, transposed in
- * registers (pairs, pairs of pairs, halves). */
-static inline __attribute__((always_inline)) void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-#pragma GCC unroll 2
-  for (int h = 0; h < 2; h++) {
-    u[4 * h] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
-    u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xEE);
-    u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
-    u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
-    r[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
-  }
-}
-
 /* The lanes i < n as a maskload mask. */
 static inline __m256i first8(ptrdiff_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n),
@@ -583,7 +560,7 @@ static inline __attribute__((always_inline)) void lanes8_body(
       r[c] = c >= nch ? zero
              : m == 8 ? _mm256_loadu_ps(x + (ptrdiff_t)c * HW + p0)
                       : _mm256_maskload_ps(x + (ptrdiff_t)c * HW + p0, pm);
-    transpose8(r);
+    vm_transpose8(r);
 #pragma GCC unroll 8
     for (int64_t i = 0; i < 8; i++) {
       if (i >= m) break;
@@ -608,7 +585,7 @@ static inline __attribute__((always_inline)) void lanes8_body(
     const __m256i pm = first8(m);
 #pragma GCC unroll 8
     for (int64_t i = 0; i < 8; i++) r[i] = i < m ? ot[p0 + i] : zero;
-    transpose8(r);
+    vm_transpose8(r);
     for (size_t c = 0; c < nch; c++) {
       __m256 v = r[c];
       if (ep) {

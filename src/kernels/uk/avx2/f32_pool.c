@@ -219,29 +219,6 @@ void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t k
                                  out + i);
 }
 
-/* Columns k of eight rows r[0..7] (8 floats each): c[k][j] = r[j][k]. */
-static inline void transpose8(const __m256 r[8], __m256 c[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-  c[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-  c[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  c[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-  c[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  c[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-  c[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  c[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-  c[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
 
 /* Eight rows side by side, one per lane: each block of eight columns is
  * transposed so that lane j meets row j's elements in their order. */
@@ -251,10 +228,10 @@ static inline __attribute__((always_inline)) __m256 fold8_blocks(size_t len, con
                                                                  ptrdiff_t rs, __m256 acc,
                                                                  int kind) {
   for (size_t l = 0; l + 8 <= len; l += 8) {
-    __m256 r[8], c[8];
+    __m256 r[8];
     for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(x + j * rs + (ptrdiff_t)l);
-    transpose8(r, c);
-    for (int k = 0; k < 8; k++) acc = combine(acc, c[k], kind);
+    vm_transpose8(r); /* r[k]: column k of the eight rows */
+    for (int k = 0; k < 8; k++) acc = combine(acc, r[k], kind);
   }
   return acc;
 }
@@ -407,30 +384,9 @@ void accy__f32_gather_rows__avx2(size_t kcur, size_t w, float *d, const float *c
 }
 
 /* ---- transpose (uk.h: accy__uk_f32_transpose_fn) -----------------------------
- * Blocks of 8 x 8 through registers: pairs of rows interleaved, then pairs
- * of pairs, then the 128-bit halves exchanged. A block at an edge loads its
- * rows' first columns under a lane mask (absent rows are zeros) and stores
- * its columns' first rows likewise. */
-static inline void tr8x8(__m256 r[8]) {
-  __m256 a[8], b[8];
-  for (int k = 0; k < 4; k++) {
-    a[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
-    a[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
-  }
-  for (int k = 0; k < 2; k++) {
-    b[4 * k] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0x44);
-    b[4 * k + 1] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0xee);
-    b[4 * k + 2] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0x44);
-    b[4 * k + 3] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0xee);
-  }
-  /* b[c] holds rows 0-3 of columns c (low half) and c + 4 (high half);
-   * b[4 + c] rows 4-7 of the same columns. */
-  for (int c = 0; c < 4; c++) {
-    r[c] = _mm256_permute2f128_ps(b[c], b[4 + c], 0x20);
-    r[4 + c] = _mm256_permute2f128_ps(b[c], b[4 + c], 0x31);
-  }
-}
-
+ * Blocks of 8 x 8 through registers (vm_transpose8). A block at an edge
+ * loads its rows' first columns under a lane mask (absent rows are zeros)
+ * and stores its columns' first rows likewise. */
 void accy__f32_transpose__avx2(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
                                float *dst, ptrdiff_t dst_rs) {
   for (size_t i0 = 0; i0 < rows; i0 += 8) {
@@ -443,14 +399,14 @@ void accy__f32_transpose__avx2(size_t rows, size_t cols, const float *src, ptrdi
       __m256 r[8];
       if (ri == 8 && cj == 8) {
         for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(s + i * src_rs);
-        tr8x8(r);
+        vm_transpose8(r);
         for (int j = 0; j < 8; j++) _mm256_storeu_ps(d + j * dst_rs, r[j]);
         continue;
       }
       const __m256i mj = lane_mask8((1u << cj) - 1u);
       for (size_t i = 0; i < 8; i++)
         r[i] = i < ri ? _mm256_maskload_ps(s + (ptrdiff_t)i * src_rs, mj) : _mm256_setzero_ps();
-      tr8x8(r);
+      vm_transpose8(r);
       for (size_t j = 0; j < cj; j++) _mm256_maskstore_ps(d + (ptrdiff_t)j * dst_rs, mi, r[j]);
     }
   }

@@ -252,4 +252,28 @@ static inline __m256 vclamp8_apply(__m256 v, const vclamp8_plan *p) {
   return v;
 }
 
+/* r[i][j] <- r[j][i]: eight vectors as an 8 x 8 matrix, transposed in
+ * registers (pairs of elements, pairs of pairs, then the 128-bit halves
+ * exchanged). Moves only: every element keeps its bits. */
+static inline __attribute__((always_inline)) void vm_transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; h++) {
+    u[4 * h] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
+    u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xEE);
+    u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
+    u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+    r[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+  }
+}
+
 #endif /* ACCY_KERNELS_UK_AVX2_VMATH_H */

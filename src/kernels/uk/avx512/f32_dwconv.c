@@ -428,38 +428,6 @@ void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, c
 
 /* ---- small planes, one channel per lane (f32_dwconv_lanes) ------------------ */
 
-/* r[i][j] <- r[j][i]: sixteen vectors as a 16 x 16 matrix, transposed in
- * registers (pairs of elements, of pairs, of 128-bit quarters, of halves). */
-ACCY_INLINE void transpose16(__m512 r[16]) {
-  __m512 t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-#define PD(v) _mm512_castps_pd(v)
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(PD(t[4 * i]), PD(t[4 * i + 2])));
-    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(PD(t[4 * i]), PD(t[4 * i + 2])));
-    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(PD(t[4 * i + 1]), PD(t[4 * i + 3])));
-    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(PD(t[4 * i + 1]), PD(t[4 * i + 3])));
-  }
-#undef PD
-#pragma GCC unroll 2
-  for (int h = 0; h < 2; h++)
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-      t[8 * h + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0x88);
-      t[8 * h + 4 + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0xdd);
-    }
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
-    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
-  }
-}
-
 /* NJ (1..4) outputs of row oy from column ox0: NJ chains over the taps. */
 ACCY_INLINE void lanes_outs(const accy__uk_dw_geom *g, const __m512 *xt, const float *wt,
                             int64_t Wp, int64_t oy, int64_t ox0, __m512 *ot, int64_t KH,
@@ -508,7 +476,7 @@ ACCY_INLINE void lanes_body(const accy__uk_dw_geom *g, const float *x, const flo
 #pragma GCC unroll 16
     for (size_t c = 0; c < 16; c++)
       r[c] = c < nch ? _mm512_maskz_loadu_ps(pm, x + (ptrdiff_t)c * HW + p0) : zero;
-    transpose16(r);
+    vm_transpose16(r);
 #pragma GCC unroll 16
     for (int64_t i = 0; i < 16; i++) {
       if (i >= m) break;
@@ -534,7 +502,7 @@ ACCY_INLINE void lanes_body(const accy__uk_dw_geom *g, const float *x, const flo
     const __mmask16 pm = vm_lanes16((size_t)m);
 #pragma GCC unroll 16
     for (int64_t i = 0; i < 16; i++) r[i] = i < m ? ot[p0 + i] : zero;
-    transpose16(r);
+    vm_transpose16(r);
     for (size_t c = 0; c < nch; c++) {
       __m512 v = r[c];
       if (ep) {

@@ -329,35 +329,9 @@ void accy__f32_reduce_rows__avx512(size_t len, const float *x, ptrdiff_t rs, siz
 }
 
 /* ---- transpose (uk.h: accy__uk_f32_transpose_fn) -----------------------------
- * Blocks of 16 x 16 through registers: pairs of rows interleaved, pairs of
- * pairs, then two rounds of 128-bit lane shuffles. A block at an edge loads
- * its rows' first columns under a lane mask (absent rows are zeros) and
- * stores its columns' first rows likewise. */
-static inline void tr16x16(__m512 r[16]) {
-  __m512 a[16], b[16];
-  for (int k = 0; k < 8; k++) {
-    a[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
-    a[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
-  }
-  for (int k = 0; k < 4; k++) {
-    b[4 * k] = _mm512_shuffle_ps(a[4 * k], a[4 * k + 2], 0x44);
-    b[4 * k + 1] = _mm512_shuffle_ps(a[4 * k], a[4 * k + 2], 0xee);
-    b[4 * k + 2] = _mm512_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0x44);
-    b[4 * k + 3] = _mm512_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0xee);
-  }
-  /* b[4k + c]'s 128-bit lane L: rows 4k .. 4k + 3 of column 4L + c. */
-  for (int c = 0; c < 4; c++) {
-    const __m512 e0 = _mm512_shuffle_f32x4(b[c], b[4 + c], 0x88);
-    const __m512 e1 = _mm512_shuffle_f32x4(b[c], b[4 + c], 0xdd);
-    const __m512 e2 = _mm512_shuffle_f32x4(b[8 + c], b[12 + c], 0x88);
-    const __m512 e3 = _mm512_shuffle_f32x4(b[8 + c], b[12 + c], 0xdd);
-    r[c] = _mm512_shuffle_f32x4(e0, e2, 0x88);
-    r[4 + c] = _mm512_shuffle_f32x4(e1, e3, 0x88);
-    r[8 + c] = _mm512_shuffle_f32x4(e0, e2, 0xdd);
-    r[12 + c] = _mm512_shuffle_f32x4(e1, e3, 0xdd);
-  }
-}
-
+ * Blocks of 16 x 16 through registers (vm_transpose16). A block at an
+ * edge loads its rows' first columns under a lane mask (absent rows are
+ * zeros) and stores its columns' first rows likewise. */
 void accy__f32_transpose__avx512(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
                                  float *dst, ptrdiff_t dst_rs) {
   for (size_t i0 = 0; i0 < rows; i0 += 16) {
@@ -370,14 +344,14 @@ void accy__f32_transpose__avx512(size_t rows, size_t cols, const float *src, ptr
       __m512 r[16];
       if (ri == 16 && cj == 16) {
         for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(s + i * src_rs);
-        tr16x16(r);
+        vm_transpose16(r);
         for (int j = 0; j < 16; j++) _mm512_storeu_ps(d + j * dst_rs, r[j]);
         continue;
       }
       const __mmask16 mj = vm_lanes16(cj);
       for (size_t i = 0; i < 16; i++)
         r[i] = i < ri ? _mm512_maskz_loadu_ps(mj, s + (ptrdiff_t)i * src_rs) : _mm512_setzero_ps();
-      tr16x16(r);
+      vm_transpose16(r);
       for (size_t j = 0; j < cj; j++) _mm512_mask_storeu_ps(d + (ptrdiff_t)j * dst_rs, mi, r[j]);
     }
   }

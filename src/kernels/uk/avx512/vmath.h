@@ -73,4 +73,36 @@ static inline void vm_taps3_s2(__m512 lo, __m512 hi, __m512 ex, __m512 t[3]) {
       _mm512_alignr_epi32(_mm512_castps_si512(ex), _mm512_castps_si512(t[0]), 1));
 }
 
+/* r[i][j] <- r[j][i]: sixteen vectors as a 16 x 16 matrix, transposed in
+ * registers (pairs of elements, of pairs, of 128-bit quarters, of halves). Moves only: every element keeps its bits. */
+static inline __attribute__((always_inline)) void vm_transpose16(__m512 r[16]) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#define PD(v) _mm512_castps_pd(v)
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(PD(t[4 * i]), PD(t[4 * i + 2])));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(PD(t[4 * i]), PD(t[4 * i + 2])));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(PD(t[4 * i + 1]), PD(t[4 * i + 3])));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(PD(t[4 * i + 1]), PD(t[4 * i + 3])));
+  }
+#undef PD
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+      t[8 * h + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0x88);
+      t[8 * h + 4 + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0xdd);
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
+  }
+}
+
 #endif /* ACCY_KERNELS_UK_AVX512_VMATH_H */
