@@ -323,10 +323,10 @@ static uint64_t free_chain(accy__scratch_cache *cache, void *b, uint64_t n) {
 }
 
 void accy__scratch_release(accy__scratch_cache *cache, void *block, _Atomic uint64_t *count) {
-  if (inherited(cache)) { /* in a forked child: the block was its own (or the parent's) */
+  if (inherited(cache)) { /* in a forked child: a block it allocated itself, freed again */
     if (count) atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
-    backend_free(block);
-    if (cache->budget) accy__budget_give(cache->budget, cache->block_bytes);
+    memset(block, 0, sizeof(void *)); /* a chain of one */
+    (void)free_chain(cache, block, 1);
     return;
   }
   cache_lock(cache);

@@ -1278,6 +1278,21 @@ START_TEST(test_only_workers_with_a_core_spin) {
 }
 END_TEST
 
+/* Waits up to ten seconds for forked child |pid|: it must have exited with
+ * 0; one still running is killed and the test fails with |hung|. */
+static void child_exits_zero(pid_t pid, const char *hung) {
+  int status = 0;
+  pid_t got = 0;
+  for (int k = 0; k < 1000 && (got = waitpid(pid, &status, WNOHANG)) == 0; k++) sleep_ms(10);
+  if (got == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    ck_abort_msg("%s", hung);
+  }
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
 START_TEST(test_forked_child_runs_inline) {
   accy__pool *pool = pool_get(3);
   const uint32_t tiles[] = {200, 5, 200};
@@ -1312,16 +1327,7 @@ START_TEST(test_forked_child_runs_inline) {
     accy__pool_release(fresh);
     _exit(code);
   }
-  int status = 0;
-  pid_t got = 0;
-  for (int k = 0; k < 1000 && (got = waitpid(pid, &status, WNOHANG)) == 0; k++) sleep_ms(10);
-  if (got == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    ck_abort_msg("forked child hung");
-  }
-  ck_assert(WIFEXITED(status));
-  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  child_exits_zero(pid, "forked child hung");
   /* The parent's pool is unaffected. */
   run_checked(pool, &tg, &r, 3);
   free(state);
@@ -1367,16 +1373,7 @@ START_TEST(test_forked_child_skips_a_held_scratch_cache) {
     }
     _exit(code);
   }
-  int status = 0;
-  pid_t got = 0;
-  for (int k = 0; k < 1000 && (got = waitpid(pid, &status, WNOHANG)) == 0; k++) sleep_ms(10);
-  if (got == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    ck_abort_msg("forked child hung on the scratch cache's lock");
-  }
-  ck_assert(WIFEXITED(status));
-  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  child_exits_zero(pid, "forked child hung on the scratch cache's lock");
   atomic_store(&cache.lock, false); /* the holder lets go */
   ck_assert_int_eq(accy__scratch_acquire(&cache, &b), ACCY_STATUS_OK);
   uint64_t blocks = 0, in_use = 0, peak = 0;
