@@ -76,6 +76,15 @@ static uint32_t bin(prog *g, uint16_t op, accy__type t, uint32_t a, uint32_t b) 
   return node(g, op, t, ops, 2, NULL, 0);
 }
 
+static uint32_t un(prog *g, uint16_t op, accy__type t, uint32_t a) {
+  return node(g, op, t, &a, 1, NULL, 0);
+}
+
+static uint32_t reduce_axis(prog *g, int kind, uint32_t x, accy__type rt, int64_t axis) {
+  int64_t attrs[2] = {kind, axis};
+  return node(g, ACCY_OP_REDUCE, rt, &x, 1, attrs, 2);
+}
+
 /* Compiles |g| (fused or not), runs it inline and through a 2-worker pool
  * on |inputs|, checks both runs agree and leave the inputs alone, and
  * returns the outputs (all of them, one after the other) and the number of
@@ -83,7 +92,7 @@ static uint32_t bin(prog *g, uint16_t op, accy__type t, uint32_t a, uint32_t b) 
 static float *run(prog *g, bool fuse, void **inputs, uint32_t *n_tasks) {
   setenv("ACCY_FUSION", fuse ? "1" : "0", 1);
   accy__plan plan;
-  ck_assert_int_eq(accy__verify(&g->p), ACCY_STATUS_OK);
+  ck_assert_msg(accy__verify(&g->p) == ACCY_STATUS_OK, "verify: %s", accy__cause());
   accy_status s = accy__compile(&g->p, 16, &plan);
   ck_assert_msg(s == ACCY_STATUS_OK, "compile: %s", accy__cause());
   /* Tasks with work (barrier tasks of the scratch planner have none), not
@@ -286,9 +295,10 @@ START_TEST(test_dot_epilogues) {
         break;
       }
       case 4: /* crossed bounds: minimum(y, -1) then maximum(., 1): only the first fuses
-               * into the dot; the maximum and its broadcast form a group */
+               * into the dot's epilogue; the maximum and its broadcast form a group,
+               * which follows the dot's items */
         y = bin(&g, ACCY_OP_MINIMUM, ot, y, scalar(&g, ot, -1));
-        y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 1)), want = 2;
+        y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 1));
         break;
       case 5: /* bias + residual + ReLU */
         y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
@@ -322,7 +332,7 @@ START_TEST(test_chains_that_must_not_fuse) {
   uint32_t y = bin(&g, ACCY_OP_ADD, ot, d, channel_bias(&g, ot, 1));
   y = bin(&g, ACCY_OP_MULTIPLY, ot, y, d);
   out(&g, y);
-  compare(&g, 2); /* the dot, then add + broadcast + multiply as a group */
+  compare(&g, 1); /* no chain: add + broadcast + multiply, a group after the dot's items */
   /* The middle of the chain is a program output too: the chain stops there. */
   accy__program_init(&g.p);
   x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 2, xd));
@@ -332,6 +342,123 @@ START_TEST(test_chains_that_must_not_fuse) {
   out(&g, y);
   ck_assert_int_eq(accy__program_add_output(&g.p, mid, "mid", 3), ACCY_STATUS_OK);
   compare(&g, 2); /* dot + bias fuse; the ReLU and its broadcast are a group */
+}
+END_TEST
+
+/* A dot_general for test_groups_after_dots: x [M, K] . W [K, N] (shape 0-2:
+ * M 1, 37 and 300, the GEMV, a few items and many wide ones), batched
+ * [3, M, K] . [3, K, N] with W an input (3: B packed per launch by a
+ * pre-pass), or lhs [4, 16, 5] contracted over its middle axis, whose two
+ * free axes are no single stride (4: the generic path, [4, 5, N]). */
+static uint32_t group_dot(prog *g, int shape, accy__type *ot) {
+  static const int64_t Ms[4] = {1, 37, 300, 29}, Ks[4] = {70, 70, 64, 40}, Ns[4] = {45, 45, 1000, 70};
+  if (shape == 4) {
+    int64_t ld[3] = {4, 16, 5}, wd[2] = {16, 12}, od[3] = {4, 5, 12};
+    uint32_t ops[2] = {param(g, "x", tu_type(ACCY_DTYPE_F32, 3, ld)),
+                       constant(g, tu_type(ACCY_DTYPE_F32, 2, wd), 0, false)};
+    int64_t attrs[4] = {0, 1, 1, 0};
+    *ot = tu_type(ACCY_DTYPE_F32, 3, od);
+    return node(g, ACCY_OP_DOT_GENERAL, *ot, ops, 2, attrs, 4);
+  }
+  const int64_t M = Ms[shape], K = Ks[shape], N = Ns[shape];
+  if (shape == 3) {
+    int64_t xd[3] = {3, M, K}, wd[3] = {3, K, N}, od[3] = {3, M, N};
+    uint32_t ops[2] = {param(g, "x", tu_type(ACCY_DTYPE_F32, 3, xd)),
+                       param(g, "w", tu_type(ACCY_DTYPE_F32, 3, wd))};
+    int64_t attrs[6] = {1, 0, 0, 1, 2, 1};
+    *ot = tu_type(ACCY_DTYPE_F32, 3, od);
+    return node(g, ACCY_OP_DOT_GENERAL, *ot, ops, 2, attrs, 6);
+  }
+  int64_t xd[2] = {M, K}, od[2] = {M, N};
+  *ot = tu_type(ACCY_DTYPE_F32, 2, od);
+  return dense(g, param(g, "x", tu_type(ACCY_DTYPE_F32, 2, xd)), M, K, N, true);
+}
+
+/* Flat groups after a dot_general (fuse.h): the group runs on each item of
+ * the product, in place, and its bits equal the unfused nodes'; groups that
+ * read anything but the product and constants, or a product that is needed
+ * as it is elsewhere, stay tasks of their own. */
+START_TEST(test_groups_after_dots) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4700 + (uint64_t)_i);
+  for (int rule = 0; rule < 10; rule++) {
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    accy__type ot;
+    uint32_t y = group_dot(&g, _i, &ot), want = 1;
+    const uint32_t rk = ot.rank;
+    switch (rule) {
+      case 0: { /* erf GELU: y * 0.5 * (1 + erf(y / sqrt 2)) */
+        uint32_t e = un(&g, ACCY_OP_ERF, ot, bin(&g, ACCY_OP_DIVIDE, ot, y, scalar(&g, ot, 1.41421356f)));
+        e = bin(&g, ACCY_OP_ADD, ot, e, scalar(&g, ot, 1));
+        y = bin(&g, ACCY_OP_MULTIPLY, ot, bin(&g, ACCY_OP_MULTIPLY, ot, y, e), scalar(&g, ot, 0.5f));
+        break;
+      }
+      case 1: { /* bias, then tanh GELU: 0.5 y (1 + tanh(0.79788 (y + 0.044715 y^3))) */
+        y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, rk - 1));
+        uint32_t c = bin(&g, ACCY_OP_POWER, ot, y, scalar(&g, ot, 3));
+        c = bin(&g, ACCY_OP_ADD, ot, y, bin(&g, ACCY_OP_MULTIPLY, ot, c, scalar(&g, ot, 0.044715f)));
+        c = un(&g, ACCY_OP_TANH, ot, bin(&g, ACCY_OP_MULTIPLY, ot, c, scalar(&g, ot, 0.7978846f)));
+        c = bin(&g, ACCY_OP_ADD, ot, c, scalar(&g, ot, 1));
+        y = bin(&g, ACCY_OP_MULTIPLY, ot, bin(&g, ACCY_OP_MULTIPLY, ot, y, scalar(&g, ot, 0.5f)), c);
+        break;
+      }
+      case 2: { /* bias, residual, then SiLU: y * logistic(y) */
+        uint32_t r = param(&g, "r", ot);
+        y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, rk - 1));
+        y = bin(&g, ACCY_OP_ADD, ot, y, r);
+        y = bin(&g, ACCY_OP_MULTIPLY, ot, y, un(&g, ACCY_OP_LOGISTIC, ot, y));
+        break;
+      }
+      case 3: /* ReLU in the epilogue, then a scale along the channels and a shift:
+               * the constant vector is read at each element's own channel */
+        y = bin(&g, ACCY_OP_MAXIMUM, ot, y, scalar(&g, ot, 0));
+        y = bin(&g, ACCY_OP_MULTIPLY, ot, y, channel_bias(&g, ot, rk - 1));
+        y = bin(&g, ACCY_OP_SUBTRACT, ot, scalar(&g, ot, 0.25f), y);
+        break;
+      case 4: /* the group reads an input: it stays a task */
+        y = bin(&g, ACCY_OP_ADD, ot, bin(&g, ACCY_OP_MULTIPLY, ot, y, param(&g, "p", ot)),
+                scalar(&g, ot, 1)), want = 2;
+        break;
+      case 5: { /* the product is an output too: the group stays a task */
+        uint32_t t = un(&g, ACCY_OP_TANH, ot, bin(&g, ACCY_OP_MULTIPLY, ot, y, scalar(&g, ot, 2)));
+        ck_assert_int_eq(accy__program_add_output(&g.p, y, "t", 1), ACCY_STATUS_OK);
+        y = t, want = 2;
+        break;
+      }
+      case 6: { /* the product read outside the group as well (a row sum, a second
+                 * output): the dot, the group and the reduce */
+        accy__type st = ot;
+        st.rank--;
+        uint32_t t = un(&g, ACCY_OP_TANH, ot, bin(&g, ACCY_OP_MULTIPLY, ot, y, scalar(&g, ot, 2)));
+        ck_assert_int_eq(accy__program_add_output(&g.p, reduce_axis(&g, ACCY_REDUCE_SUM, y, st, rk - 1),
+                                                  "s", 1),
+                         ACCY_STATUS_OK);
+        y = t, want = 3;
+        break;
+      }
+      case 7: { /* a group whose root is no f32 (an f16 output): stays a task; through
+                 * f16 and back to f32 it follows the dot */
+        accy__type ht = ot;
+        ht.dtype = ACCY_DTYPE_F16;
+        uint32_t h = un(&g, ACCY_OP_CONVERT, ht, bin(&g, ACCY_OP_MULTIPLY, ot, y, scalar(&g, ot, 3)));
+        if (_i % 2) {
+          y = h, want = 2;
+        } else {
+          y = un(&g, ACCY_OP_CONVERT, ot, h);
+        }
+        break;
+      }
+      case 8: /* a lone sigmoid of the product: a group of one after it */
+        y = un(&g, ACCY_OP_LOGISTIC, ot, y);
+        break;
+      default: /* x * x + x over the product */
+        y = bin(&g, ACCY_OP_ADD, ot, bin(&g, ACCY_OP_MULTIPLY, ot, y, y), y);
+        break;
+    }
+    out(&g, y);
+    compare(&g, want);
+  }
 }
 END_TEST
 
@@ -537,14 +664,7 @@ END_TEST
 
 /* ---- elementwise groups ---------------------------------------------------------- */
 
-static uint32_t un(prog *g, uint16_t op, accy__type t, uint32_t a) {
-  return node(g, op, t, &a, 1, NULL, 0);
-}
 
-static uint32_t reduce_axis(prog *g, int kind, uint32_t x, accy__type rt, int64_t axis) {
-  int64_t attrs[2] = {kind, axis};
-  return node(g, ACCY_OP_REDUCE, rt, &x, 1, attrs, 2);
-}
 
 static uint32_t bcast(prog *g, uint32_t x, accy__type rt, const int64_t *dims, uint32_t nd) {
   return node(g, ACCY_OP_BROADCAST_IN_DIM, rt, &x, 1, dims, nd);
@@ -1017,6 +1137,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);
   tcase_add_test(tc, test_elementwise_groups);
+  tcase_add_loop_test(tc, test_groups_after_dots, 0, 5);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 10);
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 9);

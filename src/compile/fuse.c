@@ -62,9 +62,8 @@ static bool max_pool_2x2(const accy__program *p, uint32_t u, uint32_t x) {
 }
 
 void accy__fusion_free(accy__fusion *f) {
-  if (f->groups && f->group_of)
-    for (uint32_t i = 0; i < f->n_nodes; i++)
-      if (f->group_of[i] == (int64_t)i) accy__free((void *)f->groups[i].members);
+  if (f->groups)
+    for (uint32_t i = 0; i < f->n_nodes; i++) accy__free((void *)f->groups[i].members);
   accy__free(f->anchor_of);
   accy__free(f->ep);
   accy__free(f->group_of);
@@ -214,6 +213,97 @@ static accy_status find_groups(const accy__program *p, const bool *live, const u
   return ACCY_STATUS_OK;
 }
 
+/* Groups after products (fuse.h): a flat f32 group whose one leaf that is
+ * no constant is the value T of a dot_general's chain (or the dot_general
+ * itself), of the root's type, read only by the group's elementwise
+ * members and no output, joins that anchor: its root becomes the chain's
+ * tail, T and the members get no buffer and no task. Returns whether group
+ * |r| joined. */
+static bool attach_post_group(const accy__program *p, const bool *live, const uint32_t *uses,
+                              const uint32_t *out_uses, accy__fusion *out, uint32_t r) {
+  const accy__ew_group *g = &out->groups[r];
+  const accy__type *rt = &p->nodes[r].type;
+  if (g->row_len != 0 || rt->dtype != ACCY_DTYPE_F32) return false;
+  int64_t t = -1;
+  for (uint32_t l = 0; l < g->n_leaves; l++) {
+    const uint32_t x = g->leaves[l];
+    if (p->nodes[x].op == ACCY_OP_CONSTANT) continue;
+    if (t >= 0) return false;
+    t = x;
+  }
+  if (t < 0 || !live[t] || out_uses[t] != 0 || out->group_of[t] >= 0 ||
+      !same_type(&p->nodes[t].type, rt))
+    return false;
+  /* Every use of T is a member's elementwise operand (no broadcast or
+   * reshape of it: those could reorder elements). */
+  uint32_t inside = 0;
+  for (uint32_t j = 0; j < g->n_members; j++) {
+    const accy__node *mn = &p->nodes[g->members[j]];
+    for (uint32_t k = 0; k < mn->n_operands; k++)
+      if (mn->operands[k] == (uint32_t)t) {
+        if (!group_op(p, g->members[j], count_of(p, r))) return false;
+        inside++;
+      }
+  }
+  if (inside != uses[t]) return false;
+  /* The anchor: T's chain's, or T itself with no chain. */
+  uint32_t axis;
+  int64_t a = out->anchor_of[t];
+  if (a >= 0 ? out->ep[a].tail != (uint32_t)t || out->ep[a].pool
+             : !accy__kernel_epilogue_axis(p, (uint32_t)t, &axis))
+    return false;
+  if (a < 0) a = t;
+  if (p->nodes[a].op != ACCY_OP_DOT_GENERAL) return false;
+  if (out->anchor_of[a] < 0) {
+    out->ep[a] = (accy__epilogue){.active = true, .tail = (uint32_t)t, .bias = NULL,
+                                  .residual = -1, .clamp = false, .lo = -INFINITY,
+                                  .hi = INFINITY, .pool = false};
+    out->anchor_of[a] = a;
+  }
+  out->ep[a].post = g;
+  out->ep[a].post_in = (uint32_t)t;
+  out->ep[a].tail = r;
+  for (uint32_t j = 0; j < g->n_members; j++) {
+    out->group_of[g->members[j]] = -1;
+    out->anchor_of[g->members[j]] = a;
+  }
+  return true;
+}
+
+/* Groups after products: every flat group that qualifies, and a lone
+ * elementwise node (a sigmoid or tanh of the product alone) as a group of
+ * one, kept only when it joins. */
+static accy_status attach_post_groups(const accy__program *p, const bool *live,
+                                      const uint32_t *uses, const uint32_t *out_uses,
+                                      accy__fusion *out) {
+  for (uint32_t r = 0; r < out->n_nodes; r++) {
+    if (out->group_of[r] == (int64_t)r) {
+      attach_post_group(p, live, uses, out_uses, out, r);
+      continue;
+    }
+    const accy__node *nd = &p->nodes[r];
+    if (!live[r] || out->group_of[r] >= 0 || out->anchor_of[r] >= 0 ||
+        !group_op(p, r, count_of(p, r)) || nd->n_operands == 0 ||
+        nd->n_operands > ACCY__EW_GROUP_MAX_LEAVES)
+      continue;
+    uint32_t *lists = accy__malloc(((size_t)nd->n_operands + 1) * sizeof(uint32_t));
+    if (!lists) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory while fusing");
+    uint32_t nl = 0;
+    lists[0] = r;
+    for (uint32_t k = 0; k < nd->n_operands; k++)
+      if (!list_has(lists + 1, nl, nd->operands[k])) lists[1 + nl++] = nd->operands[k];
+    out->groups[r] = (accy__ew_group){.n_members = 1, .n_leaves = nl, .members = lists,
+                                      .leaves = lists + 1, .row_len = 0};
+    out->group_of[r] = r;
+    if (!attach_post_group(p, live, uses, out_uses, out, r)) {
+      out->group_of[r] = -1;
+      memset(&out->groups[r], 0, sizeof out->groups[r]);
+      accy__free(lists);
+    }
+  }
+  return ACCY_STATUS_OK;
+}
+
 accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t *uses,
                        const uint32_t *out_uses, accy__fusion *out) {
   memset(out, 0, sizeof *out);
@@ -327,5 +417,6 @@ accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t 
     }
   }
   accy__free(consumer);
-  return find_groups(p, live, uses, out_uses, out);
+  ACCY_TRY(find_groups(p, live, uses, out_uses, out));
+  return attach_post_groups(p, live, uses, out_uses, out);
 }

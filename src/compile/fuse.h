@@ -53,6 +53,16 @@
  * unfused nodes'. Nothing is computed twice: each member runs once per
  * block, and a value read from outside the group is a leaf.
  *
+ * Last, groups after products: a flat f32 group (or a lone elementwise
+ * node, as a group of one) whose leaves are constants and one value T, the
+ * value of a dot_general's chain (or the dot_general alone) with the root's
+ * type, read only by the group's elementwise members and no output, joins
+ * that anchor: the root becomes the chain's tail, and the anchor's kernel
+ * runs the group's kernel over each item's block of the result after the
+ * item, in place, while the block is in cache (linalg.c; a GELU, SiLU or
+ * sigmoid after a dense layer). T and the members get no buffer and no
+ * task; the group's bits are its own task's. Convolutions take no group.
+ *
  * ACCY_FUSION=0 in the environment turns fusion off (every node its own
  * task), for comparisons and debugging. */
 #ifndef ACCY_COMPILE_FUSE_H

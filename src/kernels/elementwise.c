@@ -360,16 +360,13 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
   }
 }
 
-static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
-  const group_params *gp = k->params;
-  char *ws = bufs[1 + gp->n_leaves];
+/* One block: items b .. b + nb (elements of a flat group, rows of a row
+ * group); |first|: the first block of a call, which fills the slots of
+ * gathers done once. */
+static void group_block(const group_params *gp, void *const *bufs, char *ws, uint64_t b,
+                        uint64_t nb, bool first) {
   const uint64_t L = gp->row_len ? gp->row_len : 1, blk = gp->block;
-  if (gp->row_len) { /* items are blocks of rows; the last may be short */
-    begin *= blk;
-    end = end * blk < gp->n_rows ? end * blk : gp->n_rows;
-  }
-  for (uint64_t b = begin; b < end; b += blk) {
-    const uint64_t nb = end - b < blk ? end - b : blk;
+  {
     for (uint32_t ri = 0; ri < gp->n_run; ri++) {
       const group_step *st = &gp->steps[gp->run[ri]];
       const uint64_t base = st->row ? b * L : b; /* first element of the block */
@@ -399,7 +396,7 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
         case GK_GATHER:
           if (!st->once)
             group_gather(st->bc, x0, st->es, base, n, out);
-          else if (b == begin)
+          else if (first)
             group_gather(st->bc, x0, st->es, 0, st->one ? 1 : (size_t)(st->row ? blk * L : blk),
                          out);
           break;
@@ -495,6 +492,30 @@ static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin,
           break;
       }
     }
+  }
+}
+
+static void tile_group(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const group_params *gp = k->params;
+  char *ws = bufs[1 + gp->n_leaves];
+  const uint64_t blk = gp->block;
+  if (gp->row_len) { /* items are blocks of rows; the last may be short */
+    begin *= blk;
+    end = end * blk < gp->n_rows ? end * blk : gp->n_rows;
+  }
+  for (uint64_t b = begin; b < end; b += blk)
+    group_block(gp, bufs, ws, b, end - b < blk ? end - b : blk, b == begin);
+}
+
+void accy__ew_group_run_rect(const accy__kernel *k, void *const *bufs, uint64_t first,
+                             uint64_t rows, uint64_t cols, uint64_t stride) {
+  const group_params *gp = k->params;
+  char *ws = bufs[1 + gp->n_leaves];
+  const uint64_t blk = gp->block;
+  for (uint64_t i = 0; i < rows; i++) {
+    const uint64_t b0 = first + i * stride;
+    for (uint64_t b = b0; b < b0 + cols; b += blk)
+      group_block(gp, bufs, ws, b, b0 + cols - b < blk ? b0 + cols - b : blk, i == 0 && b == b0);
   }
 }
 
@@ -914,7 +935,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
                                           accy__arena *arena, accy__kernel *k) {
   memset(k, 0, sizeof *k);
   k->item_cost = 1;
-  if (g->n_members < 2 || g->n_members > ACCY__EW_GROUP_MAX_NODES ||
+  if (g->n_members < 1 || g->n_members > ACCY__EW_GROUP_MAX_NODES ||
       g->n_leaves > ACCY__EW_GROUP_MAX_LEAVES)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "fused group of %u nodes, %u leaves",
                      g->n_members, g->n_leaves);

@@ -101,7 +101,7 @@ void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes) {
       bool too_few = items < GEMM_ITEMS_WANTED && work / 2 >= GEMM_ITEM_MIN;
       if (!too_big && !too_few) break;
       const bool can_m = mb > mr, can_n = nb > nr;
-      if (can_m && (!can_n || mb >= nb))
+      if (can_m && (!can_n || mb >= nb || (g->wide && mb > 2 * mr)))
         mb = round_up(div_up(mb, 2), mr);
       else if (can_n)
         nb = round_up(nb / 2, nr);
@@ -201,6 +201,17 @@ static void pack_b_block(const accy__gemm *g, const float *b, uint64_t k0, uint6
 }
 
 uint64_t accy__gemm_items(const accy__gemm *g) { return g->batch * g->m_items * g->n_items; }
+
+accy__gemm_rect accy__gemm_item_rect(const accy__gemm *g, uint64_t it) {
+  accy__gemm_rect r;
+  const uint64_t ni = it % g->n_items, rest = it / g->n_items, mi = rest % g->m_items;
+  r.bi = rest / g->m_items;
+  r.m0 = mi * g->mb;
+  r.rows = g->M - r.m0 < g->mb ? g->M - r.m0 : g->mb;
+  r.n0 = ni * g->nb;
+  r.cols = g->N - r.n0 < g->nb ? g->N - r.n0 : g->nb;
+  return r;
+}
 
 uint64_t accy__gemm_item_cost(const accy__gemm *g) {
   uint64_t m = g->M < g->mb ? g->M : g->mb, n = g->N < g->nb ? g->N : g->nb;
@@ -456,10 +467,8 @@ void accy__gemm_run(const accy__gemm *g, const float *a, const float *b, float *
    * microkernel does. */
   const uint32_t ep_flags = g->c_store && !g->b_off && !g->ep_in_tile ? 0u : g->ep_flags;
   for (uint64_t it = begin; it < end; it++) {
-    const uint64_t ni = it % g->n_items, rest = it / g->n_items;
-    const uint64_t mi = rest % g->m_items, bi = rest / g->m_items;
-    const uint64_t m0 = mi * g->mb, rows = g->M - m0 < g->mb ? g->M - m0 : g->mb;
-    const uint64_t n0 = ni * g->nb, cols = g->N - n0 < g->nb ? g->N - n0 : g->nb;
+    const accy__gemm_rect rc = accy__gemm_item_rect(g, it);
+    const uint64_t bi = rc.bi, m0 = rc.m0, rows = rc.rows, n0 = rc.n0, cols = rc.cols;
     const float *ab = a + (ptrdiff_t)(g->a_batch_mod ? bi % g->a_batch_mod : bi) * g->a_bs;
     float *cb = c + (ptrdiff_t)bi * g->c_bs;
     const float *bp0 = g->b_run_packed ? b : g->b_packed;

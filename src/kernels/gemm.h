@@ -134,6 +134,10 @@ typedef struct accy__gemm {
    * bias and the clamp, no residual) before the consumer gets the tile, as
    * it always does where B has scattered rows (b_off). */
   bool ep_in_tile;
+  /* Items as wide as they can be (rows halved first, down to two row
+   * tiles): a group that follows each item (linalg.c) then runs over long
+   * rows. */
+  bool wide;
   /* Geometry, from accy__gemm_plan: items of mb rows and nb columns, walked
    * in sub-blocks of mb_sub rows (mb_sub == mb unless B comes from a
    * provider, whose items span more rows so that B is built fewer times). */
@@ -175,6 +179,12 @@ void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes);
 uint64_t accy__gemm_items(const accy__gemm *g);
 /* Work of one (full) item in multiply-adds, for the tile grain. */
 uint64_t accy__gemm_item_cost(const accy__gemm *g);
+/* The block of C that item |it| writes: rows m0 .. m0 + rows and columns
+ * n0 .. n0 + cols of batch index bi (what accy__gemm_run computes for it). */
+typedef struct accy__gemm_rect {
+  uint64_t bi, m0, rows, n0, cols;
+} accy__gemm_rect;
+accy__gemm_rect accy__gemm_item_rect(const accy__gemm *g, uint64_t it);
 /* Bytes of the per-worker workspace accy__gemm_run needs (0: none). */
 uint64_t accy__gemm_workspace_bytes(const accy__gemm *g);
 /* Runs items [begin, end). |b| is ignored when B is packed. |r| is the

@@ -81,6 +81,13 @@ typedef struct accy__epilogue {
   /* Then a 2 x 2 max pool at stride 2 (the tail is that reduce_window; a
    * convolution for which accy__kernel_conv_pools holds, no residual). */
   bool pool;
+  /* Or then a flat elementwise group (below) over the chain's value, run on
+   * each item's block of the result while it is in cache, in place: |post|
+   * lists the group, whose root is the tail and whose leaves are |post_in|
+   * (the chain's value: the block the item just wrote) and constants
+   * (read from their payloads). NULL: none. dot_general only. */
+  const struct accy__ew_group *post;
+  uint32_t post_in;
 } accy__epilogue;
 
 /* Whether convolution |node| runs, over an even number of output rows and
@@ -157,6 +164,13 @@ bool accy__group_row_fill(const accy__program *p, uint32_t b, uint64_t len, uint
 ACCY_NODISCARD accy_status accy__kernel_prepare_ew_group(const accy__program *p,
                                                          const accy__ew_group *g,
                                                          accy__arena *arena, accy__kernel *k);
+
+/* Runs the flat group kernel |k| (from accy__kernel_prepare_ew_group, row_len
+ * 0) over |rows| runs of |cols| elements, run i from element first + i *
+ * stride: what its tiles over those elements would compute, with the
+ * per-call work (the fills of gathers done once) done once. */
+void accy__ew_group_run_rect(const accy__kernel *k, void *const *bufs, uint64_t first,
+                             uint64_t rows, uint64_t cols, uint64_t stride);
 
 /* A kernel that copies |bytes| bytes from bufs[1] to bufs[0] (used for
  * outputs filled by copy, copied inputs and materialised reshapes). */
