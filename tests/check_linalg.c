@@ -1218,6 +1218,32 @@ START_TEST(test_conv_pointwise_packs_input_once) {
 }
 END_TEST
 
+/* The same for a pointwise convolution over a small plane (the transposed
+ * form MobileNetV2's 7 x 7 layers take): its pre-pass copies blocks of
+ * channels, each plane once, into every panel of positions; 150 channels
+ * are two full blocks and a short one, 7 x 7 and 5 x 9 positions end in a
+ * short panel. */
+START_TEST(test_conv_pointwise_positions_once) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 1450 + (uint64_t)_i);
+  conv_cfg g;
+  memset(&g, 0, sizeof g);
+  g.s = 2;
+  g.n = 1 + _i % 2;
+  g.groups = _i / 2 ? 2 : 1;
+  g.c = 150 * g.groups;
+  g.o = 300 * g.groups;
+  for (uint32_t i = 0; i < 2; i++) {
+    g.in[i] = _i % 2 ? 5 + 4 * (int64_t)i : 7;
+    g.k[i] = 1;
+    g.stride[i] = 1;
+    g.ldil[i] = 1;
+    g.rdil[i] = 1;
+  }
+  conv_const_case(&rng, &g, true, false);
+}
+END_TEST
+
 START_TEST(test_conv_wide_channels_pack_positions_once) {
   tu_rng rng;
   tu_rng_seed(&rng, 1400 + (uint64_t)_i);
@@ -1311,6 +1337,7 @@ static Suite *linalg_suite(void) {
   tcase_add_test(tc, test_conv_integers_wrap);
   tcase_add_test(tc, test_conv_half_types_accumulate_in_f32);
   tcase_add_loop_test(tc, test_conv_wide_channels_pack_positions_once, 0, 2);
+  tcase_add_loop_test(tc, test_conv_pointwise_positions_once, 0, 4);
   tcase_add_loop_test(tc, test_conv_pointwise_packs_input_once, 0, 4);
   tcase_add_loop_test(tc, test_conv_constant_filters_match_reference, 0, 4);
   tcase_add_loop_test(tc, test_conv_winograd_matches_reference, 0, 4);
