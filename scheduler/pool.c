@@ -76,7 +76,9 @@
 /* One cache line per task so that counters of different tasks never share a
  * line (the hot ones are claimed and finished by every thread). */
 typedef struct sched_task_state {
-  _Alignas(SCHED_LINE) _Atomic uint64_t cursor; /* next unclaimed tile */
+  /* The unclaimed tiles [lo, hi): lo in the low 32 bits, hi in the high
+   * (claim). */
+  _Alignas(SCHED_LINE) _Atomic uint64_t cursor;
   _Atomic uint32_t remaining;                   /* tiles not yet finished */
   _Atomic uint32_t pending;                     /* predecessors not yet finished */
   uint32_t chunk;                               /* tiles per claim */
@@ -604,27 +606,42 @@ static void announce(sched_launch *L, uint32_t chunks) {
   if (L->pool) pool_wake(L->pool, chunks - 1 < L->cap ? chunks - 1 : L->cap);
 }
 
+static inline uint64_t cursor_of(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
+
+/* Claims a chunk of |ts|'s unclaimed tiles: the caller of the launch
+ * (worker 0) from the front, pool workers from the back. Consecutive tasks
+ * over the same data (a convolution's input written by the one before,
+ * both in image order) then leave each thread mostly the part it wrote:
+ * cnn_b32 at two threads 2.13 -> 1.98 ms (perf_prof; its Winograd layer
+ * read the first layer's output from the other core's L2). Which thread
+ * runs a tile never changes a bit. */
+static bool claim_chunk(sched_task_state *ts, bool front, uint32_t *out_lo, uint32_t *out_hi) {
+  uint64_t v = atomic_load(&ts->cursor);
+  for (;;) {
+    const uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    if (lo >= hi) return false;
+    const uint32_t c = hi - lo < ts->chunk ? hi - lo : ts->chunk;
+    const uint64_t nv = front ? cursor_of(lo + c, hi) : cursor_of(lo, hi - c);
+    if (atomic_compare_exchange_weak(&ts->cursor, &v, nv)) {
+      *out_lo = front ? lo : hi - c;
+      *out_hi = front ? lo + c : hi;
+      return true;
+    }
+  }
+}
+
 /* Claims the next chunk of some ready task. False when nothing is claimable
  * right now (more may become ready later). */
-static bool claim(sched_launch *L, uint32_t *out_task, uint32_t *out_lo, uint32_t *out_hi) {
-  const accy__sched_task *tasks = L->g->tasks;
+static bool claim(sched_launch *L, uint32_t worker, uint32_t *out_task, uint32_t *out_lo,
+                  uint32_t *out_hi) {
   uint32_t head = atomic_load(&L->ready_head);
   uint32_t tail = atomic_load(&L->ready_tail);
   for (uint32_t i = head; i < tail; i++) {
     uint32_t t = atomic_load(&L->ready[i]);
     if (t == SCHED_NONE) continue; /* reserved, not yet written: its writer notifies */
-    sched_task_state *ts = &L->ts[t];
-    uint32_t n = tasks[t].n_tiles;
-    /* The load keeps exhausted cursors from growing without bound. */
-    if (atomic_load(&ts->cursor) < n) {
-      uint64_t lo = atomic_fetch_add(&ts->cursor, ts->chunk);
-      if (lo < n) {
-        uint64_t hi = lo + ts->chunk;
-        *out_task = t;
-        *out_lo = (uint32_t)lo;
-        *out_hi = hi < n ? (uint32_t)hi : n;
-        return true;
-      }
+    if (claim_chunk(&L->ts[t], worker == 0, out_lo, out_hi)) {
+      *out_task = t;
+      return true;
     }
     /* Exhausted for good: move the shared head past it (only from exactly
      * here, so the head never skips a task with tiles left). */
@@ -639,11 +656,12 @@ static bool claim(sched_launch *L, uint32_t *out_task, uint32_t *out_lo, uint32_
 
 /* Peek: is anything claimable? (No side effects.) */
 static bool claimable(sched_launch *L) {
-  const accy__sched_task *tasks = L->g->tasks;
   uint32_t tail = atomic_load(&L->ready_tail);
   for (uint32_t i = atomic_load(&L->ready_head); i < tail; i++) {
     uint32_t t = atomic_load(&L->ready[i]);
-    if (t != SCHED_NONE && atomic_load(&L->ts[t].cursor) < tasks[t].n_tiles) return true;
+    if (t == SCHED_NONE) continue;
+    const uint64_t v = atomic_load(&L->ts[t].cursor);
+    if ((uint32_t)v < (uint32_t)(v >> 32)) return true;
   }
   return false;
 }
@@ -661,7 +679,7 @@ static void run_chunk(sched_launch *L, uint32_t t, uint32_t lo, uint32_t hi, uin
 /* Runs up to |budget| chunks. Returns the number run. */
 static uint32_t drain(sched_launch *L, uint32_t budget, uint32_t worker) {
   uint32_t t, lo, hi, n = 0;
-  while (n < budget && claim(L, &t, &lo, &hi)) {
+  while (n < budget && claim(L, worker, &t, &lo, &hi)) {
     run_chunk(L, t, lo, hi, worker);
     n++;
   }
@@ -1269,7 +1287,7 @@ static void run_pooled(accy__pool *pool, const accy__sched_graph *g, void *launc
     sched_task_state *ts = &L->ts[t];
     uint32_t n = g->tasks[t].n_tiles;
     uint32_t chunk = n / (threads * SCHED_CHUNKS_PER_THREAD);
-    atomic_init(&ts->cursor, 0);
+    atomic_init(&ts->cursor, cursor_of(0, n));
     atomic_init(&ts->remaining, n);
     atomic_init(&ts->pending, g->tasks[t].n_preds);
     ts->chunk = chunk < 1 ? 1 : chunk > SCHED_CHUNK_MAX ? SCHED_CHUNK_MAX : chunk;
