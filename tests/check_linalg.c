@@ -1188,62 +1188,50 @@ START_TEST(test_conv_winograd_matches_reference) {
 }
 END_TEST
 
+/* A pointwise convolution (1 x 1, unit stride, no padding) of _i % 2 + 1
+ * images and _i / 2 + 1 groups, c and o channels a group, over an in0 x in1
+ * plane, against the reference and every form (conv_const_case). */
+static void pointwise_case(uint64_t seed, int i, int64_t c, int64_t o, int64_t in0, int64_t in1) {
+  tu_rng rng;
+  tu_rng_seed(&rng, seed + (uint64_t)i);
+  conv_cfg g;
+  memset(&g, 0, sizeof g);
+  g.s = 2;
+  g.n = 1 + i % 2;
+  g.groups = i / 2 ? 2 : 1;
+  g.c = c * g.groups;
+  g.o = o * g.groups;
+  for (uint32_t a = 0; a < 2; a++) {
+    g.in[a] = a ? in1 : in0;
+    g.k[a] = 1;
+    g.stride[a] = 1;
+    g.ldil[a] = 1;
+    g.rdil[a] = 1;
+  }
+  conv_const_case(&rng, &g, true, false);
+}
+
+/* A pointwise convolution with more than one block of output channels and
+ * a big enough input packs its input as B panels once per launch (a
+ * pre-pass) instead of once per item; one image or two, one group or two. */
+START_TEST(test_conv_pointwise_packs_input_once) { pointwise_case(1500, _i, 40, 110, 40, 41); }
+END_TEST
+
+/* The same over a small plane in the transposed form (MobileNetV2's 7 x 7
+ * layers): with more output channels than one item's columns its pre-pass
+ * copies blocks of input channels, each plane once, into every panel of
+ * positions; 150 channels are two full blocks and a short one, 7 x 7 and 5
+ * x 9 positions end in a short panel (conv_const_case runs that form). */
+START_TEST(test_conv_pointwise_positions_once) {
+  pointwise_case(1450, _i, 150, 300, _i % 2 ? 5 : 7, _i % 2 ? 9 : 7);
+}
+END_TEST
+
 /* More channels than one item's columns (ACCY__GEMM_NB_MAX): the
  * transposed form builds im2col^T once per launch in a pre-pass instead of
  * once per block of channels, and must still give the reference's values and
  * the direct form's bits (conv_const_case checks both); two images, two
  * groups, a stride and padding. */
-/* A pointwise convolution with more than one block of output channels and
- * a big enough input packs its input as B panels once per launch (a
- * pre-pass) instead of once per item; the results are the reference's and
- * every form's (conv_const_case), one image or two, one group or two. */
-START_TEST(test_conv_pointwise_packs_input_once) {
-  tu_rng rng;
-  tu_rng_seed(&rng, 1500 + (uint64_t)_i);
-  conv_cfg g;
-  memset(&g, 0, sizeof g);
-  g.s = 2;
-  g.n = 1 + _i % 2;
-  g.groups = _i / 2 ? 2 : 1;
-  g.c = 40 * g.groups;
-  g.o = 110 * g.groups;
-  for (uint32_t i = 0; i < 2; i++) {
-    g.in[i] = 40 + (int64_t)i;
-    g.k[i] = 1;
-    g.stride[i] = 1;
-    g.ldil[i] = 1;
-    g.rdil[i] = 1;
-  }
-  conv_const_case(&rng, &g, true, false);
-}
-END_TEST
-
-/* The same for a pointwise convolution over a small plane (the transposed
- * form MobileNetV2's 7 x 7 layers take): its pre-pass copies blocks of
- * channels, each plane once, into every panel of positions; 150 channels
- * are two full blocks and a short one, 7 x 7 and 5 x 9 positions end in a
- * short panel. */
-START_TEST(test_conv_pointwise_positions_once) {
-  tu_rng rng;
-  tu_rng_seed(&rng, 1450 + (uint64_t)_i);
-  conv_cfg g;
-  memset(&g, 0, sizeof g);
-  g.s = 2;
-  g.n = 1 + _i % 2;
-  g.groups = _i / 2 ? 2 : 1;
-  g.c = 150 * g.groups;
-  g.o = 300 * g.groups;
-  for (uint32_t i = 0; i < 2; i++) {
-    g.in[i] = _i % 2 ? 5 + 4 * (int64_t)i : 7;
-    g.k[i] = 1;
-    g.stride[i] = 1;
-    g.ldil[i] = 1;
-    g.rdil[i] = 1;
-  }
-  conv_const_case(&rng, &g, true, false);
-}
-END_TEST
-
 START_TEST(test_conv_wide_channels_pack_positions_once) {
   tu_rng rng;
   tu_rng_seed(&rng, 1400 + (uint64_t)_i);
