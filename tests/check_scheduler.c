@@ -504,13 +504,14 @@ typedef struct caller_probe {
   _Atomic uint32_t worker_ran;
   _Atomic uint32_t timed_out;
   _Atomic uint32_t ran;
+  _Atomic uint8_t tile_on_caller[64];
 } caller_probe;
 
 static void probe_fn(const void *ctx, void *data, uint32_t tile, uint32_t worker) {
   (void)ctx;
-  (void)tile;
   caller_probe *p = data;
   bool on_caller = pthread_equal(pthread_self(), p->caller);
+  if (tile < 64) atomic_store(&p->tile_on_caller[tile], on_caller);
   atomic_store(on_caller ? &p->caller_ran : &p->worker_ran, 1);
   _Atomic uint32_t *other = on_caller ? &p->worker_ran : &p->caller_ran;
   for (int k = 0; k < 5000 && !atomic_load(other); k++) sleep_ms(1);
@@ -535,6 +536,13 @@ START_TEST(test_caller_and_workers_share_a_launch) {
     ck_assert_uint_eq(atomic_load(&p.caller_ran), 1);
     ck_assert_uint_eq(atomic_load(&p.worker_ran), 1);
     ck_assert_uint_eq(atomic_load(&p.timed_out), 0);
+    /* The caller claims from the front, workers from the back (pool.c's
+     * claim_chunk): the caller's tiles are a prefix, whatever the timing. */
+    uint32_t k = 0;
+    while (k < 64 && atomic_load(&p.tile_on_caller[k])) k++;
+    for (uint32_t j = k; j < 64; j++)
+      ck_assert_msg(!atomic_load(&p.tile_on_caller[j]),
+                    "tile %u ran on the caller after tile %u ran on a worker", j, k);
     sleep_ms(5); /* let the workers go back to sleep */
   }
   free(state);
