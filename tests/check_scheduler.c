@@ -538,11 +538,11 @@ START_TEST(test_caller_and_workers_share_a_launch) {
     ck_assert_uint_eq(atomic_load(&p.timed_out), 0);
     /* The caller claims from the front, workers from the back (pool.c's
      * claim_chunk): the caller's tiles are a prefix, whatever the timing. */
-    uint32_t k = 0;
-    while (k < 64 && atomic_load(&p.tile_on_caller[k])) k++;
-    for (uint32_t j = k; j < 64; j++)
+    uint32_t front = 0;
+    while (front < 64 && atomic_load(&p.tile_on_caller[front])) front++;
+    for (uint32_t j = front; j < 64; j++)
       ck_assert_msg(!atomic_load(&p.tile_on_caller[j]),
-                    "tile %u ran on the caller after tile %u ran on a worker", j, k);
+                    "tile %u ran on the caller after tile %u ran on a worker", j, front);
     sleep_ms(5); /* let the workers go back to sleep */
   }
   free(state);
