@@ -100,7 +100,7 @@ pool16_3s2(size_t m, const float *x, ptrdiff_t x_rs, size_t kh, bool is_max, flo
   for (size_t ky = 0; ky < kh; ky++) {
     const float *row = x + (ptrdiff_t)ky * x_rs;
     const __m512 l = _mm512_maskz_loadu_ps(ml, row), h = _mm512_maskz_loadu_ps(mh, row + 16);
-    const __m512 e = _mm512_maskz_loadu_ps(mx, row + 32);
+    const __m512 e = mx ? _mm512_zextps128_ps512(_mm_load_ss(row + 32)) : _mm512_setzero_ps();
     nan |= _mm512_mask_cmp_ps_mask(ml, l, l, _CMP_UNORD_Q) |
            _mm512_mask_cmp_ps_mask(mh, h, h, _CMP_UNORD_Q) |
            _mm512_mask_cmp_ps_mask(mx, e, e, _CMP_UNORD_Q);
@@ -131,8 +131,11 @@ pool16_3x3s2(const float *x, ptrdiff_t x_rs, bool is_max, float *out) {
   const __m512 l0 = _mm512_loadu_ps(x), h0 = _mm512_loadu_ps(x + 16);
   const __m512 l1 = _mm512_loadu_ps(r1), h1 = _mm512_loadu_ps(r1 + 16);
   const __m512 l2 = _mm512_loadu_ps(r2), h2 = _mm512_loadu_ps(r2 + 16);
-  const __m512 e0 = _mm512_maskz_loadu_ps(1, x + 32), e1 = _mm512_maskz_loadu_ps(1, r1 + 32);
-  const __m512 e2 = _mm512_maskz_loadu_ps(1, r2 + 32);
+  /* The 33rd column: one float each, lane 0 (a scalar load zero-extended;
+   * the masked vector loads of one lane stalled this loop on a Zen 4). */
+  const __m512 e0 = _mm512_zextps128_ps512(_mm_load_ss(x + 32));
+  const __m512 e1 = _mm512_zextps128_ps512(_mm_load_ss(r1 + 32));
+  const __m512 e2 = _mm512_zextps128_ps512(_mm_load_ss(r2 + 32));
   const __mmask16 nan = _kor_mask16(
       _kor_mask16(_kor_mask16(_mm512_cmp_ps_mask(l0, l1, _CMP_UNORD_Q),
                               _mm512_cmp_ps_mask(l2, h0, _CMP_UNORD_Q)),
