@@ -71,12 +71,16 @@ static int by_time(const void *a, const void *b) {
 }
 
 /* The helpers of --threads: each spins until the generation moves on, then
- * takes tiles of task |task| from |next| until none is left, and counts
- * itself done. */
+ * takes tiles of task |task| until none is left, and counts itself done.
+ * The unclaimed tiles are [lo, hi) packed in |range| (lo in the low 32
+ * bits): the main thread takes them from the front, helpers from the back,
+ * as the pool's launches do (scheduler/README.md), so that a thread mostly
+ * reads what it wrote in the task before. */
 typedef struct helpers {
   const accy__plan *plan;
   void **ptrs;
-  _Atomic uint32_t gen, done, next;
+  _Atomic uint32_t gen, done;
+  _Atomic uint64_t range;
   uint32_t task;
   atomic_bool quit;
 } helpers;
@@ -88,9 +92,16 @@ typedef struct helper_arg {
 
 static void take_tiles(helpers *h, uint32_t worker) {
   const accy__plan *plan = h->plan;
-  const uint32_t t = h->task, n = plan->stasks[t].n_tiles;
-  for (uint32_t tile; (tile = atomic_fetch_add(&h->next, 1)) < n;)
-    accy__task_tile(&plan->ctasks[t], h->ptrs, tile, worker);
+  const uint32_t t = h->task;
+  for (;;) {
+    uint64_t v = atomic_load(&h->range);
+    const uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    if (lo >= hi) return;
+    const uint32_t tile = worker == 0 ? lo : hi - 1;
+    const uint64_t nv = worker == 0 ? ((uint64_t)hi << 32 | (lo + 1)) : ((uint64_t)(hi - 1) << 32 | lo);
+    if (atomic_compare_exchange_weak(&h->range, &v, nv))
+      accy__task_tile(&plan->ctasks[t], h->ptrs, tile, worker);
+  }
 }
 
 static void *helper_main(void *v) {
@@ -204,7 +215,7 @@ int main(int argc, char **argv) {
           accy__task_tile(&plan.ctasks[t], ptrs, tile, 0);
       } else {
         h.task = t;
-        atomic_store(&h.next, 0);
+        atomic_store(&h.range, (uint64_t)plan.stasks[t].n_tiles << 32);
         atomic_store(&h.done, 0);
         atomic_fetch_add(&h.gen, 1);
         take_tiles(&h, 0);
