@@ -366,131 +366,129 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
 static void group_block(const group_params *gp, void *const *bufs, char *ws, uint64_t b,
                         uint64_t nb, bool first) {
   const uint64_t L = gp->row_len ? gp->row_len : 1, blk = gp->block;
-  {
-    for (uint32_t ri = 0; ri < gp->n_run; ri++) {
-      const group_step *st = &gp->steps[gp->run[ri]];
-      const uint64_t base = st->row ? b * L : b; /* first element of the block */
-      const size_t n = (size_t)(st->row ? nb * L : nb);
-      char *out = st->out >= 0 ? ws + (size_t)st->out * gp->slot_bytes
-                               : (char *)bufs[0] + base * st->es;
-      const char *x0 = st->in[0] >= 0 ? ws + (size_t)st->in[0] * gp->slot_bytes
-                                      : (const char *)bufs[-st->in[0]];
-      switch (st->kind) {
-        case GK_EW: {
-          const ew_params *e = st->ew;
-          const void *x[3] = {NULL, NULL, NULL};
-          for (uint32_t i = 0; i < e->arity; i++) {
-            if (st->in[i] >= 0)
-              x[i] = ws + (size_t)st->in[i] * gp->slot_bytes;
-            else if (st->x1 && i == 1) /* a one-element leaf, read in place */
-              x[i] = bufs[-st->in[i]];
-            else
-              x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * e->elem_bytes[1 + i];
-          }
-          if (st->x1)
-            st->x1(n, out, x[0], x[1], NULL, 0, 0);
+  for (uint32_t ri = 0; ri < gp->n_run; ri++) {
+    const group_step *st = &gp->steps[gp->run[ri]];
+    const uint64_t base = st->row ? b * L : b; /* first element of the block */
+    const size_t n = (size_t)(st->row ? nb * L : nb);
+    char *out = st->out >= 0 ? ws + (size_t)st->out * gp->slot_bytes
+                             : (char *)bufs[0] + base * st->es;
+    const char *x0 = st->in[0] >= 0 ? ws + (size_t)st->in[0] * gp->slot_bytes
+                                    : (const char *)bufs[-st->in[0]];
+    switch (st->kind) {
+      case GK_EW: {
+        const ew_params *e = st->ew;
+        const void *x[3] = {NULL, NULL, NULL};
+        for (uint32_t i = 0; i < e->arity; i++) {
+          if (st->in[i] >= 0)
+            x[i] = ws + (size_t)st->in[i] * gp->slot_bytes;
+          else if (st->x1 && i == 1) /* a one-element leaf, read in place */
+            x[i] = bufs[-st->in[i]];
           else
-            e->fn(n, out, x[0], x[1], x[2], e->stride[1], e->stride[3]);
-          break;
+            x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * e->elem_bytes[1 + i];
         }
-        case GK_GATHER:
-          if (!st->once)
-            group_gather(st->bc, x0, st->es, base, n, out);
-          else if (first)
-            group_gather(st->bc, x0, st->es, 0, st->one ? 1 : (size_t)(st->row ? blk * L : blk),
-                         out);
-          break;
-        case GK_EW_X1: { /* x0: row values; in[1]: a per-row slot */
-          const ew_params *e = st->ew;
-          const size_t ab = e->elem_bytes[1], vb = e->elem_bytes[2];
-          const char *a = st->in[0] >= 0 ? x0 : x0 + base * ab;
-          const char *v = ws + (size_t)st->in[1] * gp->slot_bytes;
-          for (uint64_t j = 0; j < nb; j++)
-            st->x1((size_t)L, out + j * L * st->es, a + j * L * ab, v + j * vb, NULL, 0, 0);
-          break;
-        }
-        case GK_EW_ROWS: {
-          const ew_params *e = st->ew;
-          const char *x[3] = {NULL, NULL, NULL};
-          size_t rb[3] = {0, 0, 0}; /* bytes from one row of an operand to the next */
-          for (uint32_t i = 0; i < e->arity; i++) {
-            const size_t eb = e->elem_bytes[1 + i];
-            if (st->periodic & (1u << i)) {
-              x[i] = (const char *)bufs[-st->in[i]];
-            } else if (st->in[i] >= 0) {
-              x[i] = ws + (size_t)st->in[i] * gp->slot_bytes;
-              rb[i] = (size_t)L * eb;
-            } else {
-              x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * eb;
-              rb[i] = (size_t)L * e->stride[1 + i] * eb;
-            }
-          }
-          for (uint64_t j = 0; j < nb; j++)
-            e->fn((size_t)L, out + j * L * st->es, x[0] ? x[0] + j * rb[0] : NULL,
-                  x[1] ? x[1] + j * rb[1] : NULL, x[2] ? x[2] + j * rb[2] : NULL, e->stride[1],
-                  e->stride[3]);
-          break;
-        }
-        case GK_NONE: break;
-        case GK_CHAIN: {
-          const group_chain *c = st->chain;
-          const uint64_t cb = c->fold ? b * L : base; /* the run's first element */
-          accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
-          const float *vec[ACCY__UK_CHAIN_MAX], *per_row[ACCY__UK_CHAIN_MAX];
-          for (uint32_t q = 0; q < c->n_ops; q++) {
-            const group_src src = c->ops[q].src;
-            const char *at = src >= 0 ? ws + (size_t)src * gp->slot_bytes
-                                      : (const char *)bufs[-src];
-            ops[q] = (accy__uk_chain_op){c->ops[q].op, NULL, 0.0f};
-            vec[q] = per_row[q] = NULL;
-            switch (c->ops[q].kind) {
-              case CS_VEC: vec[q] = (const float *)(const void *)at + (src >= 0 ? 0 : cb); break;
-              case CS_SCALAR_SLOT:
-              case CS_SCALAR_LEAF: memcpy(&ops[q].s, at, 4); break;
-              case CS_PERIODIC: ops[q].p = (const float *)(const void *)at; break;
-              case CS_PER_ROW: per_row[q] = (const float *)(const void *)at; break;
-              default: break; /* CS_NONE */
-            }
-          }
-          const float *x0f = c->x0 >= 0 ? (const float *)(const void *)(ws + (size_t)c->x0 *
-                                                                                gp->slot_bytes)
-                                        : (const float *)bufs[-c->x0] + cb;
-          float *of = (float *)(void *)out;
-          if (!c->per_row && !c->fold) {
-            for (uint32_t q = 0; q < c->n_ops; q++)
-              if (vec[q]) ops[q].p = vec[q];
-            gp->chain(n, of, x0f, ops, c->n_ops, NULL);
-            break;
-          }
-          /* A fold's values go to its store slot (or nowhere), its sums to
-           * the step's per-row slot. */
-          float *vo = !c->fold ? of
-                      : c->store >= 0 ? (float *)(void *)(ws + (size_t)c->store * gp->slot_bytes)
-                                      : NULL;
-          for (uint64_t j = 0; j < nb; j++) {
-            for (uint32_t q = 0; q < c->n_ops; q++) {
-              if (vec[q]) ops[q].p = vec[q] + j * L;
-              if (per_row[q]) ops[q].s = per_row[q][j];
-            }
-            gp->chain((size_t)L, vo ? vo + j * L : NULL, x0f + j * L, ops, c->n_ops,
-                      c->fold ? of + j : NULL);
-          }
-          break;
-        }
-        case GK_FILL_ROWS: /* x0: a per-row slot */
-          for (uint64_t j = 0; j < nb; j++)
-            fill_any(out + j * L * st->es, x0 + j * st->es, st->es, (size_t)L);
-          break;
-        case GK_REDUCE: {
-          const float *x = (const float *)(const void *)(st->in[0] >= 0 ? x0 : x0 + b * L * 4);
-          float *o = (float *)(void *)out;
-          gp->reduce_rows((size_t)L, x, (ptrdiff_t)L, (size_t)nb, o, st->red);
-          break;
-        }
-        default: /* GK_COPY */
-          memcpy(out, st->in[0] >= 0 ? x0 : x0 + base * st->es, n * st->es);
-          break;
+        if (st->x1)
+          st->x1(n, out, x[0], x[1], NULL, 0, 0);
+        else
+          e->fn(n, out, x[0], x[1], x[2], e->stride[1], e->stride[3]);
+        break;
       }
+      case GK_GATHER:
+        if (!st->once)
+          group_gather(st->bc, x0, st->es, base, n, out);
+        else if (first)
+          group_gather(st->bc, x0, st->es, 0, st->one ? 1 : (size_t)(st->row ? blk * L : blk),
+                       out);
+        break;
+      case GK_EW_X1: { /* x0: row values; in[1]: a per-row slot */
+        const ew_params *e = st->ew;
+        const size_t ab = e->elem_bytes[1], vb = e->elem_bytes[2];
+        const char *a = st->in[0] >= 0 ? x0 : x0 + base * ab;
+        const char *v = ws + (size_t)st->in[1] * gp->slot_bytes;
+        for (uint64_t j = 0; j < nb; j++)
+          st->x1((size_t)L, out + j * L * st->es, a + j * L * ab, v + j * vb, NULL, 0, 0);
+        break;
+      }
+      case GK_EW_ROWS: {
+        const ew_params *e = st->ew;
+        const char *x[3] = {NULL, NULL, NULL};
+        size_t rb[3] = {0, 0, 0}; /* bytes from one row of an operand to the next */
+        for (uint32_t i = 0; i < e->arity; i++) {
+          const size_t eb = e->elem_bytes[1 + i];
+          if (st->periodic & (1u << i)) {
+            x[i] = (const char *)bufs[-st->in[i]];
+          } else if (st->in[i] >= 0) {
+            x[i] = ws + (size_t)st->in[i] * gp->slot_bytes;
+            rb[i] = (size_t)L * eb;
+          } else {
+            x[i] = (const char *)bufs[-st->in[i]] + base * e->stride[1 + i] * eb;
+            rb[i] = (size_t)L * e->stride[1 + i] * eb;
+          }
+        }
+        for (uint64_t j = 0; j < nb; j++)
+          e->fn((size_t)L, out + j * L * st->es, x[0] ? x[0] + j * rb[0] : NULL,
+                x[1] ? x[1] + j * rb[1] : NULL, x[2] ? x[2] + j * rb[2] : NULL, e->stride[1],
+                e->stride[3]);
+        break;
+      }
+      case GK_NONE: break;
+      case GK_CHAIN: {
+        const group_chain *c = st->chain;
+        const uint64_t cb = c->fold ? b * L : base; /* the run's first element */
+        accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
+        const float *vec[ACCY__UK_CHAIN_MAX], *per_row[ACCY__UK_CHAIN_MAX];
+        for (uint32_t q = 0; q < c->n_ops; q++) {
+          const group_src src = c->ops[q].src;
+          const char *at = src >= 0 ? ws + (size_t)src * gp->slot_bytes
+                                    : (const char *)bufs[-src];
+          ops[q] = (accy__uk_chain_op){c->ops[q].op, NULL, 0.0f};
+          vec[q] = per_row[q] = NULL;
+          switch (c->ops[q].kind) {
+            case CS_VEC: vec[q] = (const float *)(const void *)at + (src >= 0 ? 0 : cb); break;
+            case CS_SCALAR_SLOT:
+            case CS_SCALAR_LEAF: memcpy(&ops[q].s, at, 4); break;
+            case CS_PERIODIC: ops[q].p = (const float *)(const void *)at; break;
+            case CS_PER_ROW: per_row[q] = (const float *)(const void *)at; break;
+            default: break; /* CS_NONE */
+          }
+        }
+        const float *x0f = c->x0 >= 0 ? (const float *)(const void *)(ws + (size_t)c->x0 *
+                                                                              gp->slot_bytes)
+                                      : (const float *)bufs[-c->x0] + cb;
+        float *of = (float *)(void *)out;
+        if (!c->per_row && !c->fold) {
+          for (uint32_t q = 0; q < c->n_ops; q++)
+            if (vec[q]) ops[q].p = vec[q];
+          gp->chain(n, of, x0f, ops, c->n_ops, NULL);
+          break;
+        }
+        /* A fold's values go to its store slot (or nowhere), its sums to
+         * the step's per-row slot. */
+        float *vo = !c->fold ? of
+                    : c->store >= 0 ? (float *)(void *)(ws + (size_t)c->store * gp->slot_bytes)
+                                    : NULL;
+        for (uint64_t j = 0; j < nb; j++) {
+          for (uint32_t q = 0; q < c->n_ops; q++) {
+            if (vec[q]) ops[q].p = vec[q] + j * L;
+            if (per_row[q]) ops[q].s = per_row[q][j];
+          }
+          gp->chain((size_t)L, vo ? vo + j * L : NULL, x0f + j * L, ops, c->n_ops,
+                    c->fold ? of + j : NULL);
+        }
+        break;
+      }
+      case GK_FILL_ROWS: /* x0: a per-row slot */
+        for (uint64_t j = 0; j < nb; j++)
+          fill_any(out + j * L * st->es, x0 + j * st->es, st->es, (size_t)L);
+        break;
+      case GK_REDUCE: {
+        const float *x = (const float *)(const void *)(st->in[0] >= 0 ? x0 : x0 + b * L * 4);
+        float *o = (float *)(void *)out;
+        gp->reduce_rows((size_t)L, x, (ptrdiff_t)L, (size_t)nb, o, st->red);
+        break;
+      }
+      default: /* GK_COPY */
+        memcpy(out, st->in[0] >= 0 ? x0 : x0 + base * st->es, n * st->es);
+        break;
     }
   }
 }

@@ -1013,6 +1013,17 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
 /* Most tap offsets im2col_panels tabulates per panel (24 KiB of stack). */
 #define IM2COL_TAB_MAX 4096
 
+/* A pointwise panel's row: |valid| consecutive floats of a channel's plane
+ * at d, zeros up to the panel's width w (eight floats, a full row of the
+ * level's panel, as inlined moves). */
+static inline void panel_row(float *d, const float *src, uint64_t valid, uint64_t w) {
+  if (valid == 8)
+    memcpy(d, src, 8 * sizeof(float));
+  else
+    memcpy(d, src, (size_t)valid * sizeof(float));
+  for (uint64_t i = valid; i < w; i++) d[i] = 0.0f;
+}
+
 /* im2col rows k0 .. k0 + kcur over output positions p0 .. p0 + count as
  * panels of |w| positions (position p0 + t + i of row k0 + k at
  * dst[t * kcur + k * w + i] for t a multiple of w), written in place: each
@@ -1049,12 +1060,7 @@ static void im2col_panels(const conv_gemm *cg, const float *x, uint64_t bi, uint
       const uint64_t valid = count - t < w ? count - t : w;
       float *d = dst + t * kcur;
       for (uint64_t k = 0; k < kcur; k++, d += w) {
-        const float *src = tp[k] + p0 + t;
-        if (valid == 8)
-          memcpy(d, src, 8 * sizeof(float)); /* inlined moves */
-        else
-          memcpy(d, src, (size_t)valid * sizeof(float));
-        for (uint64_t i = valid; i < w; i++) d[i] = 0.0f;
+        panel_row(d, tp[k] + p0 + t, valid, w);
       }
     }
     return;
@@ -1170,13 +1176,8 @@ static void conv_pack_a_f32(const accy__kernel *k, void *const *bufs, uint64_t b
       for (uint64_t kk = k0; kk < k1; kk++) {
         const float *src = xb + kk * (uint64_t)(cg->H * cg->W);
         for (uint64_t t = 0; t < panels; t++) {
-          float *d = base + (t * K + kk) * mr;
           const uint64_t valid = M - t * mr < mr ? M - t * mr : mr;
-          if (valid == 8)
-            memcpy(d, src + t * mr, 8 * sizeof(float)); /* inlined moves */
-          else
-            memcpy(d, src + t * mr, (size_t)valid * sizeof(float));
-          for (uint64_t i = valid; i < mr; i++) d[i] = 0.0f;
+          panel_row(base + (t * K + kk) * mr, src + t * mr, valid, mr);
         }
       }
     }
@@ -2572,12 +2573,8 @@ static accy_status dot_post_wrap(const accy__program *p, const accy__epilogue *e
   pp->ws_off = (size_t)accy__align_up((size_t)k->worker_bytes, 64);
   if (pp->group.worker_bytes) k->worker_bytes = pp->ws_off + pp->group.worker_bytes;
   /* The group's work per item: its per-element cost over the largest block. */
-  uint64_t per = k->n_items ? (uint64_t)(pp->g ? (pp->g->M < pp->g->mb ? pp->g->M : pp->g->mb) *
-                                                     (pp->g->N < pp->g->nb ? pp->g->N : pp->g->nb)
-                                               : (pp->M < DOT_MR ? pp->M : DOT_MR) *
-                                                     (pp->N < DOT_NB ? pp->N : DOT_NB))
-                            : 0;
-  k->item_cost += per * pp->group.item_cost;
+  const uint64_t bm = pp->g ? pp->g->mb : DOT_MR, bn = pp->g ? pp->g->nb : DOT_NB;
+  k->item_cost += (pp->M < bm ? pp->M : bm) * (pp->N < bn ? pp->N : bn) * pp->group.item_cost;
   k->params = pp;
   k->run = dot_post_f32;
   if (k->pre_run) k->pre_run = dot_post_pre;
