@@ -127,13 +127,15 @@ static void bounds_reset(size_t n) {
   g_bound_cap = n;
 }
 
-/* A convolution run as Winograd F(2x2, 3x3) (docs/ops.md) has a bound of
- * its own: (C + 12) * (2^-24 * S + 64 * 2^-149), C its input channels and S
- * the transforms evaluated on magnitudes, |A^T| (sum over channels of
- * |G| |g| |G^T| . |B^T| |d| |B|) |A| (wino_bounds fills g_wabs). g_wino_c
- * is C while that bound applies, 0 otherwise. */
+/* A convolution run as Winograd F(2x2, 3x3) or F(4x4, 3x3) (docs/ops.md)
+ * has a bound of its own: (C + 12) * (2^-24 * S + 64 * 2^-149) (F(2x2,
+ * 3x3)) or (C + 12) * (2^-24 * S + 2^12 * 2^-149) (F(4x4, 3x3)), C its
+ * input channels and S the transforms evaluated on magnitudes, |A^T| (sum
+ * over channels of |G| |g| |G^T| . |B^T| |d| |B|) |A| (wino_bounds fills
+ * g_wabs). g_wino_c is C while that bound applies, 0 otherwise; g_wino_t
+ * the tile side. */
 static double *g_wabs;
-static int64_t g_wino_c;
+static int64_t g_wino_c, g_wino_t = 2;
 
 /* True when |got| meets the bound of element |i| (f32 above portable). */
 static bool within_bound(size_t i, double got, double ref) {
@@ -146,7 +148,8 @@ static bool within_bound(size_t i, double got, double ref) {
     if (!isfinite(g_exact[i])) return !isfinite(got);
     const double S = g_wabs[i];
     if (!isfinite(S) || S > 3.4e38) return true;
-    const double tol = (double)(g_wino_c + 12) * (0x1p-24 * S + 64 * 0x1p-149);
+    const double tol =
+        (double)(g_wino_c + 12) * (0x1p-24 * S + (g_wino_t == 4 ? 0x1p12 : 64) * 0x1p-149);
     return fabs(got - g_exact[i]) <= tol;
   }
   /* A NaN among the products (a NaN input, or Inf x 0) gives NaN in any
@@ -827,28 +830,40 @@ static void mat_mul(int r, int k, int c, const double *a, const double *b, bool 
 }
 
 /* g_wabs for a 2-D, one-group, 3 x 3, unit-stride convolution (the
- * Winograd bound above): per output, its tile's patch of every channel
- * through the transforms with every coefficient and value made positive. */
-static void wino_bounds(const lin_case *c, const conv_cfg *g) {
+ * Winograd bound above) in tiles of |t| x |t| outputs (2 or 4): per
+ * output, its tile's patch of every channel through the transforms with
+ * every coefficient and value made positive. Sets g_wino_t. */
+static void wino_bounds(const lin_case *c, const conv_cfg *g, int t) {
   const uint64_t no = tu_elems(&c->ot);
   free(g_wabs);
   g_wabs = calloc(no + 1, sizeof(double));
   ck_assert(g_wabs != NULL);
-  static const double bt[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
-  static const double gm[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, .5, .5}, {0, 0, 1}};
-  static const double at[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+  g_wino_t = t;
+  static const double bt2[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+  static const double gm2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, .5, .5}, {0, 0, 1}};
+  static const double at2[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+  static const double bt4[6][6] = {{4, 0, 5, 0, 1, 0}, {0, 4, 4, 1, 1, 0}, {0, 4, 4, 1, 1, 0},
+                                   {0, 2, 1, 2, 1, 0}, {0, 2, 1, 2, 1, 0}, {0, 4, 0, 5, 0, 1}};
+  static const double gm4[6][3] = {{1. / 4, 0, 0},          {1. / 6, 1. / 6, 1. / 6},
+                                   {1. / 6, 1. / 6, 1. / 6},  {1. / 24, 1. / 12, 1. / 6},
+                                   {1. / 24, 1. / 12, 1. / 6}, {0, 0, 1}};
+  static const double at4[4][6] = {
+      {1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}};
+  const int p = t + 2; /* the patch side */
+  const double *bt = t == 4 ? &bt4[0][0] : &bt2[0][0], *gm = t == 4 ? &gm4[0][0] : &gm2[0][0];
+  const double *at = t == 4 ? &at4[0][0] : &at2[0][0];
   const int64_t H = g->in[0], W = g->in[1], OH = c->ot.dims[2], OW = c->ot.dims[3];
   const int64_t C = g->c, O = g->o;
   for (int64_t n = 0; n < g->n; n++)
     for (int64_t o = 0; o < O; o++)
-      for (int64_t ty = 0; 2 * ty < OH; ty++)
-        for (int64_t tx = 0; 2 * tx < OW; tx++) {
-          double m[4][4] = {{0}};
+      for (int64_t ty = 0; t * ty < OH; ty++)
+        for (int64_t tx = 0; t * tx < OW; tx++) {
+          double m[6][6] = {{0}};
           for (int64_t ch = 0; ch < C; ch++) {
-            double d[4][4], u[4][4], v[4][4], t[4][4];
-            for (int r = 0; r < 4; r++)
-              for (int q = 0; q < 4; q++) {
-                const int64_t iy = 2 * ty - g->pad_lo[0] + r, ix = 2 * tx - g->pad_lo[1] + q;
+            double d[6][6], u[6][6], v[6][6];
+            for (int r = 0; r < p; r++)
+              for (int q = 0; q < p; q++) {
+                const int64_t iy = t * ty - g->pad_lo[0] + r, ix = t * tx - g->pad_lo[1] + q;
                 d[r][q] = iy >= 0 && iy < H && ix >= 0 && ix < W
                               ? fabs(tu_get_f64(ACCY_DTYPE_F32, c->lhs,
                                                 (size_t)(((n * C + ch) * H + iy) * W + ix)))
@@ -858,21 +873,26 @@ static void wino_bounds(const lin_case *c, const conv_cfg *g) {
             for (int r = 0; r < 3; r++)
               for (int q = 0; q < 3; q++)
                 f[r][q] = fabs(tu_get_f64(ACCY_DTYPE_F32, c->rhs, (size_t)(((o * C + ch) * 3 + r) * 3 + q)));
-            double tg[4][3];
-            mat_mul(4, 4, 4, &bt[0][0], &d[0][0], false, &t[0][0]); /* |B^T| d |B| */
-            mat_mul(4, 4, 4, &t[0][0], &bt[0][0], true, &v[0][0]);
-            mat_mul(4, 3, 3, &gm[0][0], &f[0][0], false, &tg[0][0]); /* |G| g |G^T| */
-            mat_mul(4, 3, 4, &tg[0][0], &gm[0][0], true, &u[0][0]);
-            for (int a = 0; a < 4; a++)
-              for (int b = 0; b < 4; b++) m[a][b] += u[a][b] * v[a][b];
+            /* dense copies of the patch side's matrices for mat_mul */
+            double dd[36], vv[36], t1[36], tg[18], uu[36];
+            for (int r = 0; r < p; r++)
+              for (int q = 0; q < p; q++) dd[r * p + q] = d[r][q];
+            mat_mul(p, p, p, bt, dd, false, t1); /* |B^T| d |B| */
+            mat_mul(p, p, p, t1, bt, true, vv);
+            mat_mul(p, 3, 3, gm, &f[0][0], false, tg); /* |G| g |G^T| */
+            mat_mul(p, 3, p, tg, gm, true, uu);
+            for (int a = 0; a < p; a++)
+              for (int b = 0; b < p; b++) u[a][b] = uu[a * p + b], v[a][b] = vv[a * p + b];
+            for (int a = 0; a < p; a++)
+              for (int b = 0; b < p; b++) m[a][b] += u[a][b] * v[a][b];
           }
-          for (int r = 0; r < 2; r++)
-            for (int b = 0; b < 2; b++) {
-              const int64_t oy = 2 * ty + r, ox = 2 * tx + b;
+          for (int r = 0; r < t; r++)
+            for (int b = 0; b < t; b++) {
+              const int64_t oy = t * ty + r, ox = t * tx + b;
               if (oy >= OH || ox >= OW) continue;
               double y = 0;
-              for (int a = 0; a < 4; a++)
-                for (int e = 0; e < 4; e++) y += at[r][a] * m[a][e] * at[b][e];
+              for (int a = 0; a < p; a++)
+                for (int e = 0; e < p; e++) y += at[r * p + a] * m[a][e] * at[b * p + e];
               g_wabs[((n * O + o) * OH + oy) * OW + ox] = y;
             }
         }
@@ -1043,7 +1063,7 @@ static void conv_const_case(tu_rng *rng, const conv_cfg *g, bool edges, bool inf
   /* The default may be Winograd (above portable, 3 x 3 at unit stride,
    * enough channels), with its bound. */
   if (c.k.how && strstr(c.k.how, "Winograd")) {
-    wino_bounds(&c, g);
+    wino_bounds(&c, g, strstr(c.k.how, "F(4x4") ? 4 : 2);
     g_wino_c = g->c;
   }
   check_runs(&c, ref, rng);
@@ -1112,8 +1132,9 @@ START_TEST(test_conv_constant_filters_match_reference) {
 }
 END_TEST
 
-/* Winograd F(2x2, 3x3) (ACCY_CONV_FORM=3, and 4: the tiles as the GEMMs'
- * rows, the sums transposed): 3 x 3 filters at unit stride
+/* Winograd F(2x2, 3x3) and F(4x4, 3x3) (ACCY_WINO_TILE; ACCY_CONV_FORM=3,
+ * and 4: the tiles as the GEMMs' rows, the sums transposed): 3 x 3 filters
+ * at unit stride
  * over odd and even sizes, padding of -1 to 2 (cropping, odd output
  * extents, tiles over the edge), channel counts across the blocks of
  * tiles and of output channels, one image or two: within its bound of the
@@ -1125,6 +1146,9 @@ START_TEST(test_conv_winograd_matches_reference) {
   tu_rng rng;
   tu_rng_seed(&rng, 1600 + (uint64_t)_i);
   const bool vector = accy__isa_level() != ACCY__ISA_PORTABLE;
+  /* F(2x2, 3x3) in the first four runs, F(4x4, 3x3) in the others */
+  const int tile = _i < 4 ? 2 : 4;
+  setenv("ACCY_WINO_TILE", tile == 2 ? "2" : "4", 1);
   for (int rep = 0; rep < 9; rep++) {
     /* the tiles as the GEMMs' columns (3) or as their rows (4) */
     setenv("ACCY_CONV_FORM", rep % 3 == 1 ? "4" : "3", 1);
@@ -1173,10 +1197,12 @@ START_TEST(test_conv_winograd_matches_reference) {
                   c.k.how ? c.k.how : "(none)");
     if ((rep == 6 || rep == 7) && vector)
       ck_assert_msg(strstr(c.k.how, "pre-pass") != NULL, "%s", c.k.how);
+    if (wino)
+      ck_assert_msg(strstr(c.k.how, tile == 2 ? "F(2x2" : "F(4x4") != NULL, "%s", c.k.how);
     void *ref = calloc(tu_elems(&ot) + 1, 4);
     ref_conv(&c, &g, ref);
     if (wino) {
-      wino_bounds(&c, &g);
+      wino_bounds(&c, &g, tile);
       g_wino_c = g.c;
     }
     check_runs(&c, ref, &rng);
@@ -1185,6 +1211,7 @@ START_TEST(test_conv_winograd_matches_reference) {
     case_free(&c);
   }
   unsetenv("ACCY_CONV_FORM");
+  unsetenv("ACCY_WINO_TILE");
 }
 END_TEST
 
@@ -1328,7 +1355,7 @@ static Suite *linalg_suite(void) {
   tcase_add_loop_test(tc, test_conv_pointwise_positions_once, 0, 4);
   tcase_add_loop_test(tc, test_conv_pointwise_packs_input_once, 0, 4);
   tcase_add_loop_test(tc, test_conv_constant_filters_match_reference, 0, 4);
-  tcase_add_loop_test(tc, test_conv_winograd_matches_reference, 0, 4);
+  tcase_add_loop_test(tc, test_conv_winograd_matches_reference, 0, 8);
   tcase_add_loop_test(tc, test_conv_random_configs_match_reference, 0, 2 * N_NUMERIC);
   tcase_add_loop_test(tc, test_conv_zero_extents, 0, N_NUMERIC);
   tcase_add_test(tc, test_conv_rejects_bool);

@@ -895,6 +895,185 @@ START_TEST(test_wino_transforms_match_portable) {
 }
 END_TEST
 
+/* The Winograd F(4x4, 3x3) transforms (uk.h, f32_wino4_in, f32_wino4_out
+ * and f32_wino4_out_pool) give the portable kernels' bits at every level
+ * (NaNs equal whatever their payload): any bit patterns, 1..64 tiles
+ * (vector tails), output runs of 4n - 3 .. 4n columns and 1..4 rows, with
+ * and without the row epilogue (whose bits are the transform's followed by
+ * f32_epilogue), the pooled form over 2n - 1 or 2n columns and one or two
+ * rows, with NaNs, infinities and signed zeros among the sums; nothing
+ * written past round_up(n, 8) tiles of a row of v, past w columns or into
+ * a missing row. The portable kernels against uk.h's formulas written out
+ * once more here, and the pooled one against its definition. */
+static void w4_ref(const float e[6], float w[6]) {
+  w[0] = fmaf(4, e[0], fmaf(-5, e[2], e[4]));
+  w[1] = fmaf(-4, e[1] + e[2], e[3] + e[4]);
+  w[2] = fmaf(4, e[1] - e[2], e[4] - e[3]);
+  w[3] = fmaf(2, e[3] - e[1], e[4] - e[2]);
+  w[4] = fmaf(-2, e[3] - e[1], e[4] - e[2]);
+  w[5] = fmaf(4, e[1], fmaf(-5, e[3], e[5]));
+}
+
+static void s4_ref(const float e[6], float s[4]) {
+  const float t1 = e[1] + e[2], t2 = e[1] - e[2], t3 = e[3] + e[4], t4 = e[3] - e[4];
+  s[0] = (e[0] + t1) + t3;
+  s[1] = fmaf(2, t4, t2);
+  s[2] = fmaf(4, t3, t1);
+  s[3] = fmaf(8, t4, t2) + e[5];
+}
+
+START_TEST(test_wino4_transforms_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  const int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 53);
+  enum { NMAX = 64, VS = NMAX + 16, ROWF = 4 * NMAX + 40, OW = 4 * NMAX + 16 };
+  static const float sp[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1.0f, -1.0f};
+  static float rows[6][ROWF], m[36 * VS + 16], want[36 * VS], got[36 * VS];
+  static float ow[4][OW], og[4][OW], res[4][OW];
+  int tested = 0;
+  for (int rep = 0; rep < 400; rep++) {
+    const size_t n = (size_t)tu_rng_range(&r, 1, NMAX);
+    const int data = rep % 4; /* 0: fractions, 1: any bits, 2: specials among them, 3: zeros */
+    for (int q = 0; q < 6; q++)
+      for (int i = 0; i < ROWF; i++)
+        rows[q][i] = data == 1 ? f32_of_bits((uint32_t)tu_rng_next(&r))
+                               : (float)tu_rng_range(&r, -1000, 1000) / 7.0f;
+    for (int i = 0; i < 36 * VS + 16; i++) {
+      m[i] = data == 1 ? f32_of_bits((uint32_t)tu_rng_next(&r))
+                       : (float)tu_rng_range(&r, -1000, 1000) / 3.0f;
+      if (data == 2 && i % 5 == 0) m[i] = sp[i % 7];
+      if (data == 3) m[i] = tu_rng_range(&r, 0, 1) ? 0.0f : -0.0f;
+    }
+    const float *const rp[6] = {rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]};
+    for (int i = 0; i < 36 * VS; i++) want[i] = -7.0f;
+    accy__f32_wino4_in__portable(n, rp, want, VS);
+    const size_t w = 4 * n - (size_t)tu_rng_range(&r, 0, n > 1 ? 3 : 0);
+    const int nrows = (int)tu_rng_range(&r, 1, 4);
+    const int epk = rep % 3;
+    for (int q = 0; q < 4; q++)
+      for (int i = 0; i < OW; i++) res[q][i] = (float)tu_rng_range(&r, -1000, 1000) / 9.0f;
+    const float bias = (float)tu_rng_range(&r, -100, 100) / 7.0f;
+    accy__uk_row_epilogue e[4];
+    const accy__uk_row_epilogue *ep[4];
+    for (int q = 0; q < 4; q++) {
+      e[q] = (accy__uk_row_epilogue){&bias, epk == 2 ? res[q] : NULL, true,
+                                     epk == 2 ? -1.0f : 0.0f, epk == 2 ? 6.0f : INFINITY};
+      ep[q] = epk ? &e[q] : NULL;
+    }
+    float *o[4], *og_p[4];
+    for (int q = 0; q < 4; q++) {
+      o[q] = q < nrows ? ow[q] : NULL;
+      og_p[q] = q < nrows ? og[q] : NULL;
+      for (int i = 0; i < OW; i++) ow[q][i] = -7.0f;
+    }
+    /* The reference: the plain transform, then f32_epilogue on each row. */
+    accy__f32_wino4_out__portable(n, m, VS, o, w, NULL);
+    if (epk)
+      for (int q = 0; q < nrows; q++)
+        accy__f32_epilogue__portable(w, ow[q], ow[q], e[q].bias, 0, e[q].res, e[q].clamp, e[q].lo,
+                                     e[q].hi);
+    for (int l = -1; l < nl; l++) {
+      const char *name = l < 0 ? "portable" : accy__isa_name(ts[l]->isa);
+      if (l >= 0) {
+        for (int i = 0; i < 36 * VS; i++) got[i] = -7.0f;
+        ts[l]->f32_wino4_in(n, rp, got, VS);
+        for (int k = 0; k < 36; k++) {
+          ck_assert_msg(same_or_both_nan(want + k * VS, got + k * VS, n),
+                        "%s: wino4_in value %d of %zu tiles differs", name, k, n);
+          for (size_t i = (n + 7) / 8 * 8; i < VS; i++)
+            ck_assert_msg(got[k * VS + i] == -7.0f, "%s: wino4_in wrote past %zu tiles", name, n);
+        }
+      }
+      for (int q = 0; q < 4; q++)
+        for (int i = 0; i < OW; i++) og[q][i] = -7.0f;
+      if (l < 0)
+        accy__f32_wino4_out__portable(n, m, VS, og_p, w, epk ? ep : NULL);
+      else
+        ts[l]->f32_wino4_out(n, m, VS, og_p, w, epk ? ep : NULL);
+      for (int q = 0; q < 4; q++) {
+        const size_t valid = q < nrows ? w : 0;
+        ck_assert_msg(same_or_both_nan(ow[q], og[q], valid),
+                      "%s: wino4_out row %d (%zu tiles, w %zu, epilogue %d) differs", name, q, n, w, epk);
+        for (size_t i = valid; i < OW; i++)
+          ck_assert_msg(og[q][i] == -7.0f, "%s: wino4_out wrote past column %zu of row %d", name,
+                        valid, q);
+      }
+      tested++;
+    }
+    /* The pooled form: the portable kernel against its definition, every
+     * level against the portable kernel. */
+    {
+      const size_t pw = 2 * n - (size_t)tu_rng_range(&r, 0, 1);
+      const bool two = tu_rng_range(&r, 0, 3) != 0;
+      const int pk = (rep / 3) % 4;
+      const accy__uk_row_epilogue pe = {pk ? &bias : NULL, NULL, pk >= 2, pk == 3 ? -1.0f : 0.0f,
+                                        pk == 3 ? 6.0f : INFINITY};
+      static float pf[4][OW];
+      float *full[4] = {pf[0], pf[1], pf[2], pf[3]};
+      const accy__uk_row_epilogue *pep[4] = {&pe, &pe, &pe, &pe};
+      accy__f32_wino4_out__portable(n, m, VS, full, 4 * n, pk ? pep : NULL);
+      static float pwant[2][2 * NMAX + 8], pgot[2][2 * NMAX + 8];
+      for (int pr = 0; pr < 2; pr++)
+        for (size_t c = 0; c < 2 * n; c++) {
+          float acc = -INFINITY;
+          acc = accy__fold_max_f32(acc, pf[2 * pr][2 * c]);
+          acc = accy__fold_max_f32(acc, pf[2 * pr][2 * c + 1]);
+          acc = accy__fold_max_f32(acc, pf[2 * pr + 1][2 * c]);
+          acc = accy__fold_max_f32(acc, pf[2 * pr + 1][2 * c + 1]);
+          pwant[pr][c] = acc;
+        }
+      for (int l = -1; l < nl; l++) {
+        const char *name = l < 0 ? "portable" : accy__isa_name(ts[l]->isa);
+        for (int pr = 0; pr < 2; pr++)
+          for (int i = 0; i < 2 * NMAX + 8; i++) pgot[pr][i] = -7.0f;
+        if (l < 0)
+          accy__f32_wino4_out_pool__portable(n, m, VS, pgot[0], two ? pgot[1] : NULL, pw,
+                                             pk ? &pe : NULL);
+        else
+          ts[l]->f32_wino4_out_pool(n, m, VS, pgot[0], two ? pgot[1] : NULL, pw, pk ? &pe : NULL);
+        for (int pr = 0; pr < 2; pr++) {
+          const size_t valid = pr == 0 || two ? pw : 0;
+          ck_assert_msg(same_or_both_nan(pwant[pr], pgot[pr], valid),
+                        "%s: wino4_out_pool row %d (%zu tiles, w %zu, data %d, epilogue %d) differs",
+                        name, pr, n, pw, data, pk);
+          for (size_t i = valid; i < 2 * NMAX + 8; i++)
+            ck_assert_msg(pgot[pr][i] == -7.0f, "%s: wino4_out_pool wrote past %zu of row %d",
+                          name, valid, pr);
+        }
+      }
+    }
+    /* the portable kernels against the formulas, on one tile */
+    if (data == 0) {
+      const size_t i = (size_t)tu_rng_range(&r, 0, (int64_t)n - 1);
+      float q[6][6];
+      for (int a = 0; a < 6; a++) w4_ref(rows[a] + 4 * i, q[a]);
+      for (int b = 0; b < 6; b++) {
+        const float col[6] = {q[0][b], q[1][b], q[2][b], q[3][b], q[4][b], q[5][b]};
+        float v[6];
+        w4_ref(col, v);
+        for (int a = 0; a < 6; a++) ck_assert(want[(6 * a + b) * VS + i] == v[a]);
+      }
+      float sv[4][6];
+      for (int b = 0; b < 6; b++) {
+        float col[6], c4[4];
+        for (int a = 0; a < 6; a++) col[a] = m[(6 * a + b) * VS + i];
+        s4_ref(col, c4);
+        for (int j = 0; j < 4; j++) sv[j][b] = c4[j];
+      }
+      if (!epk)
+        for (int j = 0; j < nrows; j++) {
+          float y[4];
+          s4_ref(sv[j], y);
+          for (int x = 0; x < 4; x++)
+            if (4 * i + (size_t)x < w) ck_assert(ow[j][4 * i + (size_t)x] == y[x]);
+        }
+    }
+  }
+  ck_assert_int_ge(tested, 400);
+}
+END_TEST
+
 /* The output transform with a 2 x 2 max pool (uk.h's f32_wino_out_pool):
  * the portable kernel equals its definition (f32_wino_out with the
  * epilogue on both rows, then the max fold over each tile's four outputs
@@ -2157,6 +2336,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_transpose_moves_each_element);
   tcase_add_test(tc, test_wino_transforms_match_portable);
   tcase_add_test(tc, test_wino_out_pool_matches_portable);
+  tcase_add_test(tc, test_wino4_transforms_match_portable);
   tcase_add_loop_test(tc, test_gemm_driver, 0, 3);
   tcase_add_test(tc, test_gemm_geometry_is_fixed_and_sane);
   suite_add_tcase(s, tc);

@@ -1457,7 +1457,8 @@ static accy_status prepare_dwconv(const conv_gemm *geo, const float *w, int64_t 
   return ACCY_STATUS_OK;
 }
 
-/* ---- Winograd F(2x2, 3x3) (f32, constant finite 3 x 3 filters, stride 1) --- */
+/* ---- Winograd F(2x2, 3x3) and F(4x4, 3x3) (f32, constant finite 3 x 3
+ * filters, stride 1) --- */
 
 /* A 3 x 3 convolution at unit stride and dilation computes each 2 x 2 block
  * of outputs (a tile) from the 4 x 4 input patch under it with 16
@@ -1474,22 +1475,36 @@ static accy_status prepare_dwconv(const conv_gemm *geo, const float *w, int64_t 
  * the direct sum's bound: the transforms add terms before the products).
  * Only above the portable level, which keeps the documented order.
  *
+ * F(4x4, 3x3) is the same with 4 x 4 blocks of outputs from 6 x 6 patches:
+ * 36 products per channel pair for 16 outputs (4x fewer multiply-adds than
+ * the direct sum, 1.78x fewer than F(2x2, 3x3)), the matrices
+ *   G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ *        1/24 -1/12 1/6; 0 0 1]  (U in double, rounded once),
+ *   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
+ *          0 2 -1 -2 1 0; 0 4 0 -5 0 1],
+ *   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1],
+ * each transform a fixed sequence of additions and fused multiply-adds by
+ * exact constants (uk.h); larger coefficients, so a looser bound
+ * (docs/ops.md). wino_tile picks the tile size.
+ *
  * An item is one image, one block of nt tiles (row-major over the image's
  * tiles) and one block of mb output channels: it transforms the block's
  * patches of every input channel into its workspace (or takes them from
- * the pre-pass) as 16 matrices of C rows of nt tiles, runs the 16 GEMMs
- * against the filters' packed U into 16 blocks of mb x nt (with the tiles
- * as rows, into nt x mb, then transposed), then transforms those into the
- * outputs and applies the epilogue. */
+ * the pre-pass) as T (16 or 36) matrices of C rows of nt tiles, runs the T
+ * GEMMs against the filters' packed U into T blocks of mb x nt (with the
+ * tiles as rows, into nt x mb, then transposed), then transforms those
+ * into the outputs and applies the epilogue. */
 #define WINO_NT_MAX 64u   /* tiles per block, at most */
 #define WINO_MB_MAX 128u  /* output channels per block, at most */
 #define WINO_C_MAX 1024   /* input channels, at most (the workspace) */
 
 typedef struct conv_wino {
-  accy__gemm g;          /* batch 16 (one per product), K = C; M, N set per item */
-  /* Per block of output channels, 16 products of packed panels: A panels
+  accy__gemm g;          /* batch T (one per product), K = C; M, N set per item */
+  /* Per block of output channels, T products of packed panels: A panels
    * of C x mr, or with the tiles as rows U^T's B panels of C x nr. */
   const float *U;
+  int64_t tile;          /* outputs per tile side: 2 (F(2x2, 3x3)) or 4 */
+  uint64_t T;            /* products: (tile + 2)^2 */
   int64_t C, O, H, W, OH, OW, ph, pw;
   int64_t TW;            /* tiles per row of them */
   uint64_t P;            /* tiles per image */
@@ -1508,6 +1523,9 @@ typedef struct conv_wino {
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
+  accy__uk_f32_wino4_in_fn win4;   /* tile 4: the F(4x4, 3x3) kernels */
+  accy__uk_f32_wino4_out_fn wout4;
+  accy__uk_f32_wino4_out_pool_fn wpool4;
   accy__uk_f32_transpose_fn transpose; /* trans: the products into m's layout */
   /* With a fused 2 x 2 max pool (e.pool): the output is the pooled plane,
    * one value per tile, through wpool. */
@@ -1516,10 +1534,11 @@ typedef struct conv_wino {
   bool has_epi;
 } conv_wino;
 
-/* Patch rows of the tiles of one output-tile row (f32_wino_in's rows):
- * rows[r][u] is input (2 ty - ph + r, 2 tx0 - pw + u) of plane |xc|, zero
- * outside it, for u < 2n + 2, and zero up to the kernel's read bound. */
-#define WINO_ROW_FLOATS (2 * WINO_NT_MAX + 24)
+/* Patch rows of the tiles of one output-tile row (f32_wino_in's or
+ * f32_wino4_in's rows): rows[r][u] is input (t ty - ph + r, t tx0 - pw + u)
+ * of plane |xc| (t the tile), zero outside it, for u < t n + 2, and zero up
+ * to the kernel's read bound. */
+#define WINO_ROW_FLOATS (4 * WINO_NT_MAX + 24)
 /* Most floats of a block's strip of padded input rows (wino_in_block). */
 #define WINO_STRIP_FLOATS 6144
 
@@ -1540,12 +1559,22 @@ static void wino_pad_row(const conv_wino *cw, const float *xc, int64_t iy, int64
 }
 
 static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t tx0, int64_t n,
-                      float rows[4][WINO_ROW_FLOATS]) {
-  /* Past 2n + 2 floats the kernel's reads only feed values past n: the
+                      float rows[6][WINO_ROW_FLOATS]) {
+  /* Past t n + 2 floats the kernel's reads only feed values past n: the
    * input there (or zero) does as well as zeros. */
-  const int64_t bound = 2 * ((n + 7) / 8 * 8) + 18;
-  for (int r = 0; r < 4; r++)
-    wino_pad_row(cw, xc, 2 * ty - cw->ph + r, 2 * tx0 - cw->pw, bound, rows[r]);
+  const int64_t t = cw->tile;
+  const int64_t bound = t * ((n + 7) / 8 * 8) + (t == 2 ? 18 : 8);
+  for (int64_t r = 0; r < t + 2; r++)
+    wino_pad_row(cw, xc, t * ty - cw->ph + r, t * tx0 - cw->pw, bound, rows[r]);
+}
+
+/* The input transform of one run of n tiles whose patch rows start at
+ * rp[0 .. tile + 1]. */
+static inline void wino_in_run(const conv_wino *cw, size_t n, const float *const rp[6], float *v) {
+  if (cw->tile == 2)
+    cw->win(n, rp, v, (size_t)cw->vs);
+  else
+    cw->win4(n, rp, v, (size_t)cw->vs);
 }
 
 /* B^T d B of input channels c0 .. c1 of image xn's tiles j0 .. j0 + cols
@@ -1554,40 +1583,42 @@ static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t 
  * zero (computed, never stored). */
 static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uint64_t cols,
                           uint64_t c0, uint64_t c1, float *v) {
-  const int64_t TW = cw->TW, HW = cw->H * cw->W;
+  const int64_t TW = cw->TW, HW = cw->H * cw->W, t = cw->tile;
   const uint64_t nt = cw->nt, ntv = nt + 8, vs = cw->vs;
   /* The block's input rows, zero-padded, once per channel (a strip of
    * nrows x wb: column u is input column u - pw, wide enough for the
    * kernel's reads past a run); the patch rows of each tile row are then
    * pointers into it. Where the strip would not fit, each run's rows are
    * built alone (wino_rows). */
+  /* (The kernels read up to t round_up(n, 8) + 18 (tile 2) or + 8 (tile
+   * 4) floats from a run's first patch column, t tx0 of the strip.) */
   const int64_t ty_a = (int64_t)j0 / TW, ty_b = (int64_t)(j0 + cols - 1) / TW;
-  const int64_t nrows = 2 * (ty_b - ty_a) + 4, wb = 2 * TW + 34;
+  const int64_t nrows = t * (ty_b - ty_a) + t + 2, wb = t * TW + (t == 2 ? 34 : 40);
   float strip[WINO_STRIP_FLOATS];
   const bool use_strip = nrows * wb <= (int64_t)WINO_STRIP_FLOATS;
-  float rows[4][WINO_ROW_FLOATS];
+  float rows[6][WINO_ROW_FLOATS];
   for (uint64_t c = c0; c < c1; c++) {
     const float *xc = xn + (int64_t)c * HW;
     if (use_strip)
       for (int64_t r = 0; r < nrows; r++)
-        wino_pad_row(cw, xc, 2 * ty_a - cw->ph + r, -cw->pw, wb, strip + r * wb);
+        wino_pad_row(cw, xc, t * ty_a - cw->ph + r, -cw->pw, wb, strip + r * wb);
     for (uint64_t jl = 0; jl < cols;) {
       const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
       int64_t seg = TW - tx0;
       if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
+      const float *rp[6];
       if (use_strip) {
-        const float *base = strip + 2 * (ty - ty_a) * wb + 2 * tx0;
-        const float *const rp[4] = {base, base + wb, base + 2 * wb, base + 3 * wb};
-        cw->win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
+        const float *base = strip + t * (ty - ty_a) * wb + t * tx0;
+        for (int64_t r = 0; r < t + 2; r++) rp[r] = base + r * wb;
       } else {
         wino_rows(cw, xc, ty, tx0, seg, rows);
-        const float *const rp[4] = {rows[0], rows[1], rows[2], rows[3]};
-        cw->win((size_t)seg, rp, v + c * ntv + jl, (size_t)vs);
+        for (int64_t r = 0; r < t + 2; r++) rp[r] = rows[r];
       }
+      wino_in_run(cw, (size_t)seg, rp, v + c * ntv + jl);
       jl += (uint64_t)seg;
     }
     if (cols < nt)
-      for (int q = 0; q < 16; q++)
+      for (uint64_t q = 0; q < cw->T; q++)
         memset(v + q * vs + c * ntv + cols, 0, (size_t)(nt - cols) * sizeof(float));
   }
 }
@@ -1598,7 +1629,7 @@ static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uin
 /* The transform pre-pass (with few blocks of tiles, several items per
  * block read the same transformed patches): item (n n_tb + tb) * chunks +
  * q transforms channels q WINO_PRE_CH .. of block tb of image n into that
- * block's 16 vs floats of the launch buffer (bufs[0]). */
+ * block's T vs floats of the launch buffer (bufs[0]). */
 static void conv_wino_pre_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
                               uint64_t end) {
   const conv_wino *cw = k->params;
@@ -1608,7 +1639,7 @@ static void conv_wino_pre_f32(const accy__kernel *k, void *const *bufs, uint64_t
     const uint64_t j0 = tb * cw->nt, cols = cw->P - j0 < cw->nt ? cw->P - j0 : cw->nt;
     const uint64_t c0 = q * WINO_PRE_CH, c1 = c0 + WINO_PRE_CH < C ? c0 + WINO_PRE_CH : C;
     wino_in_block(cw, (const float *)bufs[1] + (int64_t)n * cw->C * cw->H * cw->W, j0, cols, c0,
-                  c1, (float *)bufs[0] + blk * 16 * cw->vs);
+                  c1, (float *)bufs[0] + blk * cw->T * cw->vs);
   }
 }
 
@@ -1620,12 +1651,12 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
   const float *res = cw->e.residual ? bufs[3] : NULL;
   float *ws = ws_of(k, bufs, cw->e.residual);
   const float *pre = cw->pre ? temp_of(bufs, cw->e.residual) : NULL;
-  const uint64_t C = (uint64_t)cw->C, nt = cw->nt, mb = cw->mb;
-  const int64_t TW = cw->TW, OH = cw->OH, OW = cw->OW, HW = cw->H * cw->W;
+  const uint64_t C = (uint64_t)cw->C, nt = cw->nt, mb = cw->mb, T = cw->T;
+  const int64_t TW = cw->TW, OH = cw->OH, OW = cw->OW, HW = cw->H * cw->W, t = cw->tile;
   const uint64_t vs = cw->vs, ms = cw->ms;
   /* The workspace: v (unless the pre-pass made it), m, and with the tiles
    * as rows mt. */
-  float *m = pre ? ws : ws + 16 * vs;
+  float *m = pre ? ws : ws + T * vs;
   const accy__uk_f32_wino_out_fn wout = cw->wout;
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
@@ -1634,7 +1665,7 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
     const uint64_t o0 = cb * mb, nrow = (uint64_t)cw->O - o0 < mb ? (uint64_t)cw->O - o0 : mb;
     const float *v;
     if (pre) {
-      v = pre + (n * cw->n_tb + tb) * 16 * vs;
+      v = pre + (n * cw->n_tb + tb) * T * vs;
     } else {
       wino_in_block(cw, x + (int64_t)n * cw->C * HW, j0, cols, 0, C, ws);
       v = ws;
@@ -1643,25 +1674,27 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
     if (!cw->trans) {
       g.M = nrow;
       g.mb = g.mb_sub = nrow;
-      g.a_packed = cw->U + o0 * 16 * C; /* the blocks before it are whole panels */
-      accy__gemm_run(&g, v, v, m, NULL, 0, 16, NULL); /* A packed: v is an unused A */
+      g.a_packed = cw->U + o0 * T * C; /* the blocks before it are whole panels */
+      accy__gemm_run(&g, v, v, m, NULL, 0, T, NULL); /* A packed: v is an unused A */
     } else {
-      float *mt = m + 16 * ms + 8;
+      float *mt = m + T * ms + 8;
       g.M = cols;
       g.mb = g.mb_sub = cols;
       g.N = nrow;
-      g.b_packed = cw->U + o0 * 16 * C;
-      accy__gemm_run(&g, v, NULL, mt, NULL, 0, 16, NULL);
-      /* mt (tile t, channel o at mt[k mts + t mb + o]) into m's layout
+      g.b_packed = cw->U + o0 * T * C;
+      accy__gemm_run(&g, v, NULL, mt, NULL, 0, T, NULL);
+      /* mt (tile j, channel o at mt[k mts + j mb + o]) into m's layout
        * (the level's transpose kernel). */
-      for (int q = 0; q < 16; q++)
+      for (uint64_t q = 0; q < T; q++)
         cw->transpose((size_t)cols, (size_t)nrow, mt + (uint64_t)q * cw->mts, (ptrdiff_t)mb,
                       m + (uint64_t)q * ms, (ptrdiff_t)nt);
     }
     if (cw->e.pool) {
       /* A^T M A with the epilogue, pooled: tile (ty, tx) is pooled output
-       * (ty, tx) of a plane of OH / 2 x OW / 2 (both even). */
-      const int64_t PW = OW / 2, PHW = (OH / 2) * PW;
+       * (ty, tx) of a plane of PH = OH / 2 x PW = OW / 2 (both even), or
+       * with tiles of 4 its 2 x 2 block at (2 ty, 2 tx) (the last row or
+       * column of blocks cut at PH and PW). */
+      const int64_t PH = OH / 2, PW = OW / 2, PHW = PH * PW;
       float *outn = out + (int64_t)n * cw->O * PHW;
       for (uint64_t i = 0; i < nrow; i++) {
         const int64_t o = (int64_t)(o0 + i);
@@ -1671,8 +1704,16 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
           const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
           int64_t seg = TW - tx0;
           if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
-          cw->wpool((size_t)seg, m + i * nt + jl, (size_t)ms, outn + o * PHW + ty * PW + tx0,
-                    cw->has_epi ? &ep : NULL);
+          if (t == 2) {
+            cw->wpool((size_t)seg, m + i * nt + jl, (size_t)ms, outn + o * PHW + ty * PW + tx0,
+                      cw->has_epi ? &ep : NULL);
+          } else {
+            const int64_t px1 = 2 * (tx0 + seg) < PW ? 2 * (tx0 + seg) : PW;
+            float *p0 = outn + o * PHW + 2 * ty * PW + 2 * tx0;
+            cw->wpool4((size_t)seg, m + i * nt + jl, (size_t)ms, p0,
+                       2 * ty + 1 < PH ? p0 + PW : NULL, (size_t)(px1 - 2 * tx0),
+                       cw->has_epi ? &ep : NULL);
+          }
           jl += (uint64_t)seg;
         }
       }
@@ -1688,8 +1729,27 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
         const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
         int64_t seg = TW - tx0;
         if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
-        const int64_t ox0 = 2 * tx0, ox1 = 2 * (tx0 + seg) < OW ? 2 * (tx0 + seg) : OW;
-        const int64_t oy = 2 * ty;
+        const int64_t ox0 = t * tx0, ox1 = t * (tx0 + seg) < OW ? t * (tx0 + seg) : OW;
+        const int64_t oy = t * ty;
+        if (t == 4) {
+          /* Rows oy .. oy + 3 (those inside the plane), each with its
+           * epilogue. */
+          float *o4[4];
+          accy__uk_row_epilogue e4[4];
+          const accy__uk_row_epilogue *ep4[4];
+          for (int j = 0; j < 4; j++) {
+            o4[j] = oy + j < OH ? plane + (oy + j) * OW + ox0 : NULL;
+            e4[j] = (accy__uk_row_epilogue){
+                cw->e.bias ? cw->e.bias + o : NULL,
+                resn && o4[j] ? resn + o * OH * OW + (oy + j) * OW + ox0 : NULL, cw->e.clamp,
+                cw->e.lo, cw->e.hi};
+            ep4[j] = &e4[j];
+          }
+          cw->wout4((size_t)seg, m + i * nt + jl, (size_t)ms, o4, (size_t)(ox1 - ox0),
+                    cw->has_epi ? ep4 : NULL);
+          jl += (uint64_t)seg;
+          continue;
+        }
         float *d0 = plane + oy * OW + ox0, *d1 = oy + 1 < OH ? d0 + OW : NULL;
         if (cw->has_epi) {
           /* The epilogue in the transform's registers, before the store. */
@@ -1791,6 +1851,28 @@ static bool wino_chosen(const conv_gemm *cg, int64_t O) {
   return 16 * cols * 100 < 9 * (uint64_t)(cg->OH * cg->OW) * 70;
 }
 
+/* The tile side of a convolution that runs as Winograd: 4 (F(4x4, 3x3))
+ * or 2 (F(2x2, 3x3)) where ACCY_WINO_TILE asks for it, else 4 where its 36
+ * GEMMs' columns (tiles of 4 x 4 outputs, padded as wino_padded pads them)
+ * are under 80% of the 16 GEMMs' of F(2x2, 3x3): 56 x 56 and 28 x 28 56%,
+ * 14 x 14 and 13 x 13 64-73%; not 7 x 7 (4 tiles, a whole micro-panel of 8
+ * rows: 112%). */
+static int64_t wino_tile(const conv_gemm *cg, int64_t O) {
+  /* (36 transformed filters per channel pair within the packing limit.) */
+  if ((uint64_t)O > DOT_PACK_MAX_FLOATS / 36 / (uint64_t)cg->C) return 2;
+  const char *f = getenv("ACCY_WINO_TILE");
+  if (f && (f[0] == '2' || f[0] == '4') && !f[1]) return f[0] - '0';
+  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
+  const uint64_t P2 = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2));
+  const uint64_t P4 = (uint64_t)(((cg->OH + 3) / 4) * ((cg->OW + 3) / 4));
+  uint64_t c2, r2, c4, r4;
+  wino_padded(P2, mr, nr, &c2, &r2);
+  wino_padded(P4, mr, nr, &c4, &r4);
+  if (r2 < c2) c2 = r2;
+  if (r4 < c4) c4 = r4;
+  return 36 * c4 * 100 < 16 * c2 * 80 ? 4 : 2;
+}
+
 static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64_t N, int64_t O,
                                      const epi *e, accy__arena *arena, accy__kernel *k) {
   conv_wino *cw = accy__arena_alloc(arena, sizeof *cw, 64);
@@ -1801,8 +1883,12 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
   cw->C = geo->C, cw->O = O, cw->H = geo->H, cw->W = geo->W, cw->OH = geo->OH, cw->OW = geo->OW;
   cw->ph = geo->ph, cw->pw = geo->pw;
-  cw->TW = (cw->OW + 1) / 2;
-  cw->P = (uint64_t)((cw->OH + 1) / 2 * cw->TW);
+  cw->tile = wino_tile(geo, O);
+  cw->T = (uint64_t)((cw->tile + 2) * (cw->tile + 2));
+  const int64_t t = cw->tile;
+  const uint64_t T = cw->T;
+  cw->TW = (cw->OW + t - 1) / t;
+  cw->P = (uint64_t)((cw->OH + t - 1) / t * cw->TW);
   cw->trans = wino_trans(cw->P, (uint64_t)O, (uint64_t)cw->C, mr, nr);
   if (!cw->trans) {
     cw->nt = wino_nt(cw->P, nr);
@@ -1836,17 +1922,17 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   cw->e = *e;
   cw->has_epi = e->bias || e->residual || e->clamp;
   const uint64_t C = (uint64_t)cw->C;
-  /* The GEMM of one item: 16 batch indices (the products), A the block's
-   * packed U, B the workspace's transformed patches, C the workspace's 16
+  /* The GEMM of one item: T batch indices (the products), A the block's
+   * packed U, B the workspace's transformed patches, C the workspace's T
    * blocks; M and A are set per item. */
-  g->batch = 16;
+  g->batch = T;
   g->N = cw->nt;
   g->K = C;
   g->kc = ACCY__GEMM_KC;
   g->nb = cw->nt;
   g->m_items = g->n_items = 1;
-  /* The 16 products' blocks of v and m: an odd number of 64-byte lines
-   * apart, so that the transforms' 16 streams fall into different sets of
+  /* The T products' blocks of v and m: an odd number of 64-byte lines
+   * apart, so that the transforms' T streams fall into different sets of
    * the L1 (at 8 KiB apart, a power of two, they shared one set and ran
    * from the L2: the output transform took a third of a 16-channel layer). */
   cw->vs = (C * (cw->nt + 8) + 15) / 16 * 16;
@@ -1874,32 +1960,53 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   cw->wout = accy__uk_get()->f32_wino_out;
   cw->transpose = accy__uk_get()->f32_transpose;
   cw->wpool = accy__uk_get()->f32_wino_out_pool;
+  cw->win4 = accy__uk_get()->f32_wino4_in;
+  cw->wout4 = accy__uk_get()->f32_wino4_out;
+  cw->wpool4 = accy__uk_get()->f32_wino4_out_pool;
   /* U = G g G^T for every output and input channel, then packed per block
-   * of output channels as 16 batches of A panels. */
+   * of output channels as T batches of A panels. */
   uint64_t nu;
-  if (!accy__mul_u64((uint64_t)O, C, &nu) || !accy__mul_u64(nu, 16, &nu) ||
+  if (!accy__mul_u64((uint64_t)O, C, &nu) || !accy__mul_u64(nu, T, &nu) ||
       nu > DOT_PACK_MAX_FLOATS)
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "transformed filters too large");
   float *u16 = malloc((size_t)nu * sizeof(float));
   if (!u16) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "transformed filters");
-  for (uint64_t oc = 0; oc < nu / 16; oc++) {
+  for (uint64_t oc = 0; t == 4 && oc < nu / T; oc++) {
+    /* F(4x4, 3x3): G g G^T in double, each value rounded once. */
+    static const double G4[6][3] = {{0.25, 0, 0},
+                                    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                    {0, 0, 1}};
     const float *f = w + oc * 9;
-    float t[4][3];
+    double gt[6][3];
+    for (int a = 0; a < 6; a++)
+      for (int j = 0; j < 3; j++)
+        gt[a][j] = G4[a][0] * f[j] + G4[a][1] * f[3 + j] + G4[a][2] * f[6 + j];
+    for (int a = 0; a < 6; a++)
+      for (int b = 0; b < 6; b++)
+        u16[(uint64_t)(6 * a + b) * (nu / T) + oc] =
+            (float)(gt[a][0] * G4[b][0] + gt[a][1] * G4[b][1] + gt[a][2] * G4[b][2]);
+  }
+  for (uint64_t oc = 0; t == 2 && oc < nu / 16; oc++) {
+    const float *f = w + oc * 9;
+    float tg[4][3];
     for (int j = 0; j < 3; j++) {
-      t[0][j] = f[j];
-      t[1][j] = (f[j] + f[3 + j] + f[6 + j]) * 0.5f;
-      t[2][j] = (f[j] - f[3 + j] + f[6 + j]) * 0.5f;
-      t[3][j] = f[6 + j];
+      tg[0][j] = f[j];
+      tg[1][j] = (f[j] + f[3 + j] + f[6 + j]) * 0.5f;
+      tg[2][j] = (f[j] - f[3 + j] + f[6 + j]) * 0.5f;
+      tg[3][j] = f[6 + j];
     }
     for (int a = 0; a < 4; a++) {
-      const float uu[4] = {t[a][0], (t[a][0] + t[a][1] + t[a][2]) * 0.5f,
-                           (t[a][0] - t[a][1] + t[a][2]) * 0.5f, t[a][2]};
+      const float uu[4] = {tg[a][0], (tg[a][0] + tg[a][1] + tg[a][2]) * 0.5f,
+                           (tg[a][0] - tg[a][1] + tg[a][2]) * 0.5f, tg[a][2]};
       for (int b = 0; b < 4; b++) u16[(uint64_t)(4 * a + b) * (nu / 16) + oc] = uu[b];
     }
   }
   const uint64_t pw = cw->trans ? nr : mr;
   const uint64_t panels_total = ((uint64_t)O + pw - 1) / pw; /* blocks are whole panels */
-  float *U = accy__arena_alloc(arena, (size_t)(16 * panels_total * C * pw) * sizeof(float), 64);
+  float *U = accy__arena_alloc(arena, (size_t)(T * panels_total * C * pw) * sizeof(float), 64);
   if (!U) {
     free(u16);
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "packed transformed filters");
@@ -1911,12 +2018,12 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
       pg.M = rows;
       pg.a_rs = (ptrdiff_t)C;
       pg.a_cs = 1;
-      pg.a_bs = (ptrdiff_t)(nu / 16);
-      accy__gemm_pack_a(&pg, u16 + o0 * C, 16, U + o0 * 16 * C);
+      pg.a_bs = (ptrdiff_t)(nu / T);
+      accy__gemm_pack_a(&pg, u16 + o0 * C, T, U + o0 * T * C);
     } else {
       pg.N = rows;
-      accy__gemm_pack_b(&pg, u16 + o0 * C, (ptrdiff_t)(nu / 16), 1, (ptrdiff_t)C,
-                        U + o0 * 16 * C);
+      accy__gemm_pack_b(&pg, u16 + o0 * C, (ptrdiff_t)(nu / T), 1, (ptrdiff_t)C,
+                        U + o0 * T * C);
     }
   }
   free(u16);
@@ -1927,23 +2034,24 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   k->run = conv_wino_f32;
   k->params = cw;
   k->n_items = items;
-  k->item_cost = 16 * cw->mb * cw->nt * C;
+  k->item_cost = T * cw->mb * cw->nt * C;
   /* v (rows of nt + 8), m (read up to 8 floats past its last row), and
    * transposed, mt. */
-  k->worker_bytes = ((cw->pre ? 0 : 16 * cw->vs) + 16 * cw->ms + 8 + (cw->trans ? 16 * cw->mts : 0)) *
+  k->worker_bytes = ((cw->pre ? 0 : T * cw->vs) + T * cw->ms + 8 + (cw->trans ? T * cw->mts : 0)) *
                     sizeof(float);
   if (cw->pre) {
-    if (!accy__mul_u64((uint64_t)N * cw->n_tb, 16 * cw->vs, &nv) || nv > DOT_PACK_MAX_FLOATS)
+    if (!accy__mul_u64((uint64_t)N * cw->n_tb, T * cw->vs, &nv) || nv > DOT_PACK_MAX_FLOATS)
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "transformed patches too large");
     k->pre_run = conv_wino_pre_f32;
     k->pre_items = (uint64_t)N * cw->n_tb * ((C + WINO_PRE_CH - 1) / WINO_PRE_CH);
-    k->pre_item_cost = 16 * WINO_PRE_CH * cw->nt;
+    k->pre_item_cost = T * WINO_PRE_CH * cw->nt;
     k->temp_bytes = nv * sizeof(float);
   }
   accy__kernel_set_how(k, arena,
-                       "convolution as Winograd F(2x2,3x3), 16 GEMMs %s per block of %llu tiles "
+                       "convolution as Winograd F(%dx%d,3x3), %d GEMMs %s per block of %llu tiles "
                        "x %llu channels%s%s%s",
-                       g->uk.name, (unsigned long long)cw->nt, (unsigned long long)cw->mb,
+                       (int)t, (int)t, (int)T, g->uk.name, (unsigned long long)cw->nt,
+                       (unsigned long long)cw->mb,
                        cw->trans ? ", tiles as rows" : "",
                        cw->pre ? ", patches transformed per launch (pre-pass)" : "",
                        e->pool ? ", 2 x 2 max pool in the output transform" : "");

@@ -17,6 +17,9 @@ static const accy__uk kPortable = {
     .f32_wino_in = accy__f32_wino_in__portable,
     .f32_wino_out = accy__f32_wino_out__portable,
     .f32_wino_out_pool = accy__f32_wino_out_pool__portable,
+    .f32_wino4_in = accy__f32_wino4_in__portable,
+    .f32_wino4_out = accy__f32_wino4_out__portable,
+    .f32_wino4_out_pool = accy__f32_wino4_out_pool__portable,
     .ew = {accy__ew_map__portable, accy__ew_compare__portable, accy__ew_convert__portable,
            accy__ew_select__portable, accy__ew_map_x1__portable},
 };
@@ -43,6 +46,9 @@ static const accy__uk kAvx2 = {
     .f32_wino_in = accy__f32_wino_in__avx2,
     .f32_wino_out = accy__f32_wino_out__avx2,
     .f32_wino_out_pool = accy__f32_wino_out_pool__avx2,
+    .f32_wino4_in = accy__f32_wino4_in__avx2,
+    .f32_wino4_out = accy__f32_wino4_out__avx2,
+    .f32_wino4_out_pool = accy__f32_wino4_out_pool__avx2,
 };
 #endif
 
@@ -75,6 +81,9 @@ static const accy__uk kAvx512 = {
     .f32_wino_in = accy__f32_wino_in__avx512,
     .f32_wino_out = accy__f32_wino_out__avx512,
     .f32_wino_out_pool = accy__f32_wino_out_pool__avx512,
+    .f32_wino4_in = accy__f32_wino4_in__avx512,
+    .f32_wino4_out = accy__f32_wino4_out__avx512,
+    .f32_wino4_out_pool = accy__f32_wino4_out_pool__avx512,
 };
 #endif
 

@@ -450,6 +450,48 @@ typedef void (*accy__uk_f32_wino_out_fn)(size_t n, const float *m, size_t ms, fl
 typedef void (*accy__uk_f32_wino_out_pool_fn)(size_t n, const float *m, size_t ms, float *out,
                                               const accy__uk_row_epilogue *ep);
 
+/* ---- f32 Winograd F(4x4, 3x3) transforms ------------------------------------- */
+
+/* The input transform of n tiles side by side: tile i's 6 x 6 patch is
+ * rows[r][4i .. 4i + 5] for r < 6 (each row readable up to 4 * round_up(n,
+ * 8) + 8 floats; the floats past 4n + 2 only feed values past n), and its
+ * 36 values B^T d B go to v[k * vs + i], k = 6a + b, with the row step
+ * W(e) of six values e0 .. e5 (fma(x, y, z) = x y + z rounded once):
+ *   W0 = fma(4, e0, fma(-5, e2, e4)),  W1 = fma(-4, e1 + e2, e3 + e4),
+ *   W2 = fma(4, e1 - e2, e4 - e3),     W3 = fma(2, e3 - e1, e4 - e2),
+ *   W4 = fma(-2, e3 - e1, e4 - e2),    W5 = fma(4, e1, fma(-5, e3, e5)),
+ *   q[r] = W(d[r][0 .. 5]),  v[6a + b] = W_a(q[0][b] .. q[5][b]),
+ * so every level gives the same bits. v[k * vs + i] for n <= i <
+ * round_up(n, 8) may be written too (any values); nothing else. */
+typedef void (*accy__uk_f32_wino4_in_fn)(size_t n, const float *const rows[6], float *v,
+                                         size_t vs);
+
+/* The output transform of n tiles: tile i's 36 sums are m[k * ms + i]
+ * (readable up to round_up(n, 8) columns), and A^T M A, with the step
+ * S(e) of six values (t1 = e1 + e2, t2 = e1 - e2, t3 = e3 + e4, t4 = e3 -
+ * e4):
+ *   S0 = (e0 + t1) + t3,  S1 = fma(2, t4, t2),  S2 = fma(4, t3, t1),
+ *   S3 = fma(8, t4, t2) + e5,
+ *   s[j][b] = S_j(m[b], m[6 + b], .. m[30 + b]),  y[j][x] = S_x(s[j][0 .. 5]),
+ * goes to o[j][4i + x] for 4i + x < w (w <= 4n) and j < 4 while o[j] is
+ * not NULL (o[j] NULL: rows j .. 3 are not written). With ep and ep[j]
+ * not NULL, row j's outputs then get the row epilogue (bias, the residual
+ * at res[x], clamp, as f32_epilogue applies it). Nothing else is
+ * written. */
+typedef void (*accy__uk_f32_wino4_out_fn)(size_t n, const float *m, size_t ms, float *const o[4],
+                                          size_t w, const accy__uk_row_epilogue *const ep[4]);
+
+/* The output transform of n tiles (as f32_wino4_out, every row with ep's
+ * bias and clamp; ep->res must be NULL) followed by a 2 x 2 max pool at
+ * stride 2: p0[2i + c] is the fold, from -inf, of y[0][2c], y[0][2c + 1],
+ * y[1][2c], y[1][2c + 1] in that order under the reduce kernels' max rule
+ * (a NaN replaces the accumulator, a NaN accumulator stays, +0 over -0),
+ * p1[2i + c] the same of rows 2 and 3, for 2i + c < w (w <= 2n; p1 NULL:
+ * p0 only). Nothing else is written. */
+typedef void (*accy__uk_f32_wino4_out_pool_fn)(size_t n, const float *m, size_t ms, float *p0,
+                                               float *p1, size_t w,
+                                               const accy__uk_row_epilogue *ep);
+
 /* ---- the table of one level -------------------------------------------------- */
 
 typedef struct accy__uk {
@@ -469,6 +511,9 @@ typedef struct accy__uk {
   accy__uk_f32_wino_in_fn f32_wino_in;
   accy__uk_f32_wino_out_fn f32_wino_out;
   accy__uk_f32_wino_out_pool_fn f32_wino_out_pool;
+  accy__uk_f32_wino4_in_fn f32_wino4_in;
+  accy__uk_f32_wino4_out_fn f32_wino4_out;
+  accy__uk_f32_wino4_out_pool_fn f32_wino4_out_pool;
 } accy__uk;
 
 /* The table of |isa|, or NULL when this build has no such level. The CPU
@@ -599,5 +644,20 @@ void accy__f32_wino_out__avx512(size_t n, const float *m, size_t ms, float *o0, 
                                const accy__uk_row_epilogue *ep1);
 void accy__f32_wino_out_pool__avx512(size_t n, const float *m, size_t ms, float *out,
                                      const accy__uk_row_epilogue *ep);
+void accy__f32_wino4_in__portable(size_t n, const float *const rows[6], float *v, size_t vs);
+void accy__f32_wino4_out__portable(size_t n, const float *m, size_t ms, float *const o[4], size_t w,
+                                const accy__uk_row_epilogue *const ep[4]);
+void accy__f32_wino4_out_pool__portable(size_t n, const float *m, size_t ms, float *p0, float *p1,
+                                     size_t w, const accy__uk_row_epilogue *ep);
+void accy__f32_wino4_in__avx2(size_t n, const float *const rows[6], float *v, size_t vs);
+void accy__f32_wino4_out__avx2(size_t n, const float *m, size_t ms, float *const o[4], size_t w,
+                                const accy__uk_row_epilogue *const ep[4]);
+void accy__f32_wino4_out_pool__avx2(size_t n, const float *m, size_t ms, float *p0, float *p1,
+                                     size_t w, const accy__uk_row_epilogue *ep);
+void accy__f32_wino4_in__avx512(size_t n, const float *const rows[6], float *v, size_t vs);
+void accy__f32_wino4_out__avx512(size_t n, const float *m, size_t ms, float *const o[4], size_t w,
+                                const accy__uk_row_epilogue *const ep[4]);
+void accy__f32_wino4_out_pool__avx512(size_t n, const float *m, size_t ms, float *p0, float *p1,
+                                     size_t w, const accy__uk_row_epilogue *ep);
 
 #endif /* ACCY_KERNELS_UK_UK_H */

@@ -1,4 +1,4 @@
-/* src/kernels/uk/wino_body.h: the Winograd F(2x2, 3x3) transforms (uk.h)
+/* src/kernels/uk/wino_body.h: the Winograd F(2x2, 3x3) and F(4x4, 3x3) transforms (uk.h)
  * eight tiles at a time in 256-bit vectors, a template compiled by the
  * avx2 and avx512 levels' translation units (uk/avx2/f32_wino.c,
  * uk/avx512/f32_wino.c), which define WINO_NAME(name) to give the kernels
@@ -188,3 +188,194 @@ void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, flo
   }
 }
 #endif
+
+/* ---- F(4x4, 3x3) (uk.h's f32_wino4_*), eight tiles a vector ---- */
+
+/* uk.h's row step W on vectors: w[a] = W_a(e). */
+static inline void wino4_w8(const __m256 e[6], __m256 w[6]) {
+  const __m256 four = _mm256_set1_ps(4.0f), mfour = _mm256_set1_ps(-4.0f);
+  const __m256 mfive = _mm256_set1_ps(-5.0f), two = _mm256_set1_ps(2.0f);
+  const __m256 mtwo = _mm256_set1_ps(-2.0f);
+  const __m256 d31 = _mm256_sub_ps(e[3], e[1]), d42 = _mm256_sub_ps(e[4], e[2]);
+  w[0] = _mm256_fmadd_ps(four, e[0], _mm256_fmadd_ps(mfive, e[2], e[4]));
+  w[1] = _mm256_fmadd_ps(mfour, _mm256_add_ps(e[1], e[2]), _mm256_add_ps(e[3], e[4]));
+  w[2] = _mm256_fmadd_ps(four, _mm256_sub_ps(e[1], e[2]), _mm256_sub_ps(e[4], e[3]));
+  w[3] = _mm256_fmadd_ps(two, d31, d42);
+  w[4] = _mm256_fmadd_ps(mtwo, d31, d42);
+  w[5] = _mm256_fmadd_ps(four, e[1], _mm256_fmadd_ps(mfive, e[3], e[5]));
+}
+
+/* uk.h's step S on vectors: s[j] = S_j(e). */
+static inline void wino4_s8(const __m256 e[6], __m256 s[4]) {
+  const __m256 t1 = _mm256_add_ps(e[1], e[2]), t2 = _mm256_sub_ps(e[1], e[2]);
+  const __m256 t3 = _mm256_add_ps(e[3], e[4]), t4 = _mm256_sub_ps(e[3], e[4]);
+  s[0] = _mm256_add_ps(_mm256_add_ps(e[0], t1), t3);
+  s[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), t4, t2);
+  s[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), t3, t1);
+  s[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), t4, t2), e[5]);
+}
+
+/* Columns u = 0 .. 5 of eight patches side by side (d[u] lane i = p[4i +
+ * u]; reads p[0 .. 39]): the four 128-bit lanes of tiles i, i + 4 paired,
+ * then 4 x 4 transposes within the lanes; columns 4 and 5 are columns 0 and
+ * 1 of the tiles one to the right. */
+static inline void wino4_split(const float *p, __m256 d[6]) {
+  const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+  const __m256 c = _mm256_loadu_ps(p + 16), e = _mm256_loadu_ps(p + 24);
+  const __m256 f = _mm256_loadu_ps(p + 32);
+  const __m256 x0 = _mm256_permute2f128_ps(a, c, 0x20); /* tiles 0 | 4 */
+  const __m256 x1 = _mm256_permute2f128_ps(a, c, 0x31); /* 1 | 5 */
+  const __m256 x2 = _mm256_permute2f128_ps(b, e, 0x20); /* 2 | 6 */
+  const __m256 x3 = _mm256_permute2f128_ps(b, e, 0x31); /* 3 | 7 */
+  const __m256 x4 = _mm256_permute2f128_ps(c, f, 0x20); /* 4 | 8 */
+  const __m256 l01 = _mm256_unpacklo_ps(x0, x1), h01 = _mm256_unpackhi_ps(x0, x1);
+  const __m256 l23 = _mm256_unpacklo_ps(x2, x3), h23 = _mm256_unpackhi_ps(x2, x3);
+  const __m256 l12 = _mm256_unpacklo_ps(x1, x2), l34 = _mm256_unpacklo_ps(x3, x4);
+  d[0] = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(l01), _mm256_castps_pd(l23)));
+  d[1] = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(l01), _mm256_castps_pd(l23)));
+  d[2] = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(h01), _mm256_castps_pd(h23)));
+  d[3] = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(h01), _mm256_castps_pd(h23)));
+  d[4] = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(l12), _mm256_castps_pd(l34)));
+  d[5] = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(l12), _mm256_castps_pd(l34)));
+}
+
+void WINO_NAME(accy__f32_wino4_in)(size_t n, const float *const rows[6], float *v, size_t vs) {
+  for (size_t i = 0; i < n; i += 8) {
+    __m256 q[6][6];
+    #pragma GCC unroll 6
+    for (int r = 0; r < 6; r++) {
+      __m256 d[6];
+      wino4_split(rows[r] + 4 * i, d);
+      wino4_w8(d, q[r]);
+    }
+    float *dst = v + i;
+    #pragma GCC unroll 6
+    for (int b = 0; b < 6; b++) {
+      const __m256 e[6] = {q[0][b], q[1][b], q[2][b], q[3][b], q[4][b], q[5][b]};
+      __m256 w[6];
+      wino4_w8(e, w);
+      #pragma GCC unroll 6
+      for (int a = 0; a < 6; a++) _mm256_storeu_ps(dst + (size_t)(6 * a + b) * vs, w[a]);
+    }
+  }
+}
+
+/* The sixteen outputs of eight tiles whose sums start at m: y[j][x] lane i
+ * is tile i's output (j, x). */
+static inline void wino4_tiles8(const float *m, size_t ms, __m256 y[4][4]) {
+  __m256 s[4][6];
+  #pragma GCC unroll 6
+  for (int b = 0; b < 6; b++) {
+    __m256 e[6], c[4];
+    #pragma GCC unroll 6
+    for (int a = 0; a < 6; a++) e[a] = _mm256_loadu_ps(m + (size_t)(6 * a + b) * ms);
+    wino4_s8(e, c);
+    #pragma GCC unroll 6
+    for (int j = 0; j < 4; j++) s[j][b] = c[j];
+  }
+  #pragma GCC unroll 6
+  for (int j = 0; j < 4; j++) wino4_s8(s[j], y[j]);
+}
+
+/* o[0 .. 31] = the four values of each of eight tiles in order (lane i of
+ * y[x] is tile i's value x). */
+static inline void wino4_interleave(const __m256 y[4], __m256 o[4]) {
+  const __m256 t0 = _mm256_unpacklo_ps(y[0], y[1]), t1 = _mm256_unpackhi_ps(y[0], y[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(y[2], y[3]), t3 = _mm256_unpackhi_ps(y[2], y[3]);
+  const __m256 u0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+  const __m256 u1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+  const __m256 u2 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+  const __m256 u3 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+  o[0] = _mm256_permute2f128_ps(u0, u1, 0x20); /* tiles 0, 1 */
+  o[1] = _mm256_permute2f128_ps(u2, u3, 0x20); /* 2, 3 */
+  o[2] = _mm256_permute2f128_ps(u0, u1, 0x31); /* 4, 5 */
+  o[3] = _mm256_permute2f128_ps(u2, u3, 0x31); /* 6, 7 */
+}
+
+void WINO_NAME(accy__f32_wino4_out)(size_t n, const float *m, size_t ms, float *const o[4],
+                                    size_t w, const accy__uk_row_epilogue *const ep[4]) {
+  vclamp8_plan cl[4];
+  int rows = 0;
+  while (rows < 4 && o[rows]) rows++;
+  for (int j = 0; j < rows; j++) {
+    const accy__uk_row_epilogue *e = ep ? ep[j] : NULL;
+    cl[j] = e && e->clamp ? vclamp8_plan_for(e->lo, e->hi) : vclamp8_plan_for(-INFINITY, INFINITY);
+  }
+  for (size_t i = 0; i < n; i += 8) {
+    __m256 y[4][4];
+    wino4_tiles8(m + i, ms, y);
+    const size_t x = 4 * i;
+    for (int j = 0; j < rows; j++) {
+      __m256 r[4];
+      wino4_interleave(y[j], r);
+      const accy__uk_row_epilogue *e = ep ? ep[j] : NULL;
+      if (e) {
+        wino_epi(e, &cl[j], x, w, &r[0], &r[1]);
+        /* (past w the values are not stored: no residual to read there) */
+        if (x + 16 < w) wino_epi(e, &cl[j], x + 16, w, &r[2], &r[3]);
+      }
+      float *dst = o[j];
+      if (x + 32 <= w) {
+        #pragma GCC unroll 6
+        for (int q = 0; q < 4; q++) _mm256_storeu_ps(dst + x + 8 * q, r[q]);
+      } else {
+        /* The row's last columns through a copy (the floats past w belong
+         * to other outputs). */
+        float t[32];
+        #pragma GCC unroll 6
+        for (int q = 0; q < 4; q++) _mm256_storeu_ps(t + 8 * q, r[q]);
+        for (size_t c = 0; c < w - x; c++) dst[x + c] = t[c];
+      }
+    }
+  }
+}
+
+void WINO_NAME(accy__f32_wino4_out_pool)(size_t n, const float *m, size_t ms, float *p0,
+                                         float *p1, size_t w, const accy__uk_row_epilogue *ep) {
+  const vclamp8_plan cl = ep && ep->clamp ? vclamp8_plan_for(ep->lo, ep->hi)
+                                          : vclamp8_plan_for(-INFINITY, INFINITY);
+  const __m256 bias = ep && ep->bias ? _mm256_set1_ps(ep->bias[0]) : _mm256_setzero_ps();
+  for (size_t i = 0; i < n; i += 8) {
+    __m256 y[4][4];
+    wino4_tiles8(m + i, ms, y);
+    #pragma GCC unroll 6
+    for (int j = 0; j < 4; j++)
+      #pragma GCC unroll 6
+      for (int x = 0; x < 4; x++) {
+        if (ep && ep->bias) y[j][x] = _mm256_add_ps(y[j][x], bias);
+        if (ep && ep->clamp) y[j][x] = vclamp8_apply(y[j][x], &cl);
+      }
+    for (int pr = 0; pr < 2; pr++) {
+      float *p = pr ? p1 : p0;
+      if (!p) break;
+      __m256 acc[2];
+      #pragma GCC unroll 6
+      for (int c = 0; c < 2; c++) {
+        /* The window's four in order: (2pr, 2c), (2pr, 2c + 1), (2pr + 1,
+         * 2c), (2pr + 1, 2c + 1); the fold from the first itself, as
+         * f32_wino_out_pool does it. */
+        const __m256 a0 = y[2 * pr][2 * c], a1 = y[2 * pr][2 * c + 1];
+        const __m256 a2 = y[2 * pr + 1][2 * c], a3 = y[2 * pr + 1][2 * c + 1];
+        if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a0, a1, _CMP_UNORD_Q),
+                                            _mm256_cmp_ps(a2, a3, _CMP_UNORD_Q))))
+          acc[c] = vm_fold8(vm_fold8(vm_fold8(a0, a1, true), a2, true), a3, true);
+        else
+          acc[c] = wino_max_num(wino_max_num(a0, a1), wino_max_num(a2, a3));
+      }
+      /* Interleave: tile i's two pooled values at 2i, 2i + 1. */
+      const __m256 lo = _mm256_unpacklo_ps(acc[0], acc[1]), hi = _mm256_unpackhi_ps(acc[0], acc[1]);
+      const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);
+      const __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);
+      const size_t x = 2 * i;
+      if (x + 16 <= w) {
+        _mm256_storeu_ps(p + x, a);
+        _mm256_storeu_ps(p + x + 8, b);
+      } else {
+        float t[16];
+        _mm256_storeu_ps(t, a);
+        _mm256_storeu_ps(t + 8, b);
+        for (size_t c = 0; c < w - x; c++) p[x + c] = t[c];
+      }
+    }
+  }
+}
