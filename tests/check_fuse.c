@@ -489,11 +489,13 @@ START_TEST(test_conv_epilogues) {
   /* ACCY_CONV_FORM: the three layouts of the GEMM form and Winograd (3,
    * and 4 with the tiles as rows; the others ignore it; the padded one
    * needs unit strides, Winograd 3 x 3 at unit stride above the portable
-   * level). */
-  for (int run_i = 0; run_i < 10; run_i++) {
-    static const char *const kForm[5] = {"0", "1", "2", "3", "4"};
+   * level), Winograd once more in 4 x 4 tiles (ACCY_WINO_TILE=4: the
+   * rows' epilogues of f32_wino4_out, 11 rows a tile row short). */
+  for (int run_i = 0; run_i < 14; run_i++) {
+    static const char *const kForm[7] = {"0", "1", "2", "3", "4", "3", "4"};
     const int residual = run_i % 2;
     setenv("ACCY_CONV_FORM", kForm[run_i / 2], 1);
+    if (run_i >= 10) setenv("ACCY_WINO_TILE", "4", 1);
     prog g = {.rng = &rng};
     accy__program_init(&g.p);
     uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
@@ -511,6 +513,7 @@ START_TEST(test_conv_epilogues) {
     compare(&g, 1);
   }
   unsetenv("ACCY_CONV_FORM");
+  unsetenv("ACCY_WINO_TILE");
 }
 END_TEST
 
@@ -524,14 +527,21 @@ END_TEST
  * to 2. Case 6 (3 -> 16 channels over 32 x 32) takes the padded form,
  * whose microkernel pools (ind_pool) at every level, and so does case 8
  * (two groups of 3 -> 4 channels, a dilation of 2, over 64 x 64); case 7 (32 -> 8: no
- * Winograd, 288 taps, more than one K block) does not fuse. */
+ * Winograd, 288 taps, more than one K block) does not fuse. Cases 9 and 10
+ * are 0 and 2 in Winograd's 4 x 4 tiles (ACCY_WINO_TILE=4: f32_wino4_out_pool,
+ * each tile a 2 x 2 block of pooled values) over 14 x 10 and 38 x 40
+ * outputs, whose last tile row holds one pooled row, the second's blocks
+ * of tiles starting within a row of them. */
 START_TEST(test_conv_max_pool_fuses) {
   tu_rng rng;
   tu_rng_seed(&rng, 4400 + (uint64_t)_i);
-  const int c = _i;
+  const int c = _i >= 9 ? (_i == 9 ? 0 : 2) : _i;
+  if (_i >= 9) setenv("ACCY_WINO_TILE", "4", 1);
   const int64_t C = c == 6 ? 3 : c == 7 ? 32 : c == 8 ? 6 : 16, O = c >= 7 ? 8 : 16;
   const int64_t G = c == 8 ? 2 : 1, D = c == 8 ? 2 : 1;
-  const int64_t H = c == 3 ? 11 : c == 8 ? 64 : c >= 6 ? 32 : 12, W = c == 8 ? 64 : c >= 6 ? 32 : 12;
+  int64_t H = c == 3 ? 11 : c == 8 ? 64 : c >= 6 ? 32 : 12, W = c == 8 ? 64 : c >= 6 ? 32 : 12;
+  if (_i == 9) H = 14, W = 10;
+  if (_i == 10) H = 38, W = 40; /* blocks of tiles that split a row of them */
   prog g = {.rng = &rng};
   accy__program_init(&g.p);
   int64_t xd[4] = {2, C, H, W}, wd[4] = {O, C / G, 3, 3}, od[4] = {2, O, H, W};
@@ -556,9 +566,13 @@ START_TEST(test_conv_max_pool_fuses) {
   if (c == 4)
     ck_assert_int_eq(accy__program_add_output(&g.p, y, "pre", 3), ACCY_STATUS_OK);
   const bool wino = accy__uk_get()->isa != ACCY__ISA_PORTABLE;
-  ck_assert_int_eq(accy__kernel_conv_pools(&g.p, conv),
-                   (wino && c != 3 && c != 7) || c == 6 || c == 8);
+  if (_i < 9)
+    ck_assert_int_eq(accy__kernel_conv_pools(&g.p, conv),
+                     (wino && c != 3 && c != 7) || c == 6 || c == 8);
+  else if (wino) /* (at portable the larger one pools in the padded form) */
+    ck_assert(accy__kernel_conv_pools(&g.p, conv));
   compare(&g, UINT32_MAX - 1);
+  unsetenv("ACCY_WINO_TILE");
 }
 END_TEST
 
@@ -1140,7 +1154,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_groups_after_dots, 0, 5);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 10);
-  tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 9);
+  tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 11);
   tcase_add_loop_test(tc, test_transposes_folded_into_dots, 0, 4);
   suite_add_tcase(s, tc);
   return s;
