@@ -472,14 +472,17 @@ END_TEST
  * vector's width of channels at a time where the level has the lanes
  * kernel (the bias, residual and clamp of each block's channels), 6 x 7 at
  * stride 2 through the plane kernel. */
+static const struct conv_cfg_row {
+  int64_t c, o, g, k, s, pad, ldil, w;
+} kConvCfg[] = {{5, 12, 1, 3, 1, 1, 1, 13}, {8, 20, 1, 1, 1, 0, 1, 13}, {6, 6, 6, 3, 2, 1, 1, 13},
+                {4, 6, 2, 3, 1, 1, 1, 13},  {3, 4, 1, 2, 1, 0, 2, 13},  {5, 12, 1, 3, 2, 1, 1, 13},
+                {5, 12, 1, 3, 1, 1, 1, 1},  {5, 12, 1, 2, 1, 0, 1, 2},  {37, 37, 37, 3, 1, 1, 1, 5},
+                {37, 37, 37, 3, 2, 1, 1, 13}, {16, 40, 1, 3, 1, 1, 1, 40}};
+
 START_TEST(test_conv_epilogues) {
   tu_rng rng;
   tu_rng_seed(&rng, 4200 + (uint64_t)_i);
-  struct { int64_t c, o, g, k, s, pad, ldil, w; } cfg[] = {
-      {5, 12, 1, 3, 1, 1, 1, 13}, {8, 20, 1, 1, 1, 0, 1, 13}, {6, 6, 6, 3, 2, 1, 1, 13},
-      {4, 6, 2, 3, 1, 1, 1, 13},  {3, 4, 1, 2, 1, 0, 2, 13},  {5, 12, 1, 3, 2, 1, 1, 13},
-      {5, 12, 1, 3, 1, 1, 1, 1},  {5, 12, 1, 2, 1, 0, 1, 2},  {37, 37, 37, 3, 1, 1, 1, 5},
-      {37, 37, 37, 3, 2, 1, 1, 13}};
+  const struct conv_cfg_row *cfg = kConvCfg;
   const int c = _i;
   const int64_t H = 11, W = cfg[c].w;
   int64_t xd[4] = {2, cfg[c].c, H, W}, wd[4] = {cfg[c].o, cfg[c].c / cfg[c].g, cfg[c].k, cfg[c].k};
@@ -511,6 +514,72 @@ START_TEST(test_conv_epilogues) {
     y = bin(&g, ACCY_OP_MINIMUM, ot, y, scalar(&g, ot, 1.5f));
     out(&g, y);
     compare(&g, 1);
+  }
+  unsetenv("ACCY_CONV_FORM");
+  unsetenv("ACCY_WINO_TILE");
+}
+END_TEST
+
+/* Flat groups after a convolution (fuse.h): in the forms that take one
+ * (accy__kernel_conv_takes_group: the GEMM forms but the padded one, the
+ * depthwise kernels) each item's region of the output gets the group in
+ * place, and the bits equal the unfused nodes'; in the others (Winograd,
+ * padded, the direct loops) the group stays a task. Every row of kConvCfg
+ * (the GEMM form's layouts, grouped, strided, the depthwise kernels, the
+ * direct loops; the last over 38 x 40 outputs, many items of every form)
+ * in each form that ACCY_CONV_FORM and ACCY_WINO_TILE select, with bias and
+ * SiLU, with bias, residual and hardswish, and a lone sigmoid; a group that
+ * reads an input as well stays a task. */
+START_TEST(test_groups_after_convs) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4800 + (uint64_t)_i);
+  const struct conv_cfg_row *cf = &kConvCfg[_i];
+  const int64_t H = _i == 10 ? 38 : 11, W = cf->w;
+  int64_t xd[4] = {2, cf->c, H, W}, wd[4] = {cf->o, cf->c / cf->g, cf->k, cf->k};
+  const int64_t P = (H - 1) * cf->ldil + 1 + 2 * cf->pad, PW = (W - 1) * cf->ldil + 1 + 2 * cf->pad;
+  int64_t od[4] = {2, cf->o, (P - cf->k) / cf->s + 1, (PW - cf->k) / cf->s + 1};
+  accy__type ot = tu_type(ACCY_DTYPE_F32, 4, od);
+  static const char *const kForm[7] = {"0", "1", "2", "3", "4", "3", "4"};
+  for (int run_i = 0; run_i < 8; run_i++) {
+    const int rule = run_i == 7 ? 3 : run_i % 3;
+    setenv("ACCY_CONV_FORM", kForm[run_i < 7 ? run_i : 0], 1);
+    if (run_i == 5 || run_i == 6) setenv("ACCY_WINO_TILE", "4", 1);
+    else unsetenv("ACCY_WINO_TILE");
+    prog g = {.rng = &rng};
+    accy__program_init(&g.p);
+    uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
+    uint32_t w = constant(&g, tu_type(ACCY_DTYPE_F32, 4, wd), 0, false);
+    int64_t attrs[12] = {2, cf->s, cf->s, cf->pad, cf->pad, cf->pad, cf->pad, cf->ldil, cf->ldil, 1, 1, cf->g};
+    uint32_t ops[2] = {x, w};
+    const uint32_t conv = node(&g, ACCY_OP_CONVOLUTION, ot, ops, 2, attrs, 12);
+    uint32_t y = conv, want = accy__kernel_conv_takes_group(&g.p, conv) ? 1 : 2;
+    /* the pointwise one in the first two layouts, the depthwise ones, and
+     * the large one's im2col and transposed forms take it */
+    if ((run_i < 2 && (_i == 1 || _i == 10)) || _i == 8 || _i == 9) ck_assert_uint_eq(want, 1);
+    switch (rule) {
+      case 0: /* bias, SiLU */
+        y = bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1));
+        y = bin(&g, ACCY_OP_MULTIPLY, ot, y, un(&g, ACCY_OP_LOGISTIC, ot, y));
+        break;
+      case 1: { /* bias, residual, hardswish: y min(max(y + 3, 0), 6) / 6 */
+        uint32_t r = param(&g, "r", ot);
+        y = bin(&g, ACCY_OP_ADD, ot, bin(&g, ACCY_OP_ADD, ot, y, channel_bias(&g, ot, 1)), r);
+        uint32_t h = bin(&g, ACCY_OP_MAXIMUM, ot, bin(&g, ACCY_OP_ADD, ot, y, scalar(&g, ot, 3)),
+                         scalar(&g, ot, 0));
+        h = bin(&g, ACCY_OP_MINIMUM, ot, h, scalar(&g, ot, 6));
+        y = bin(&g, ACCY_OP_DIVIDE, ot, bin(&g, ACCY_OP_MULTIPLY, ot, y, h), scalar(&g, ot, 6));
+        break;
+      }
+      case 2: /* a lone sigmoid */
+        y = un(&g, ACCY_OP_LOGISTIC, ot, y);
+        break;
+      default: /* reads an input: its own task */
+        y = bin(&g, ACCY_OP_MULTIPLY, ot, un(&g, ACCY_OP_TANH, ot, y), param(&g, "p", ot));
+        want = 2;
+        break;
+    }
+    out(&g, y);
+    compare(&g, want);
   }
   unsetenv("ACCY_CONV_FORM");
   unsetenv("ACCY_WINO_TILE");
@@ -1154,6 +1223,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_groups_after_dots, 0, 5);
   tcase_add_test(tc, test_random_groups);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 10);
+  tcase_add_loop_test(tc, test_groups_after_convs, 0, 11);
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 11);
   tcase_add_loop_test(tc, test_transposes_folded_into_dots, 0, 4);
   suite_add_tcase(s, tc);

@@ -214,8 +214,8 @@ static accy_status find_groups(const accy__program *p, const bool *live, const u
 }
 
 /* Groups after products (fuse.h): a flat f32 group whose one leaf that is
- * no constant is the value T of a dot_general's chain (or the dot_general
- * itself), of the root's type, read only by the group's elementwise
+ * no constant is the value T of a dot_general's or convolution's chain (or
+ * the product itself; not a chain with a fused pool), of the root's type, read only by the group's elementwise
  * members and no output, joins that anchor: its root becomes the chain's
  * tail, T and the members get no buffer and no task. Returns whether group
  * |r| joined. */
@@ -253,7 +253,9 @@ static bool attach_post_group(const accy__program *p, const bool *live, const ui
              : !accy__kernel_epilogue_axis(p, (uint32_t)t, &axis))
     return false;
   if (a < 0) a = t;
-  if (p->nodes[a].op != ACCY_OP_DOT_GENERAL) return false;
+  if (p->nodes[a].op != ACCY_OP_DOT_GENERAL &&
+      (p->nodes[a].op != ACCY_OP_CONVOLUTION || !accy__kernel_conv_takes_group(p, (uint32_t)a)))
+    return false;
   if (out->anchor_of[a] < 0) {
     out->ep[a] = (accy__epilogue){.active = true, .tail = (uint32_t)t, .bias = NULL,
                                   .residual = -1, .clamp = false, .lo = -INFINITY,

@@ -55,13 +55,17 @@
  *
  * Last, groups after products: a flat f32 group (or a lone elementwise
  * node, as a group of one) whose leaves are constants and one value T, the
- * value of a dot_general's chain (or the dot_general alone) with the root's
- * type, read only by the group's elementwise members and no output, joins
- * that anchor: the root becomes the chain's tail, and the anchor's kernel
- * runs the group's kernel over each item's block of the result after the
- * item, in place, while the block is in cache (linalg.c; a GELU, SiLU or
- * sigmoid after a dense layer). T and the members get no buffer and no
- * task; the group's bits are its own task's. Convolutions take no group.
+ * value of a dot_general's or convolution's chain (or the anchor alone; no
+ * chain with a fused pool) with the root's type, read only by the group's
+ * elementwise members and no output, joins that anchor: the root becomes
+ * the chain's tail, and the anchor's kernel runs the group's kernel over
+ * each item's block of the result after the item, in place, while the
+ * block is in cache (linalg.c; a GELU, SiLU or sigmoid after a dense
+ * layer, a SiLU or hardswish after a pointwise or depthwise convolution:
+ * the GEMM forms but the padded one and the depthwise kernels, whose items
+ * give their regions as rectangles of the output,
+ * accy__kernel_conv_takes_group). T and the members get no buffer and no
+ * task; the group's bits are its own task's.
  *
  * ACCY_FUSION=0 in the environment turns fusion off (every node its own
  * task), for comparisons and debugging. */

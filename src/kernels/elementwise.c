@@ -510,6 +510,12 @@ void accy__ew_group_run_rect(const accy__kernel *k, void *const *bufs, uint64_t 
   const group_params *gp = k->params;
   char *ws = bufs[1 + gp->n_leaves];
   const uint64_t blk = gp->block;
+  if (cols == stride) {
+    /* whole rows: one run (the chain kernel's transcendentals keep four
+     * vectors in flight only over long runs) */
+    cols *= rows;
+    rows = 1;
+  }
   for (uint64_t i = 0; i < rows; i++) {
     const uint64_t b0 = first + i * stride;
     for (uint64_t b = b0; b < b0 + cols; b += blk)

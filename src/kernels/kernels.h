@@ -97,6 +97,10 @@ typedef struct accy__epilogue {
  * output transform (each tile one window) or the pooled ind microkernel
  * (accy__epilogue.pool). */
 bool accy__kernel_conv_pools(const accy__program *p, uint32_t node);
+/* Whether convolution |node|'s kernel takes a group after each item
+ * (accy__epilogue.post): the GEMM forms but the padded one, and the
+ * depthwise kernels (linalg.c says why not the others). */
+bool accy__kernel_conv_takes_group(const accy__program *p, uint32_t node);
 
 /* A fused group (src/compile/fuse.h): the nodes |members| (ascending; the
  * last is the root, an elementwise node whose buffer is bufs[0]) run as one

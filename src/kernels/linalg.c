@@ -2217,6 +2217,23 @@ bool accy__kernel_conv_pools(const accy__program *p, uint32_t node) {
   return conv_pad_pools(&cg, N, O);
 }
 
+bool accy__kernel_conv_takes_group(const accy__program *p, uint32_t node) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->op != ACCY_OP_CONVOLUTION || nd->n_operands != 2 || nd->type.dtype != ACCY_DTYPE_F32)
+    return false;
+  conv_gemm cg;
+  int64_t N, O;
+  if (!conv_geom(p, node, &cg, &N, &O)) return false; /* the direct loops: rows */
+  if (conv_is_depthwise(&cg)) return true;
+  if (wino_applies(&cg, O) && wino_chosen(&cg, O)) return false;
+  const accy__uk_f32_gemm *uk = &accy__uk_get()->f32_gemm;
+  uint64_t padded_cols, padded_floats;
+  bool pays;
+  conv_pad_plan(&cg, N, conv_is_pointwise(&cg), uk->nr, &padded_cols, &padded_floats, &pays);
+  return conv_form(uk->mr, uk->nr, (uint64_t)(cg.OH * cg.OW), (uint64_t)O / cg.groups,
+                   padded_cols, pays) != CONV_PADDED;
+}
+
 /* Fills *k with the GEMM form of the convolution when it applies (sets
  * *used). Otherwise leaves the direct path to the caller. */
 static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, const epi *e,
@@ -2381,6 +2398,8 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       g->b_block_ctx = cg;
     }
     if (form != CONV_PADDED) gemm_set_epilogue(g, e, true);
+    /* A group after each item (dot_post_wrap) runs best over long rows. */
+    g->wide = e->post;
     g->bias_row_bs = Og; /* group g's channels start at g * O/G */
     /* The filters are a constant: pack them once into the microkernel's
      * row panels (the same sums, read from one stream). */
@@ -2600,25 +2619,84 @@ oom:
 
 /* ---- a group after the product (accy__epilogue.post) ------------------------
  *
- * The product's kernel runs one item at a time; after each, the group runs
- * over the item's block of the result, row by row, reading the values the
- * item just wrote (still in L1 or L2) and writing its root's over them, in
- * place: a flat group computes every element from the leaves' values at
- * that element only, each step reading its operands before the root's
- * store of the same elements, so the block is read before it is
- * overwritten. The group's kernel is the one its own task would run, on
- * the same values: the bits equal the unfused nodes'. */
+ * The product's (or convolution's) kernel runs one item at a time; after
+ * each, the group runs over the item's block of the result, row by row,
+ * reading the values the item just wrote (still in L1 or L2) and writing
+ * its root's over them, in place: a flat group computes every element from
+ * the leaves' values at that element only, each step reading its operands
+ * before the root's store of the same elements, so the block is read
+ * before it is overwritten. The group's kernel is the one its own task
+ * would run, on the same values: the bits equal the unfused nodes'. A
+ * convolution's items write different regions in each form, which
+ * conv_post_item gives as rectangles of the output (the items of a form
+ * partition its output, so each element gets the group once): for the
+ * GEMM forms but the padded one, and the depthwise kernels
+ * (accy__kernel_conv_takes_group). Winograd's blocks of tiles, the padded
+ * form's column blocks and the direct loops' items leave rows of a few
+ * vectors, over which the group ran slower than as a task of its own (16
+ * -> 64 channels at 55 x 55 with a SiLU, Winograd: 0.40 -> 0.50 ms; the 3
+ * -> 32 stride-2 stem at 224 x 224, padded: 0.43 -> 0.55 ms). */
+enum {
+  POST_DOT,    /* a dot_general: its GEMM's or dot_params' blocks */
+  POST_GEMM,   /* channels as rows: channels x a run of positions */
+  POST_GEMM_T, /* positions as rows: the same, transposed */
+  POST_DW,     /* depthwise: whole planes */
+};
+
 typedef struct dot_post {
   accy__kernel inner;   /* the product's kernel as prepared */
   accy__kernel group;   /* the group's kernel, over the result's elements */
+  int kind;             /* POST_* */
   const accy__gemm *g;  /* the GEMM path's items, or NULL: dot_params' */
   const dot_params *dp;
   uint64_t M, N;        /* result rows per batch index, columns */
+  /* Convolutions: the kernel's parameters (conv_gemm, dwconv), the
+   * output's channels, rows and columns, the channels per group, the
+   * elements of an item's region (at most). */
+  const void *cp;
+  uint64_t O, OH, OW, Og, row;
   uint32_t n_leaves;
   uint32_t ws_at;       /* bufs index of the worker workspace */
   size_t ws_off;        /* the group's part of it */
   const void *leaf[ACCY__EW_GROUP_MAX_LEAVES]; /* a constant's payload; NULL: the result */
 } dot_post;
+
+/* The group over the region convolution item |it| wrote (POST_* above),
+ * as rectangles of the output: first element, rows, columns, row stride. */
+static void conv_post_item(const dot_post *pp, void *const *gb, uint64_t it) {
+  const accy__kernel *gk = &pp->group;
+  const uint64_t OHW = pp->OH * pp->OW;
+  switch (pp->kind) {
+    case POST_GEMM:
+    case POST_GEMM_T: {
+      /* batch index bi: image bi / G, group bi % G, whose channels start at
+       * (bi % G) Og: output channel plane bi Og + channel in group */
+      const conv_gemm *cg = pp->cp;
+      const accy__gemm_rect r = accy__gemm_item_rect(&cg->g, it);
+      if (pp->kind == POST_GEMM)
+        accy__ew_group_run_rect(gk, gb, (r.bi * pp->Og + r.m0) * OHW + r.n0, r.rows, r.cols, OHW);
+      else
+        accy__ew_group_run_rect(gk, gb, (r.bi * pp->Og + r.n0) * OHW + r.m0, r.cols, r.rows, OHW);
+      return;
+    }
+    case POST_DW: {
+      const dwconv *d = pp->cp;
+      uint64_t p0, planes;
+      if (d->lanes) {
+        const uint64_t n = it / (uint64_t)d->lane_blocks;
+        const uint64_t o = it % (uint64_t)d->lane_blocks * (uint64_t)d->L;
+        p0 = n * pp->O + o;
+        planes = pp->O - o < (uint64_t)d->L ? pp->O - o : (uint64_t)d->L;
+      } else {
+        p0 = it, planes = 1; /* (n, o): plane n O + o */
+      }
+      accy__ew_group_run_rect(gk, gb, p0 * OHW, 1, planes * OHW, planes * OHW);
+      return;
+    }
+    default:
+      return;
+  }
+}
 
 static void dot_post_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dot_post *pp = k->params;
@@ -2628,6 +2706,10 @@ static void dot_post_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
   gb[1 + pp->n_leaves] = pp->group.worker_bytes ? (char *)bufs[pp->ws_at] + pp->ws_off : NULL;
   for (uint64_t it = begin; it < end; it++) {
     pp->inner.run(&pp->inner, bufs, it, it + 1);
+    if (pp->kind != POST_DOT) {
+      conv_post_item(pp, gb, it);
+      continue;
+    }
     uint64_t b, m0, rows, n0, cols;
     if (pp->g) {
       const accy__gemm_rect r = accy__gemm_item_rect(pp->g, it);
@@ -2645,9 +2727,9 @@ static void dot_post_pre(const accy__kernel *k, void *const *bufs, uint64_t begi
   pp->inner.pre_run(&pp->inner, bufs, begin, end);
 }
 
-/* Wraps the product's kernel *k (prepared for |ep|) so that the group
- * ep->post follows each item. */
-static accy_status dot_post_wrap(const accy__program *p, const accy__epilogue *ep,
+/* Wraps the product's or convolution's kernel *k (node |node|, prepared
+ * for |ep|) so that the group ep->post follows each item. */
+static accy_status dot_post_wrap(const accy__program *p, uint32_t node, const accy__epilogue *ep,
                                  accy__arena *arena, accy__kernel *k) {
   const accy__ew_group *gr = ep->post;
   const uint32_t root = gr->members[gr->n_members - 1];
@@ -2668,11 +2750,35 @@ static accy_status dot_post_wrap(const accy__program *p, const accy__epilogue *e
                        gr->leaves[l]);
     pp->leaf[l] = ln->payload;
   }
-  if (k->run == dot_gemm_f32) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->op == ACCY_OP_CONVOLUTION) {
+    /* The form that prepare_conv chose, and the output's shape: [N, O,
+     * spatial...] (the direct loops' items are rows of the last axis). */
+    const accy__type *ot = &nd->type;
+    pp->cp = k->params;
+    pp->O = (uint64_t)ot->dims[1];
+    pp->OH = ot->rank == 4 ? (uint64_t)ot->dims[2] : 0;
+    pp->OW = ot->rank == 4 ? (uint64_t)ot->dims[3] : 0;
+    pp->Og = pp->O / (uint64_t)p->nodes[node].attrs[1 + 5 * (uint64_t)p->nodes[node].attrs[0]];
+    uint64_t elems;
+    if (!accy__type_elements(ot, &elems)) elems = 0;
+    pp->row = k->n_items ? elems / k->n_items : 0;
+    const conv_gemm *cg = k->run == conv_gemm_f32 ? k->params : NULL;
+    if (cg && !cg->g.b_off)
+      pp->kind = cg->g.c_store == conv_store_t ? POST_GEMM_T : POST_GEMM;
+    else if (k->run == dwconv_f32)
+      pp->kind = POST_DW;
+    else
+      return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                       "group %u cannot follow convolution %u in this form", root, node);
+    k->item_cost += pp->row * pp->group.item_cost;
+  } else if (k->run == dot_gemm_f32) {
+    pp->kind = POST_DOT;
     pp->g = &((const dot_pack *)k->params)->g;
     pp->M = pp->g->M;
     pp->N = pp->g->N;
   } else {
+    pp->kind = POST_DOT;
     pp->dp = k->params;
     pp->M = pp->dp->m.count;
     pp->N = pp->dp->n.count;
@@ -2680,9 +2786,11 @@ static accy_status dot_post_wrap(const accy__program *p, const accy__epilogue *e
   pp->ws_at = (ep->residual >= 0 ? 4u : 3u) + (k->temp_bytes ? 1u : 0u);
   pp->ws_off = (size_t)accy__align_up((size_t)k->worker_bytes, 64);
   if (pp->group.worker_bytes) k->worker_bytes = pp->ws_off + pp->group.worker_bytes;
-  /* The group's work per item: its per-element cost over the largest block. */
-  const uint64_t bm = pp->g ? pp->g->mb : DOT_MR, bn = pp->g ? pp->g->nb : DOT_NB;
-  k->item_cost += (pp->M < bm ? pp->M : bm) * (pp->N < bn ? pp->N : bn) * pp->group.item_cost;
+  if (pp->kind == POST_DOT) {
+    /* The group's work per item: its per-element cost over the largest block. */
+    const uint64_t bm = pp->g ? pp->g->mb : DOT_MR, bn = pp->g ? pp->g->nb : DOT_NB;
+    k->item_cost += (pp->M < bm ? pp->M : bm) * (pp->N < bn ? pp->N : bn) * pp->group.item_cost;
+  }
   k->params = pp;
   k->run = dot_post_f32;
   if (k->pre_run) k->pre_run = dot_post_pre;
@@ -2700,12 +2808,12 @@ accy_status accy__kernel_prepare_linalg(const accy__program *p, uint32_t node,
   switch (p->nodes[node].op) {
     case ACCY_OP_DOT_GENERAL:
       ACCY_TRY(prepare_dot(p, node, &e, arena, k));
-      if (ep && ep->active && ep->post) return dot_post_wrap(p, ep, arena, k);
+      if (ep && ep->active && ep->post) return dot_post_wrap(p, node, ep, arena, k);
       return ACCY_STATUS_OK;
     case ACCY_OP_CONVOLUTION:
-      if (ep && ep->active && ep->post)
-        return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no group follows a convolution");
-      return prepare_conv(p, node, &e, arena, k);
+      ACCY_TRY(prepare_conv(p, node, &e, arena, k));
+      if (ep && ep->active && ep->post) return dot_post_wrap(p, node, ep, arena, k);
+      return ACCY_STATUS_OK;
     default:
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "not a linear-algebra op");
   }

@@ -289,17 +289,29 @@ void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk
   }
   float tail[8];
   size_t n_tail = 0;
-  for (; i < n; i += 16) {
-    const __mmask16 m = vm_lanes16(n - i);
-    __m512 v = _mm512_maskz_loadu_ps(m, x0 + i);
-    for (uint32_t k = 0; k < n_ops; k++) {
-      const accy__uk_chain_op *c = &ops[k];
-      if (ch_heavy(c->op))
-        ch_heavy16(c->op, &v, 1);
-      else
-        v = ch_op16(c->op, v, c->p ? _mm512_maskz_loadu_ps(m, c->p + i) : V16(c->s));
+  /* The last (up to four) vectors together, each op over all of them (a
+   * short run, such as a group's row after a convolution's item, then keeps
+   * its polynomials in flight together too); per vector the same steps. */
+  __m512 tv[4];
+  __mmask16 tm[4];
+  int nv = 0;
+  for (size_t j = i; j < n; j += 16, nv++) {
+    tm[nv] = vm_lanes16(n - j);
+    tv[nv] = _mm512_maskz_loadu_ps(tm[nv], x0 + j);
+  }
+  for (uint32_t k = 0; nv && k < n_ops; k++) {
+    const accy__uk_chain_op *c = &ops[k];
+    if (ch_heavy(c->op)) {
+      ch_heavy16(c->op, tv, nv);
+    } else {
+      for (int u = 0; u < nv; u++)
+        tv[u] = ch_op16(c->op, tv[u],
+                        c->p ? _mm512_maskz_loadu_ps(tm[u], c->p + i + 16 * (size_t)u) : V16(c->s));
     }
-    if (o) _mm512_mask_storeu_ps(o + i, m, v);
+  }
+  for (int u = 0; u < nv; u++, i += 16) {
+    const __m512 v = tv[u];
+    if (o) _mm512_mask_storeu_ps(o + i, tm[u], v);
     if (sum) {
       const size_t left = n - i;
       const __mmask16 full = (__mmask16)((left >= 8 ? 0x00ffu : 0u) | (left >= 16 ? 0xff00u : 0u));
