@@ -54,6 +54,20 @@ void WINO_NAME(accy__f32_wino_in)(size_t n, const float *const rows[4], float *v
   }
 }
 
+/* o[0 .. 15] = a then b, or their first |left| floats when left < 16 (the
+ * floats past a row's end belong to other outputs). */
+static inline void wino_store16(float *o, __m256 a, __m256 b, size_t left) {
+  if (left >= 16) {
+    _mm256_storeu_ps(o, a);
+    _mm256_storeu_ps(o + 8, b);
+    return;
+  }
+  float t[16];
+  _mm256_storeu_ps(t, a);
+  _mm256_storeu_ps(t + 8, b);
+  for (size_t j = 0; j < left; j++) o[j] = t[j];
+}
+
 /* The first step of A^T M A for eight tiles whose sums start at m (products
  * ms apart): s[a] = ((m[4a] + m[4a+1]) + m[4a+2], (m[4a+1] - m[4a+2]) -
  * m[4a+3]), in uk.h's order. */
@@ -121,17 +135,7 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
       const size_t x = 2 * i;
       const accy__uk_row_epilogue *ep = row ? ep1 : ep0;
       if (ep) wino_epi(ep, row ? &cl1 : &cl0, x, w, &a, &b);
-      if (x + 16 <= w) {
-        _mm256_storeu_ps(o + x, a);
-        _mm256_storeu_ps(o + x + 8, b);
-      } else {
-        /* The row's last columns through a copy (the floats past w belong
-         * to other outputs). */
-        float t[16];
-        _mm256_storeu_ps(t, a);
-        _mm256_storeu_ps(t + 8, b);
-        for (size_t j = 0; j < w - x; j++) o[x + j] = t[j];
-      }
+      wino_store16(o + x, a, b, w - x);
     }
   }
 }
@@ -142,6 +146,17 @@ void WINO_NAME(accy__f32_wino_out)(size_t n, const float *m, size_t ms, float *o
 static inline __m256 wino_max_num(__m256 a, __m256 b) {
   return _mm256_blendv_ps(_mm256_max_ps(a, b), _mm256_and_ps(a, b),
                           _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+}
+
+/* The max fold, from -inf, of a0, a1, a2, a3 in that order (a pooling
+ * window's four outputs): from the first itself (any value folded into
+ * -inf keeps its bits); without a NaN among the four, their maximum with
+ * +0 over -0 in any order. */
+static inline __m256 wino_fold4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a0, a1, _CMP_UNORD_Q),
+                                      _mm256_cmp_ps(a2, a3, _CMP_UNORD_Q))))
+    return vm_fold8(vm_fold8(vm_fold8(a0, a1, true), a2, true), a3, true);
+  return wino_max_num(wino_max_num(a0, a1), wino_max_num(a2, a3));
 }
 
 /* The output transform of eight tiles at a time, the epilogue (bias and
@@ -167,17 +182,7 @@ void WINO_NAME(accy__f32_wino_out_pool)(size_t n, const float *m, size_t ms, flo
       if (ep && ep->bias) y[q] = _mm256_add_ps(y[q], bias);
       if (ep && ep->clamp) y[q] = vclamp8_apply(y[q], &cl);
     }
-    /* The fold from the first output itself (any value folded into -inf
-     * keeps its bits); without a NaN among the four, their maximum with +0
-     * over -0 (the AND of equal pairs) in any order. */
-    __m256 acc;
-    if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(y[0], y[1], _CMP_UNORD_Q),
-                                        _mm256_cmp_ps(y[2], y[3], _CMP_UNORD_Q)))) {
-      acc = vm_fold8(vm_fold8(vm_fold8(y[0], y[1], true), y[2], true), y[3], true);
-    } else {
-      const __m256 a = wino_max_num(y[0], y[1]), b = wino_max_num(y[2], y[3]);
-      acc = wino_max_num(a, b);
-    }
+    const __m256 acc = wino_fold4(y[0], y[1], y[2], y[3]);
     if (i + 8 <= n) {
       _mm256_storeu_ps(out + i, acc);
     } else {
@@ -242,19 +247,19 @@ static inline void wino4_split(const float *p, __m256 d[6]) {
 void WINO_NAME(accy__f32_wino4_in)(size_t n, const float *const rows[6], float *v, size_t vs) {
   for (size_t i = 0; i < n; i += 8) {
     __m256 q[6][6];
-    #pragma GCC unroll 6
+#pragma GCC unroll 6
     for (int r = 0; r < 6; r++) {
       __m256 d[6];
       wino4_split(rows[r] + 4 * i, d);
       wino4_w8(d, q[r]);
     }
     float *dst = v + i;
-    #pragma GCC unroll 6
+#pragma GCC unroll 6
     for (int b = 0; b < 6; b++) {
       const __m256 e[6] = {q[0][b], q[1][b], q[2][b], q[3][b], q[4][b], q[5][b]};
       __m256 w[6];
       wino4_w8(e, w);
-      #pragma GCC unroll 6
+#pragma GCC unroll 6
       for (int a = 0; a < 6; a++) _mm256_storeu_ps(dst + (size_t)(6 * a + b) * vs, w[a]);
     }
   }
@@ -264,16 +269,16 @@ void WINO_NAME(accy__f32_wino4_in)(size_t n, const float *const rows[6], float *
  * is tile i's output (j, x). */
 static inline void wino4_tiles8(const float *m, size_t ms, __m256 y[4][4]) {
   __m256 s[4][6];
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
   for (int b = 0; b < 6; b++) {
     __m256 e[6], c[4];
-    #pragma GCC unroll 6
+#pragma GCC unroll 6
     for (int a = 0; a < 6; a++) e[a] = _mm256_loadu_ps(m + (size_t)(6 * a + b) * ms);
     wino4_s8(e, c);
-    #pragma GCC unroll 6
+#pragma GCC unroll 6
     for (int j = 0; j < 4; j++) s[j][b] = c[j];
   }
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
   for (int j = 0; j < 4; j++) wino4_s8(s[j], y[j]);
 }
 
@@ -314,18 +319,8 @@ void WINO_NAME(accy__f32_wino4_out)(size_t n, const float *m, size_t ms, float *
         /* (past w the values are not stored: no residual to read there) */
         if (x + 16 < w) wino_epi(e, &cl[j], x + 16, w, &r[2], &r[3]);
       }
-      float *dst = o[j];
-      if (x + 32 <= w) {
-        #pragma GCC unroll 6
-        for (int q = 0; q < 4; q++) _mm256_storeu_ps(dst + x + 8 * q, r[q]);
-      } else {
-        /* The row's last columns through a copy (the floats past w belong
-         * to other outputs). */
-        float t[32];
-        #pragma GCC unroll 6
-        for (int q = 0; q < 4; q++) _mm256_storeu_ps(t + 8 * q, r[q]);
-        for (size_t c = 0; c < w - x; c++) dst[x + c] = t[c];
-      }
+      wino_store16(o[j] + x, r[0], r[1], w - x);
+      if (x + 16 < w) wino_store16(o[j] + x + 16, r[2], r[3], w - x - 16);
     }
   }
 }
@@ -338,9 +333,9 @@ void WINO_NAME(accy__f32_wino4_out_pool)(size_t n, const float *m, size_t ms, fl
   for (size_t i = 0; i < n; i += 8) {
     __m256 y[4][4];
     wino4_tiles8(m + i, ms, y);
-    #pragma GCC unroll 6
+#pragma GCC unroll 6
     for (int j = 0; j < 4; j++)
-      #pragma GCC unroll 6
+#pragma GCC unroll 6
       for (int x = 0; x < 4; x++) {
         if (ep && ep->bias) y[j][x] = _mm256_add_ps(y[j][x], bias);
         if (ep && ep->clamp) y[j][x] = vclamp8_apply(y[j][x], &cl);
@@ -349,33 +344,18 @@ void WINO_NAME(accy__f32_wino4_out_pool)(size_t n, const float *m, size_t ms, fl
       float *p = pr ? p1 : p0;
       if (!p) break;
       __m256 acc[2];
-      #pragma GCC unroll 6
+#pragma GCC unroll 6
       for (int c = 0; c < 2; c++) {
-        /* The window's four in order: (2pr, 2c), (2pr, 2c + 1), (2pr + 1,
-         * 2c), (2pr + 1, 2c + 1); the fold from the first itself, as
-         * f32_wino_out_pool does it. */
-        const __m256 a0 = y[2 * pr][2 * c], a1 = y[2 * pr][2 * c + 1];
-        const __m256 a2 = y[2 * pr + 1][2 * c], a3 = y[2 * pr + 1][2 * c + 1];
-        if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a0, a1, _CMP_UNORD_Q),
-                                            _mm256_cmp_ps(a2, a3, _CMP_UNORD_Q))))
-          acc[c] = vm_fold8(vm_fold8(vm_fold8(a0, a1, true), a2, true), a3, true);
-        else
-          acc[c] = wino_max_num(wino_max_num(a0, a1), wino_max_num(a2, a3));
+        /* the window's four in order: (2pr, 2c), (2pr, 2c + 1), (2pr + 1,
+         * 2c), (2pr + 1, 2c + 1) */
+        acc[c] = wino_fold4(y[2 * pr][2 * c], y[2 * pr][2 * c + 1], y[2 * pr + 1][2 * c],
+                            y[2 * pr + 1][2 * c + 1]);
       }
       /* Interleave: tile i's two pooled values at 2i, 2i + 1. */
       const __m256 lo = _mm256_unpacklo_ps(acc[0], acc[1]), hi = _mm256_unpackhi_ps(acc[0], acc[1]);
       const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);
       const __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);
-      const size_t x = 2 * i;
-      if (x + 16 <= w) {
-        _mm256_storeu_ps(p + x, a);
-        _mm256_storeu_ps(p + x + 8, b);
-      } else {
-        float t[16];
-        _mm256_storeu_ps(t, a);
-        _mm256_storeu_ps(t + 8, b);
-        for (size_t c = 0; c < w - x; c++) p[x + c] = t[c];
-      }
+      wino_store16(p + 2 * i, a, b, w - 2 * i);
     }
   }
 }
