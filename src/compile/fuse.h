@@ -61,9 +61,9 @@
  * the chain's tail, and the anchor's kernel runs the group's kernel over
  * each item's block of the result after the item, in place, while the
  * block is in cache (linalg.c; a GELU, SiLU or sigmoid after a dense
- * layer, a SiLU or hardswish after a pointwise or depthwise convolution:
- * the GEMM forms but the padded one and the depthwise kernels, whose items
- * give their regions as rectangles of the output,
+ * layer, a SiLU or hardswish after a convolution: the GEMM forms but the
+ * padded one, the depthwise kernels and Winograd in blocks of whole rows
+ * of tiles, whose items give their regions as rectangles of the output,
  * accy__kernel_conv_takes_group). T and the members get no buffer and no
  * task; the group's bits are its own task's.
  *

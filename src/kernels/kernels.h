@@ -98,8 +98,9 @@ typedef struct accy__epilogue {
  * (accy__epilogue.pool). */
 bool accy__kernel_conv_pools(const accy__program *p, uint32_t node);
 /* Whether convolution |node|'s kernel takes a group after each item
- * (accy__epilogue.post): the GEMM forms but the padded one, and the
- * depthwise kernels (linalg.c says why not the others). */
+ * (accy__epilogue.post): the GEMM forms but the padded one, the depthwise
+ * kernels, and Winograd where its blocks can be whole rows of tiles at
+ * little cost (linalg.c says why not the others). */
 bool accy__kernel_conv_takes_group(const accy__program *p, uint32_t node);
 
 /* A fused group (src/compile/fuse.h): the nodes |members| (ascending; the

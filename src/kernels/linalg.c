@@ -1521,6 +1521,7 @@ typedef struct conv_wino {
    * of tiles), so that blocks of channels do not each do it again. */
   bool pre;
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
+  uint64_t bt;           /* tiles per block (nt, or whole rows of tiles: wino_block_tiles) */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
   accy__uk_f32_wino4_in_fn win4;   /* tile 4: the F(4x4, 3x3) kernels */
@@ -1636,7 +1637,7 @@ static void conv_wino_pre_f32(const accy__kernel *k, void *const *bufs, uint64_t
   const uint64_t C = (uint64_t)cw->C, chunks = (C + WINO_PRE_CH - 1) / WINO_PRE_CH;
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t q = it % chunks, blk = it / chunks, tb = blk % cw->n_tb, n = blk / cw->n_tb;
-    const uint64_t j0 = tb * cw->nt, cols = cw->P - j0 < cw->nt ? cw->P - j0 : cw->nt;
+    const uint64_t j0 = tb * cw->bt, cols = cw->P - j0 < cw->bt ? cw->P - j0 : cw->bt;
     const uint64_t c0 = q * WINO_PRE_CH, c1 = c0 + WINO_PRE_CH < C ? c0 + WINO_PRE_CH : C;
     wino_in_block(cw, (const float *)bufs[1] + (int64_t)n * cw->C * cw->H * cw->W, j0, cols, c0,
                   c1, (float *)bufs[0] + blk * cw->T * cw->vs);
@@ -1661,7 +1662,7 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
   for (uint64_t it = begin; it < end; it++) {
     const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
     const uint64_t tb = rest % cw->n_tb, n = rest / cw->n_tb;
-    const uint64_t j0 = tb * nt, cols = cw->P - j0 < nt ? cw->P - j0 : nt;
+    const uint64_t j0 = tb * cw->bt, cols = cw->P - j0 < cw->bt ? cw->P - j0 : cw->bt;
     const uint64_t o0 = cb * mb, nrow = (uint64_t)cw->O - o0 < mb ? (uint64_t)cw->O - o0 : mb;
     const float *v;
     if (pre) {
@@ -1873,6 +1874,34 @@ static int64_t wino_tile(const conv_gemm *cg, int64_t O) {
   return 36 * c4 * 100 < 16 * c2 * 80 ? 4 : 2;
 }
 
+/* Tiles per block of a convolution that runs as Winograd, from its shape
+ * (the GEMMs' width nt, P tiles, TW a row): nt, or with a group after each
+ * item (|post|) the most whole rows of tiles within nt, so that each output
+ * channel's part of an item is one run of whole output rows; 0 (the group
+ * cannot follow) where a row is wider than nt or such blocks would be more
+ * than 5% more (each block runs GEMMs nt wide: 112 x 112 outputs in tiles
+ * of 4, 28 a row, blocks of 28 instead of 32, ran 8% slower with a SiLU
+ * after them than with the SiLU as a task of its own; 55 x 55, 14 a row,
+ * the same number of blocks, 3% faster). */
+static uint64_t wino_block_tiles(uint64_t nt, uint64_t P, uint64_t TW, bool post) {
+  if (!post) return nt;
+  if (TW > nt) return 0;
+  const uint64_t bt = nt / TW * TW;
+  return (P + bt - 1) / bt * 100 <= (P + nt - 1) / nt * 105 ? bt : 0;
+}
+
+/* The tile side, tiles per row, tiles and the GEMMs' width of a convolution that
+ * runs as Winograd (prepare_conv_wino's choices, from the shape only). */
+static void wino_shape(const conv_gemm *geo, int64_t O, int64_t *tile, uint64_t *TW, uint64_t *P,
+                       uint64_t *nt, bool *trans) {
+  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
+  *tile = wino_tile(geo, O);
+  *TW = (uint64_t)((geo->OW + *tile - 1) / *tile);
+  *P = (uint64_t)((geo->OH + *tile - 1) / *tile) * *TW;
+  *trans = wino_trans(*P, (uint64_t)O, (uint64_t)geo->C, mr, nr);
+  *nt = *trans ? wino_nt_t(*P, mr) : wino_nt(*P, nr);
+}
+
 static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64_t N, int64_t O,
                                      const epi *e, accy__arena *arena, accy__kernel *k) {
   conv_wino *cw = accy__arena_alloc(arena, sizeof *cw, 64);
@@ -1883,25 +1912,24 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
   cw->C = geo->C, cw->O = O, cw->H = geo->H, cw->W = geo->W, cw->OH = geo->OH, cw->OW = geo->OW;
   cw->ph = geo->ph, cw->pw = geo->pw;
-  cw->tile = wino_tile(geo, O);
+  uint64_t TWu;
+  wino_shape(geo, O, &cw->tile, &TWu, &cw->P, &cw->nt, &cw->trans);
   cw->T = (uint64_t)((cw->tile + 2) * (cw->tile + 2));
   const int64_t t = cw->tile;
   const uint64_t T = cw->T;
-  cw->TW = (cw->OW + t - 1) / t;
-  cw->P = (uint64_t)((cw->OH + t - 1) / t * cw->TW);
-  cw->trans = wino_trans(cw->P, (uint64_t)O, (uint64_t)cw->C, mr, nr);
+  cw->TW = (int64_t)TWu;
+  cw->bt = wino_block_tiles(cw->nt, cw->P, TWu, e->post);
+  if (cw->bt == 0) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no group follows this Winograd form");
   if (!cw->trans) {
-    cw->nt = wino_nt(cw->P, nr);
     const uint64_t mb_max = WINO_MB_MAX / mr * mr;
     const uint64_t op = ((uint64_t)O + mr - 1) / mr * mr;
     cw->mb = op < mb_max ? op : mb_max;
   } else {
-    cw->nt = wino_nt_t(cw->P, mr);
     const uint64_t mb_max = WINO_MB_MAX / nr * nr;
     const uint64_t op = ((uint64_t)O + nr - 1) / nr * nr;
     cw->mb = op < mb_max ? op : mb_max;
   }
-  cw->n_tb = (cw->P + cw->nt - 1) / cw->nt;
+  cw->n_tb = (cw->P + cw->bt - 1) / cw->bt;
   /* Fewer than 8 blocks of tiles (28 x 28: 7; 14 x 14 and 7 x 7: one)
    * would leave a second thread idle part of the time: a pre-pass
    * transforms the patches once per launch, and the blocks of channels
@@ -2225,7 +2253,13 @@ bool accy__kernel_conv_takes_group(const accy__program *p, uint32_t node) {
   int64_t N, O;
   if (!conv_geom(p, node, &cg, &N, &O)) return false; /* the direct loops: rows */
   if (conv_is_depthwise(&cg)) return true;
-  if (wino_applies(&cg, O) && wino_chosen(&cg, O)) return false;
+  if (wino_applies(&cg, O) && wino_chosen(&cg, O)) {
+    int64_t tile;
+    uint64_t TW, P, nt;
+    bool trans;
+    wino_shape(&cg, O, &tile, &TW, &P, &nt, &trans);
+    return wino_block_tiles(nt, P, TW, true) != 0;
+  }
   const accy__uk_f32_gemm *uk = &accy__uk_get()->f32_gemm;
   uint64_t padded_cols, padded_floats;
   bool pays;
@@ -2630,14 +2664,17 @@ oom:
  * convolution's items write different regions in each form, which
  * conv_post_item gives as rectangles of the output (the items of a form
  * partition its output, so each element gets the group once): for the
- * GEMM forms but the padded one, and the depthwise kernels
- * (accy__kernel_conv_takes_group). Winograd's blocks of tiles, the padded
- * form's column blocks and the direct loops' items leave rows of a few
- * vectors, over which the group ran slower than as a task of its own (16
- * -> 64 channels at 55 x 55 with a SiLU, Winograd: 0.40 -> 0.50 ms; the 3
- * -> 32 stride-2 stem at 224 x 224, padded: 0.43 -> 0.55 ms). */
+ * GEMM forms but the padded one, the depthwise kernels, and Winograd in
+ * blocks of whole rows of tiles (wino_block_tiles;
+ * accy__kernel_conv_takes_group). Winograd's blocks cut within rows of
+ * tiles, the padded form's column blocks and the direct loops' items leave
+ * rows of a few vectors, over which the group ran slower than as a task of
+ * its own (16 -> 64 channels at 55 x 55 with a SiLU, Winograd blocks of 32
+ * tiles: 0.40 -> 0.50 ms, in whole rows 0.40 -> 0.39; the 3 -> 32 stride-2
+ * stem at 224 x 224, padded: 0.43 -> 0.55 ms). */
 enum {
   POST_DOT,    /* a dot_general: its GEMM's or dot_params' blocks */
+  POST_WINO,   /* Winograd in blocks of whole rows of tiles: per channel a run of rows */
   POST_GEMM,   /* channels as rows: channels x a run of positions */
   POST_GEMM_T, /* positions as rows: the same, transposed */
   POST_DW,     /* depthwise: whole planes */
@@ -2667,6 +2704,21 @@ static void conv_post_item(const dot_post *pp, void *const *gb, uint64_t it) {
   const accy__kernel *gk = &pp->group;
   const uint64_t OHW = pp->OH * pp->OW;
   switch (pp->kind) {
+    case POST_WINO: {
+      const conv_wino *cw = pp->cp;
+      const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
+      const uint64_t tb = rest % cw->n_tb, n = rest / cw->n_tb;
+      const uint64_t j0 = tb * cw->bt, cols = cw->P - j0 < cw->bt ? cw->P - j0 : cw->bt;
+      const uint64_t o0 = cb * cw->mb, nrow = pp->O - o0 < cw->mb ? pp->O - o0 : cw->mb;
+      const uint64_t t = (uint64_t)cw->tile, TW = (uint64_t)cw->TW;
+      /* whole rows of tiles: output rows y0 .. y1 of each channel */
+      const uint64_t y0 = t * (j0 / TW), y1e = t * ((j0 + cols) / TW);
+      const uint64_t y1 = y1e < pp->OH ? y1e : pp->OH;
+      for (uint64_t i = 0; i < nrow; i++)
+        accy__ew_group_run_rect(gk, gb, ((n * pp->O + o0 + i) * pp->OH + y0) * pp->OW, 1,
+                                (y1 - y0) * pp->OW, (y1 - y0) * pp->OW);
+      return;
+    }
     case POST_GEMM:
     case POST_GEMM_T: {
       /* batch index bi: image bi / G, group bi % G, whose channels start at
@@ -2764,7 +2816,9 @@ static accy_status dot_post_wrap(const accy__program *p, uint32_t node, const ac
     if (!accy__type_elements(ot, &elems)) elems = 0;
     pp->row = k->n_items ? elems / k->n_items : 0;
     const conv_gemm *cg = k->run == conv_gemm_f32 ? k->params : NULL;
-    if (cg && !cg->g.b_off)
+    if (k->run == conv_wino_f32 && !((const conv_wino *)k->params)->e.pool)
+      pp->kind = POST_WINO;
+    else if (cg && !cg->g.b_off)
       pp->kind = cg->g.c_store == conv_store_t ? POST_GEMM_T : POST_GEMM;
     else if (k->run == dwconv_f32)
       pp->kind = POST_DW;
