@@ -2687,11 +2687,10 @@ typedef struct dot_post {
   const accy__gemm *g;  /* the GEMM path's items, or NULL: dot_params' */
   const dot_params *dp;
   uint64_t M, N;        /* result rows per batch index, columns */
-  /* Convolutions: the kernel's parameters (conv_gemm, dwconv), the
-   * output's channels, rows and columns, the channels per group, the
-   * elements of an item's region (at most). */
+  /* Convolutions: the kernel's parameters (conv_wino, conv_gemm, dwconv),
+   * the output's channels, rows and columns, the channels per group. */
   const void *cp;
-  uint64_t O, OH, OW, Og, row;
+  uint64_t O, OH, OW, Og;
   uint32_t n_leaves;
   uint32_t ws_at;       /* bufs index of the worker workspace */
   size_t ws_off;        /* the group's part of it */
@@ -2745,7 +2744,7 @@ static void conv_post_item(const dot_post *pp, void *const *gb, uint64_t it) {
       accy__ew_group_run_rect(gk, gb, p0 * OHW, 1, planes * OHW, planes * OHW);
       return;
     }
-    default:
+    default: /* POST_DOT: dot_post_f32's own blocks */
       return;
   }
 }
@@ -2804,28 +2803,30 @@ static accy_status dot_post_wrap(const accy__program *p, uint32_t node, const ac
   }
   const accy__node *nd = &p->nodes[node];
   if (nd->op == ACCY_OP_CONVOLUTION) {
-    /* The form that prepare_conv chose, and the output's shape: [N, O,
-     * spatial...] (the direct loops' items are rows of the last axis). */
+    /* The form that prepare_conv chose, and the output's shape [N, O, OH,
+     * OW] (every form that takes a group is a 2-D one). */
     const accy__type *ot = &nd->type;
     pp->cp = k->params;
     pp->O = (uint64_t)ot->dims[1];
     pp->OH = ot->rank == 4 ? (uint64_t)ot->dims[2] : 0;
     pp->OW = ot->rank == 4 ? (uint64_t)ot->dims[3] : 0;
-    pp->Og = pp->O / (uint64_t)p->nodes[node].attrs[1 + 5 * (uint64_t)p->nodes[node].attrs[0]];
-    uint64_t elems;
-    if (!accy__type_elements(ot, &elems)) elems = 0;
-    pp->row = k->n_items ? elems / k->n_items : 0;
     const conv_gemm *cg = k->run == conv_gemm_f32 ? k->params : NULL;
-    if (k->run == conv_wino_f32 && !((const conv_wino *)k->params)->e.pool)
+    if (k->run == conv_wino_f32 && !((const conv_wino *)k->params)->e.pool) {
       pp->kind = POST_WINO;
-    else if (cg && !cg->g.b_off)
+    } else if (cg && !cg->g.b_off) {
       pp->kind = cg->g.c_store == conv_store_t ? POST_GEMM_T : POST_GEMM;
-    else if (k->run == dwconv_f32)
+      pp->Og = pp->O / cg->groups;
+    } else if (k->run == dwconv_f32) {
       pp->kind = POST_DW;
-    else
+    } else {
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
                        "group %u cannot follow convolution %u in this form", root, node);
-    k->item_cost += pp->row * pp->group.item_cost;
+    }
+    /* The group's work per item: its per-element cost over an item's share
+     * of the output. */
+    uint64_t elems;
+    if (!accy__type_elements(ot, &elems)) elems = 0;
+    k->item_cost += (k->n_items ? elems / k->n_items : 0) * pp->group.item_cost;
   } else if (k->run == dot_gemm_f32) {
     pp->kind = POST_DOT;
     pp->g = &((const dot_pack *)k->params)->g;
