@@ -314,7 +314,10 @@ ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __
     if (SW == 2) {
       const __m512 lo = _mm512_maskz_loadu_ps(in ? c->rl : 0, row);
       const __m512 hi = _mm512_maskz_loadu_ps(in ? c->rh : 0, row + 16);
-      const __m512 ex = _mm512_maskz_loadu_ps(in ? c->rx : 0, row + 32);
+      /* Column 32 (the 33rd) as a zero-extended scalar: a one-lane masked
+       * vector load stalls this loop on a Zen 4 (as in f32_pool.c). */
+      const __m512 ex = in && c->rx ? _mm512_zextps128_ps512(_mm_load_ss(row + 32))
+                                    : _mm512_setzero_ps();
       vm_taps3_s2(lo, hi, ex, t3);
     }
 #pragma GCC unroll 3
