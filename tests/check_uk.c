@@ -176,13 +176,14 @@ START_TEST(test_gemm_driver) {
       g.N = (uint64_t)tu_rng_range(&r, 0, 300);
       g.K = (uint64_t)tu_rng_range(&r, 0, 600);
       if (rep == 0) g.M = 1; /* batch 1 */
+      if (rep == 1) g.M = 120, g.K = (uint64_t)tu_rng_range(&r, 1, 64); /* B read in place */
       bool trans_a = tu_rng_range(&r, 0, 1);
       g.a_rs = trans_a ? 1 : (ptrdiff_t)g.K;
       g.a_cs = trans_a ? (ptrdiff_t)g.M : 1;
       g.a_bs = (ptrdiff_t)(g.M * g.K);
       g.c_rs = (ptrdiff_t)g.N;
       g.c_bs = (ptrdiff_t)(g.M * g.N);
-      bool packed = tu_rng_range(&r, 0, 1);
+      bool packed = rep != 1 && tu_rng_range(&r, 0, 1);
       static const float kSentinel[1];
       if (packed) g.b_packed = kSentinel;
       accy__gemm_plan(&g);
@@ -239,6 +240,19 @@ START_TEST(test_gemm_driver) {
       memset(c2, 0x7f, nc * 4);
       accy__gemm_run(&g, a, b, c2, NULL, 0, items, NULL);
       ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
+      /* A short K reads B in place where many row tiles share its panels
+       * (gemm.c): the bits of the same items packing it. */
+      if (rep == 1 && g.N > 0) ck_assert(accy__gemm_b_reread(&g) && !g.pack_b);
+      if (accy__gemm_b_reread(&g) && !g.pack_b) {
+        accy__gemm h = g;
+        h.pack_b = true;
+        const uint64_t hb = accy__gemm_workspace_bytes(&h);
+        void *hws = aligned_alloc(64, (size_t)(hb + 63) / 64 * 64);
+        memset(c2, 0x7f, nc * 4);
+        accy__gemm_run(&h, a, b, c2, NULL, 0, items, hws);
+        ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);
+        free(hws);
+      }
       free(ws);
       /* Planned for other L2 sizes (K blocks from 256 to all of K, rows or
        * panels outer): the same items and the same bits. */

@@ -35,6 +35,14 @@
  * at 55 x 55 0.076 -> 0.072; GEMM 64-256 3-7% faster; at the AVX2 level 256
  * -> 32 0.156 -> 0.142). */
 #define GEMM_PACK_B_TILES 8u
+/* Nor is it copied by the items when K is at most this (a pre-pass may
+ * still pack it once per launch, linalg.c): a panel's K rows of 32 floats
+ * sit in L1 for every tile of rows that reads them, and the copy costs as
+ * much as a tenth of the multiply-adds it feeds (a pointwise convolution
+ * of 16 input channels: MobileNetV2's 16 -> 96 at 112 x 112 0.465 ->
+ * 0.448 ms, the same at 56 x 56 0.115 -> 0.111; 64 -> 384 at 14 x 14 0.098
+ * -> 0.095; K 96 to 512 unchanged either way, on a Zen 4). */
+#define GEMM_PACK_B_MIN_K 65u
 /* A K block of B at most this big (one L1) is walked rows outer (accy__gemm_run). */
 #define GEMM_ROWS_OUTER_BYTES (UINT64_C(32) << 10)
 /* The largest K block of a plain GEMM (accy__gemm_plan_caches). */
@@ -143,7 +151,8 @@ void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes) {
    * scalar repacking cost more than it saved (gemm 1024: 33 -> 65 GFLOP/s
    * without it, with B packed per block). */
   g->pack_a = g->a_block || (g->mb_sub > mr && g->a_cs != 1 && !g->a_packed);
-  g->pack_b = !g->b_packed && !g->b_off && (g->mb > GEMM_PACK_B_TILES * mr || g->b_block);
+  g->b_reread = g->mb > GEMM_PACK_B_TILES * mr;
+  g->pack_b = accy__gemm_b_reread(g) && (g->K >= GEMM_PACK_B_MIN_K || g->b_block);
   g->split = g->uk.gemv_split && g->M >= 1 && g->M <= ACCY__UK_GEMV_SPLIT_MAX_M && g->N >= 1 &&
              g->N <= ACCY__UK_GEMV_SPLIT_N && g->mb >= g->M &&
              g->K >= ACCY__UK_GEMV_SPLIT_MIN_K && g->N <= b_pw(g) && !g->a_block &&

@@ -155,6 +155,11 @@ typedef struct accy__gemm {
    * columns: a direct (unpacked) B read row by row contiguously, or what the
    * block provider builds. */
   bool pack_b;
+  /* Whether more than GEMM_PACK_B_TILES tiles of rows read each panel of
+   * B (gemm.c): what makes packing a direct B pay. Items pack it (pack_b)
+   * only when K is large too; a pre-pass that packs it once per launch
+   * asks accy__gemm_b_reread. */
+  bool b_reread;
   /* A product of at most ACCY__UK_GEMV_SPLIT_MAX_M rows (one item) and
    * ACCY__UK_GEMV_SPLIT_N columns, K at least ACCY__UK_GEMV_SPLIT_MIN_K, B
    * one panel read in place or packed at compile time, C stored: each item
@@ -204,6 +209,12 @@ void accy__gemm_pack_a(const accy__gemm *g, const float *a, uint64_t a_batches, 
 uint64_t accy__gemm_packed_floats(const accy__gemm *g);
 /* Packs B(b, k, j) = src[b * bs + k * ks + j * js] into |dst|
  * (accy__gemm_packed_floats(g) floats). */
+/* Whether B would be worth packing whatever K: a direct B (not packed,
+ * no scattered rows) that many tiles of rows read, or a block provider's.
+ * linalg.c packs such a B once per launch by a pre-pass where it can. */
+static inline bool accy__gemm_b_reread(const accy__gemm *g) {
+  return !g->b_packed && !g->b_off && (g->b_reread || g->b_block);
+}
 void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                        ptrdiff_t js, float *dst);
 /* The same in items, [begin, end) of accy__gemm_pack_b_item_count(g): a

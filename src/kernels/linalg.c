@@ -494,7 +494,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     const uint64_t nf = gemm_b_panel_floats(g);
     if (!direct && (nf == 0 || nf > DOT_PACK_MAX_FLOATS)) return ACCY_STATUS_OK; /* generic */
     if (nf && nf <= DOT_PACK_MAX_FLOATS &&
-        (!direct || (g->pack_b && g->m_items > 1 && nf >= DOT_PACK_MIN_FLOATS))) {
+        (!direct || (accy__gemm_b_reread(g) && g->m_items > 1 && nf >= DOT_PACK_MIN_FLOATS))) {
       dk->bs = dp->br.stride;
       dk->ks = dp->kr.stride;
       dk->js = dp->n.stride;
@@ -2473,7 +2473,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
       k->temp_bytes = nf * sizeof(float);
     }
   }
-  if (pointwise && form == CONV_IM2COL && g->pack_b && g->m_items > 1) {
+  if (pointwise && form == CONV_IM2COL && accy__gemm_b_reread(g) && g->m_items > 1) {
     /* A pointwise convolution's input is its B, read in place: with more
      * than one block of channels each item would pack the same panels
      * again, so a pre-pass packs them once per launch, as for dot_general
