@@ -15,9 +15,14 @@
 #define GEMM_NB_MAX ACCY__GEMM_NB_MAX
 /* Item work, in multiply-adds: at most GEMM_ITEM_MAX (so that items stay
  * small enough to balance), and items are halved down towards
- * GEMM_ITEM_MIN while there are fewer than GEMM_ITEMS_WANTED of them. */
+ * GEMM_ITEM_MIN while there are fewer than GEMM_ITEMS_WANTED of them.
+ * Half a million (about 9 us at one core's peak) rather than a million:
+ * MobileNetV2's 14 x 14 and 7 x 7 pointwise layers were 3 to 5 items, so
+ * a second thread waited for the last one (its two-thread sum of tasks
+ * 3.93-3.95 -> 3.73-3.77 ms on a Zen 4; one thread, the other conv nets,
+ * the transformers and mlp_b256 unchanged). Items never change bits. */
 #define GEMM_ITEM_MAX (UINT64_C(1) << 25)
-#define GEMM_ITEM_MIN (UINT64_C(1) << 20)
+#define GEMM_ITEM_MIN (UINT64_C(1) << 19)
 #define GEMM_ITEMS_WANTED 16u
 /* Fewest items of a B provider's GEMM while its columns can be split: few
  * enough that each item's A (the filters) is still read for many columns,
