@@ -297,9 +297,18 @@ ACCY_INLINE void plane3_cols_init(plane3_cols *c, const accy__uk_dw_geom *g,
  * stored. */
 ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __m512 *wv,
                              float *out, const accy__uk_row_epilogue *ep, const plane3_cols *c,
-                             int64_t oy0, size_t SW, int R) {
+                             int64_t oy0, size_t SW, int R, bool ROWS_IN) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW, o0 = c->o0;
   const tap_masks none = {0, 0};
+  /* Everything read from memory taken into locals first: the stores below
+   * go through a float pointer, which may alias any of it. */
+  const tap_masks mk[3] = {c->m[0], c->m[1], c->m[2]};
+  const __mmask16 rl = c->rl, rh = c->rh, rx = c->rx, mo = c->mo;
+  const int64_t H = g->H, ph = g->ph, pw = g->pw, OH = g->OH;
+  __m512 w9[9];
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; t++) w9[t] = wv[t];
+  const float *x0 = x + (oy0 * (int64_t)SW - ph) * W + o0 * (ptrdiff_t)SW - pw;
   __m512 a[8];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) a[r] = _mm512_setzero_ps();
@@ -307,42 +316,45 @@ ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __
    * where r SW + ky = i, for ky = 0, 1, 2. */
 #pragma GCC unroll 17
   for (int i = 0; i < (R - 1) * (int)SW + 3; i++) {
-    const int64_t iy = oy0 * (int64_t)SW - g->ph + i;
-    const bool in = iy >= 0 && iy < g->H;
-    const float *row = x + (in ? iy : 0) * W + o0 * (ptrdiff_t)SW - g->pw;
+    const int64_t iy = oy0 * (int64_t)SW - ph + i;
+    const bool in = ROWS_IN || (iy >= 0 && iy < H);
+    const float *row = ROWS_IN ? x0 + i * W : x + (in ? iy : 0) * W + o0 * (ptrdiff_t)SW - pw;
     __m512 t3[3];
     if (SW == 2) {
-      const __m512 lo = _mm512_maskz_loadu_ps(in ? c->rl : 0, row);
-      const __m512 hi = _mm512_maskz_loadu_ps(in ? c->rh : 0, row + 16);
+      const __m512 lo = _mm512_maskz_loadu_ps(in ? rl : 0, row);
+      const __m512 hi = _mm512_maskz_loadu_ps(in ? rh : 0, row + 16);
       /* Column 32 (the 33rd) as a zero-extended scalar: a one-lane masked
        * vector load stalls this loop on a Zen 4 (as in f32_pool.c). */
-      const __m512 ex = in && c->rx ? _mm512_zextps128_ps512(_mm_load_ss(row + 32))
-                                    : _mm512_setzero_ps();
+      const __m512 ex = in && rx ? _mm512_zextps128_ps512(_mm_load_ss(row + 32))
+                                 : _mm512_setzero_ps();
       vm_taps3_s2(lo, hi, ex, t3);
     }
 #pragma GCC unroll 3
     for (int kx = 0; kx < 3; kx++) {
-      const __m512 v = SW == 2 ? t3[kx] : load_taps(row + kx, SW, in ? c->m[kx] : none);
+      const __m512 v = SW == 2 ? t3[kx] : load_taps(row + kx, SW, in ? mk[kx] : none);
 #pragma GCC unroll 3
       for (int ky = 0; ky < 3; ky++) {
         const int d = i - ky, r = d / (int)SW;
         if (d >= 0 && d % (int)SW == 0 && r < R)
-          a[r] = _mm512_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
+          a[r] = _mm512_fmadd_ps(w9[ky * 3 + kx], v, a[r]);
       }
     }
   }
-  const int64_t nr = g->OH - oy0 < R ? g->OH - oy0 : R;
+  const int64_t nr = OH - oy0 < R ? OH - oy0 : R;
+  const vclamp16_plan cl = c->cl;
+  const bool has_bias = ep && ep->bias, clamp = ep && ep->clamp;
+  const __m512 bias = has_bias ? _mm512_set1_ps(ep->bias[0]) : _mm512_setzero_ps();
+  const float *res = ep ? ep->res : NULL;
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
     if (r >= nr) break;
     const int64_t oy = oy0 + r;
     __m512 v = a[r];
-    if (ep) {
-      const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
-                                        ep->lo, ep->hi};
-      v = row_epi(v, &er, &c->cl, (size_t)o0, c->mo);
-    }
-    _mm512_mask_storeu_ps(out + oy * OW + o0, c->mo, v);
+    /* row_epi's steps and order */
+    if (has_bias) v = _mm512_add_ps(v, bias);
+    if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mo, res + oy * OW + o0));
+    if (clamp) v = vclamp16_apply(v, &cl);
+    _mm512_mask_storeu_ps(out + oy * OW + o0, mo, v);
   }
 }
 
@@ -362,7 +374,12 @@ static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w,
   for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) {
     plane3_cols c;
     plane3_cols_init(&c, g, ep, o0, 1);
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) plane3_rows(g, x, wv, out, ep, &c, oy0, 1, 8);
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) {
+      if (oy0 - g->ph >= 0 && oy0 + 9 - g->ph < g->H)
+        plane3_rows(g, x, wv, out, ep, &c, oy0, 1, 8, true);
+      else
+        plane3_rows(g, x, wv, out, ep, &c, oy0, 1, 8, false);
+    }
   }
 }
 
@@ -385,7 +402,12 @@ static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w,
     for (ptrdiff_t o0 = 0; o0 < OW; o0 += 16) {
       plane3_cols c;
       plane3_cols_init(&c, g, ep, o0, 2);
-      for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) plane3_rows(g, x, wv, out, ep, &c, oy0, 2, 4);
+      for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) {
+        if (oy0 * 2 - g->ph >= 0 && oy0 * 2 + 8 - g->ph < g->H)
+          plane3_rows(g, x, wv, out, ep, &c, oy0, 2, 4, true);
+        else
+          plane3_rows(g, x, wv, out, ep, &c, oy0, 2, 4, false);
+      }
     }
     return;
   }
@@ -395,7 +417,15 @@ static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w,
     for (ptrdiff_t o0 = b0; o0 < OW && nc < PLANE3_S2_BLOCKS; o0 += 16)
       plane3_cols_init(&c[nc++], g, ep, o0, 2);
     for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4)
-      for (int j = 0; j < nc; j++) plane3_rows(g, x, wv, out, ep, &c[j], oy0, 2, 4);
+      {
+      const bool rows_in = oy0 * 2 - g->ph >= 0 && oy0 * 2 + 8 - g->ph < g->H;
+      for (int j = 0; j < nc; j++) {
+        if (rows_in)
+          plane3_rows(g, x, wv, out, ep, &c[j], oy0, 2, 4, true);
+        else
+          plane3_rows(g, x, wv, out, ep, &c[j], oy0, 2, 4, false);
+      }
+    }
   }
 }
 
