@@ -416,8 +416,7 @@ static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w,
     int nc = 0;
     for (ptrdiff_t o0 = b0; o0 < OW && nc < PLANE3_S2_BLOCKS; o0 += 16)
       plane3_cols_init(&c[nc++], g, ep, o0, 2);
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4)
-      {
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) {
       const bool rows_in = oy0 * 2 - g->ph >= 0 && oy0 * 2 + 8 - g->ph < g->H;
       for (int j = 0; j < nc; j++) {
         if (rows_in)
