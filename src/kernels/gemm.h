@@ -207,14 +207,14 @@ void accy__gemm_pack_a(const accy__gemm *g, const float *a, uint64_t a_batches, 
 
 /* Bytes of packed B for g's shape (batch x panels x K x nr floats). */
 uint64_t accy__gemm_packed_floats(const accy__gemm *g);
-/* Packs B(b, k, j) = src[b * bs + k * ks + j * js] into |dst|
- * (accy__gemm_packed_floats(g) floats). */
 /* Whether B would be worth packing whatever K: a direct B (not packed,
  * no scattered rows) that many tiles of rows read, or a block provider's.
  * linalg.c packs such a B once per launch by a pre-pass where it can. */
 static inline bool accy__gemm_b_reread(const accy__gemm *g) {
   return !g->b_packed && !g->b_off && (g->b_reread || g->b_block);
 }
+/* Packs B(b, k, j) = src[b * bs + k * ks + j * js] into |dst|
+ * (accy__gemm_packed_floats(g) floats). */
 void accy__gemm_pack_b(const accy__gemm *g, const float *src, ptrdiff_t bs, ptrdiff_t ks,
                        ptrdiff_t js, float *dst);
 /* The same in items, [begin, end) of accy__gemm_pack_b_item_count(g): a

@@ -294,7 +294,9 @@ ACCY_INLINE void plane3_cols_init(plane3_cols *c, const accy__uk_dw_geom *g,
  * vector of +0 that is multiplied all the same (a chain may be -0 by then,
  * and adding w * 0 can turn it into +0, as the padded copy's zeros do).
  * Rows past the plane's last are computed from whatever they read and never
- * stored. */
+ * stored. ROWS_IN (a constant where inlined): every input row the group
+ * reads lies in the plane, so the rows are walked from one pointer without
+ * checks. */
 ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __m512 *wv,
                              float *out, const accy__uk_row_epilogue *ep, const plane3_cols *c,
                              int64_t oy0, size_t SW, int R, bool ROWS_IN) {
@@ -308,7 +310,7 @@ ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __
   __m512 w9[9];
 #pragma GCC unroll 9
   for (int t = 0; t < 9; t++) w9[t] = wv[t];
-  const float *x0 = x + (oy0 * (int64_t)SW - ph) * W + o0 * (ptrdiff_t)SW - pw;
+  const float *x0 = ROWS_IN ? x + (oy0 * (int64_t)SW - ph) * W + o0 * (ptrdiff_t)SW - pw : x;
   __m512 a[8];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) a[r] = _mm512_setzero_ps();
@@ -358,6 +360,18 @@ ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __
   }
 }
 
+/* plane3_rows, without row checks where every input row the group reads
+ * lies in the plane. */
+ACCY_INLINE void plane3_group(const accy__uk_dw_geom *g, const float *x, const __m512 *wv,
+                              float *out, const accy__uk_row_epilogue *ep, const plane3_cols *c,
+                              int64_t oy0, size_t SW, int R) {
+  const int64_t first = oy0 * (int64_t)SW - g->ph, last = first + (R - 1) * (int64_t)SW + 2;
+  if (first >= 0 && last < g->H)
+    plane3_rows(g, x, wv, out, ep, c, oy0, SW, R, true);
+  else
+    plane3_rows(g, x, wv, out, ep, c, oy0, SW, R, false);
+}
+
 /* Blocks of columns a stride-2 row group walks before the next group. */
 #define PLANE3_S2_BLOCKS 8
 
@@ -374,12 +388,7 @@ static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w,
   for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) {
     plane3_cols c;
     plane3_cols_init(&c, g, ep, o0, 1);
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) {
-      if (oy0 - g->ph >= 0 && oy0 + 9 - g->ph < g->H)
-        plane3_rows(g, x, wv, out, ep, &c, oy0, 1, 8, true);
-      else
-        plane3_rows(g, x, wv, out, ep, &c, oy0, 1, 8, false);
-    }
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) plane3_group(g, x, wv, out, ep, &c, oy0, 1, 8);
   }
 }
 
@@ -402,12 +411,7 @@ static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w,
     for (ptrdiff_t o0 = 0; o0 < OW; o0 += 16) {
       plane3_cols c;
       plane3_cols_init(&c, g, ep, o0, 2);
-      for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) {
-        if (oy0 * 2 - g->ph >= 0 && oy0 * 2 + 8 - g->ph < g->H)
-          plane3_rows(g, x, wv, out, ep, &c, oy0, 2, 4, true);
-        else
-          plane3_rows(g, x, wv, out, ep, &c, oy0, 2, 4, false);
-      }
+      for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) plane3_group(g, x, wv, out, ep, &c, oy0, 2, 4);
     }
     return;
   }
@@ -416,15 +420,8 @@ static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w,
     int nc = 0;
     for (ptrdiff_t o0 = b0; o0 < OW && nc < PLANE3_S2_BLOCKS; o0 += 16)
       plane3_cols_init(&c[nc++], g, ep, o0, 2);
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) {
-      const bool rows_in = oy0 * 2 - g->ph >= 0 && oy0 * 2 + 8 - g->ph < g->H;
-      for (int j = 0; j < nc; j++) {
-        if (rows_in)
-          plane3_rows(g, x, wv, out, ep, &c[j], oy0, 2, 4, true);
-        else
-          plane3_rows(g, x, wv, out, ep, &c[j], oy0, 2, 4, false);
-      }
-    }
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4)
+      for (int j = 0; j < nc; j++) plane3_group(g, x, wv, out, ep, &c[j], oy0, 2, 4);
   }
 }
 
