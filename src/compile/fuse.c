@@ -215,8 +215,9 @@ static accy_status find_groups(const accy__program *p, const bool *live, const u
 
 /* Groups after products (fuse.h): a flat f32 group whose one leaf that is
  * no constant is the value T of a dot_general's or convolution's chain (or
- * the product itself; not a chain with a fused pool), of the root's type, read only by the group's elementwise
- * members and no output, joins that anchor: its root becomes the chain's
+ * the product itself; not a chain with a fused pool), of the root's type,
+ * read only by the group's elementwise members and no output, joins that
+ * anchor: its root becomes the chain's
  * tail, T and the members get no buffer and no task. Returns whether group
  * |r| joined. */
 static bool attach_post_group(const accy__program *p, const bool *live, const uint32_t *uses,

@@ -1329,6 +1329,14 @@ typedef struct dwconv {
   bool has_epi;
 } dwconv;
 
+/* The channels item |it| of a lanes kernel covers: image n, channels o ..
+ * o + nch (a block of L). */
+static void dw_lane_block(const dwconv *d, uint64_t it, int64_t *n, int64_t *o, int64_t *nch) {
+  *n = (int64_t)it / d->lane_blocks;
+  *o = (int64_t)it % d->lane_blocks * d->L;
+  *nch = d->O - *o < d->L ? d->O - *o : d->L;
+}
+
 static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dwconv *d = k->params;
   float *out = bufs[0];
@@ -1338,8 +1346,8 @@ static void dwconv_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
   if (d->lanes) {
     const int64_t HW = d->g.H * d->g.W, OHW = d->g.OH * d->g.OW, T = d->g.KH * d->g.KW;
     for (uint64_t it = begin; it < end; it++) {
-      const int64_t n = (int64_t)it / d->lane_blocks, o = (int64_t)it % d->lane_blocks * d->L;
-      const int64_t nch = d->O - o < d->L ? d->O - o : d->L;
+      int64_t n, o, nch;
+      dw_lane_block(d, it, &n, &o, &nch);
       const int64_t po = (n * d->O + o) * OHW;
       const accy__uk_row_epilogue ep = {d->e.bias ? d->e.bias + o : NULL, res ? res + po : NULL,
                                         d->e.clamp, d->e.lo, d->e.hi};
@@ -1627,6 +1635,22 @@ static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uin
 /* Channels per item of the transform pre-pass. */
 #define WINO_PRE_CH 32u
 
+/* The block conv_wino_f32's item |it| computes: image n, block tb of
+ * tiles (tiles j0 .. j0 + cols), output channels o0 .. o0 + nrow. */
+typedef struct wino_item {
+  uint64_t n, tb, j0, cols, o0, nrow;
+} wino_item;
+
+static wino_item wino_item_of(const conv_wino *cw, uint64_t it) {
+  wino_item w;
+  const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
+  w.tb = rest % cw->n_tb, w.n = rest / cw->n_tb;
+  w.j0 = w.tb * cw->bt, w.cols = cw->P - w.j0 < cw->bt ? cw->P - w.j0 : cw->bt;
+  w.o0 = cb * cw->mb;
+  w.nrow = (uint64_t)cw->O - w.o0 < cw->mb ? (uint64_t)cw->O - w.o0 : cw->mb;
+  return w;
+}
+
 /* The transform pre-pass (with few blocks of tiles, several items per
  * block read the same transformed patches): item (n n_tb + tb) * chunks +
  * q transforms channels q WINO_PRE_CH .. of block tb of image n into that
@@ -1660,10 +1684,8 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
   float *m = pre ? ws : ws + T * vs;
   const accy__uk_f32_wino_out_fn wout = cw->wout;
   for (uint64_t it = begin; it < end; it++) {
-    const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
-    const uint64_t tb = rest % cw->n_tb, n = rest / cw->n_tb;
-    const uint64_t j0 = tb * cw->bt, cols = cw->P - j0 < cw->bt ? cw->P - j0 : cw->bt;
-    const uint64_t o0 = cb * mb, nrow = (uint64_t)cw->O - o0 < mb ? (uint64_t)cw->O - o0 : mb;
+    const wino_item wi = wino_item_of(cw, it);
+    const uint64_t n = wi.n, tb = wi.tb, j0 = wi.j0, cols = wi.cols, o0 = wi.o0, nrow = wi.nrow;
     const float *v;
     if (pre) {
       v = pre + (n * cw->n_tb + tb) * T * vs;
@@ -2705,16 +2727,13 @@ static void conv_post_item(const dot_post *pp, void *const *gb, uint64_t it) {
   switch (pp->kind) {
     case POST_WINO: {
       const conv_wino *cw = pp->cp;
-      const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
-      const uint64_t tb = rest % cw->n_tb, n = rest / cw->n_tb;
-      const uint64_t j0 = tb * cw->bt, cols = cw->P - j0 < cw->bt ? cw->P - j0 : cw->bt;
-      const uint64_t o0 = cb * cw->mb, nrow = pp->O - o0 < cw->mb ? pp->O - o0 : cw->mb;
+      const wino_item wi = wino_item_of(cw, it);
       const uint64_t t = (uint64_t)cw->tile, TW = (uint64_t)cw->TW;
       /* whole rows of tiles: output rows y0 .. y1 of each channel */
-      const uint64_t y0 = t * (j0 / TW), y1e = t * ((j0 + cols) / TW);
+      const uint64_t y0 = t * (wi.j0 / TW), y1e = t * ((wi.j0 + wi.cols) / TW);
       const uint64_t y1 = y1e < pp->OH ? y1e : pp->OH;
-      for (uint64_t i = 0; i < nrow; i++)
-        accy__ew_group_run_rect(gk, gb, ((n * pp->O + o0 + i) * pp->OH + y0) * pp->OW, 1,
+      for (uint64_t i = 0; i < wi.nrow; i++)
+        accy__ew_group_run_rect(gk, gb, ((wi.n * pp->O + wi.o0 + i) * pp->OH + y0) * pp->OW, 1,
                                 (y1 - y0) * pp->OW, (y1 - y0) * pp->OW);
       return;
     }
@@ -2734,10 +2753,10 @@ static void conv_post_item(const dot_post *pp, void *const *gb, uint64_t it) {
       const dwconv *d = pp->cp;
       uint64_t p0, planes;
       if (d->lanes) {
-        const uint64_t n = it / (uint64_t)d->lane_blocks;
-        const uint64_t o = it % (uint64_t)d->lane_blocks * (uint64_t)d->L;
-        p0 = n * pp->O + o;
-        planes = pp->O - o < (uint64_t)d->L ? pp->O - o : (uint64_t)d->L;
+        int64_t n, o, nch;
+        dw_lane_block(d, it, &n, &o, &nch);
+        p0 = (uint64_t)(n * d->O + o);
+        planes = (uint64_t)nch;
       } else {
         p0 = it, planes = 1; /* (n, o): plane n O + o */
       }
