@@ -1914,9 +1914,12 @@ START_TEST(test_gemm_levels_above_avx2_give_avx2_bits) {
           }
     /* The wider kernel's own tiles, whole and cut by rows and columns, with
      * A packed as its micro-panels (hi->mr floats per k): AVX2's kernel on
-     * the pieces of AVX2's tile it covers, each piece its own call. */
+     * the pieces of AVX2's tile it covers, each piece its own call. Panels
+     * of one to eight columns (the AVX-512 kernel's 256-bit path) and of
+     * hi->nr - 17 up. */
     for (size_t mr = hi->mr - 2; mr <= hi->mr; mr++)
-      for (size_t nr = hi->nr - 17; nr <= hi->nr; nr += nr + 9 > hi->nr ? 1 : 8)
+      for (size_t nr = 1; nr <= hi->nr;
+           nr = nr < 8 ? nr + 1 : nr == 8 ? hi->nr - 17 : nr + (nr + 9 > hi->nr ? 1 : 8))
         for (size_t kc = 0; kc <= KMAX; kc += kc < 2 ? 1 : 13)
           for (uint32_t fl = 0; fl < 16; fl++) {
             level_case_fill(&r, a, sizeof a / sizeof a[0], b, sizeof b / sizeof b[0], start, resid,

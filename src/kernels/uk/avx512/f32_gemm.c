@@ -162,6 +162,34 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
       c00 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m0, bk), c00);
       c01 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m1, bk + 16), c01);
     }
+  } else if (nr <= 8) {
+    /* At most eight columns (a row's last panel: MobileNetV2's 14 x 14
+     * positions end in a panel of four): the eight chains in 256-bit
+     * halves, which a Zen 4 issues two a cycle where it issues one 512-bit
+     * FMA. The same chains, so the same bits. */
+    const __mmask8 m8 = (__mmask8)m0;
+    __m256 y0 = _mm512_castps512_ps256(c00), y1 = _mm512_castps512_ps256(c10),
+           y2 = _mm512_castps512_ps256(c20), y3 = _mm512_castps512_ps256(c30),
+           y4 = _mm512_castps512_ps256(c40), y5 = _mm512_castps512_ps256(c50),
+           y6 = _mm512_castps512_ps256(c60), y7 = _mm512_castps512_ps256(c70);
+    const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5],
+                *a6 = ar[6], *a7 = ar[7], *bk = b;
+    for (size_t k = 0; k < kc; k++, bk += b_rs) {
+      const __m256 b0 = _mm256_maskz_loadu_ps(m8, bk);
+      const ptrdiff_t o = (ptrdiff_t)k * a_cs;
+      y0 = _mm256_fmadd_ps(_mm256_set1_ps(a0[o]), b0, y0);
+      y1 = _mm256_fmadd_ps(_mm256_set1_ps(a1[o]), b0, y1);
+      y2 = _mm256_fmadd_ps(_mm256_set1_ps(a2[o]), b0, y2);
+      y3 = _mm256_fmadd_ps(_mm256_set1_ps(a3[o]), b0, y3);
+      y4 = _mm256_fmadd_ps(_mm256_set1_ps(a4[o]), b0, y4);
+      y5 = _mm256_fmadd_ps(_mm256_set1_ps(a5[o]), b0, y5);
+      y6 = _mm256_fmadd_ps(_mm256_set1_ps(a6[o]), b0, y6);
+      y7 = _mm256_fmadd_ps(_mm256_set1_ps(a7[o]), b0, y7);
+    }
+    c00 = _mm512_zextps256_ps512(y0), c10 = _mm512_zextps256_ps512(y1);
+    c20 = _mm512_zextps256_ps512(y2), c30 = _mm512_zextps256_ps512(y3);
+    c40 = _mm512_zextps256_ps512(y4), c50 = _mm512_zextps256_ps512(y5);
+    c60 = _mm512_zextps256_ps512(y6), c70 = _mm512_zextps256_ps512(y7);
   } else if (nr <= 16) {
     /* At most 16 columns (a row's last panel): the eight chains of the first
      * vector only; the second's lanes are all masked off, so its
