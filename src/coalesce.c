@@ -245,6 +245,7 @@ bool accy__coalescer_run_calls(accy__coalescer *co, const accy__plan *plan, accy
  * wait) off the queue; returns the first, linked by next, and their count. */
 static co_call *take_group(accy__coalescer *co, uint32_t *count) {
   co_call *first = co->head, *last = first;
+  *count = 0;
   if (!first) return NULL;
   uint32_t n = 1;
   while (n < co->calls && last->next) {
