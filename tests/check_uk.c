@@ -2251,6 +2251,13 @@ START_TEST(test_dwconv_lanes_give_the_plane_bits) {
       if (rep % 5 == 0) x[(size_t)tu_rng_range(&r, 0, (int64_t)(nch * hw) - 1)] = NAN;
       if (rep % 7 == 0) x[(size_t)tu_rng_range(&r, 0, (int64_t)(nch * hw) - 1)] = -INFINITY;
       for (size_t i = 0; i < nch * taps; i += 2) w[i] = -fabsf(w[i]);
+      if (rep % 6 == 0) {
+        /* Products that round to -0 and +0 (tiny inputs and weights of both
+         * signs): a chain can hold -0, which a tap outside the plane (+0
+         * times a positive weight) turns into +0. */
+        for (size_t i = 0; i < nch * hw; i++) x[i] = (i % 3 ? 1e-30f : -1e-30f) * (float)(i % 5);
+        for (size_t i = 0; i < nch * taps; i++) w[i] = i % 2 ? 1e-20f : -1e-20f;
+      }
       for (size_t t = 0; t < taps; t++)
         for (size_t c = 0; c < L; c++) wt[t * L + c] = c < nch ? w[c * taps + t] : 0.0f;
       const int e = rep % 4; /* none, bias and clamp, residual, all */

@@ -603,9 +603,89 @@ static inline __attribute__((always_inline)) void lanes8_body(
   }
 }
 
+/* lanes8_body for 7 x 7 planes, 3 x 3 filters at unit stride and dilation,
+ * padding 1, with constant loops: the AVX-512 level's lanes_7x7_3x3 (see
+ * there for why its chains are the plane kernel's) in eight lanes. */
+static inline __attribute__((always_inline)) void lanes8_7x7_3x3(
+    const float *x, const float *wt, float *out, const accy__uk_row_epilogue *ep, size_t nch) {
+  enum { S = 7, P = S * S };
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 xt[56], ot[56], r[8], w[9], wz[9];
+#pragma GCC unroll 7
+  for (int p0 = 0; p0 < P; p0 += 8) {
+    const int m = P - p0 < 8 ? P - p0 : 8;
+    const __m256i pm = first8(m);
+#pragma GCC unroll 8
+    for (size_t c = 0; c < 8; c++)
+      r[c] = c >= nch ? zero
+             : m == 8 ? _mm256_loadu_ps(x + (ptrdiff_t)c * P + p0)
+                      : _mm256_maskload_ps(x + (ptrdiff_t)c * P + p0, pm);
+    vm_transpose8(r);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) xt[p0 + i] = r[i];
+  }
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; t++) {
+    w[t] = _mm256_load_ps(wt + t * 8);
+    wz[t] = _mm256_mul_ps(w[t], zero);
+  }
+  const bool lane_epi = ep && !ep->res;
+  const vclamp8_plan cl = epi_plan(ep);
+  const __m256 bias =
+      lane_epi && ep->bias ? _mm256_maskload_ps(ep->bias, first8((ptrdiff_t)nch)) : zero;
+#pragma GCC unroll 7
+  for (int oy = 0; oy < S; oy++)
+#pragma GCC unroll 7
+    for (int ox = 0; ox < S; ox++) {
+      __m256 acc = zero;
+      bool started = false;
+#pragma GCC unroll 3
+      for (int ky = 0; ky < 3; ky++)
+#pragma GCC unroll 3
+        for (int kx = 0; kx < 3; kx++) {
+          const int iy = oy + ky - 1, ix = ox + kx - 1;
+          if (iy >= 0 && iy < S && ix >= 0 && ix < S) {
+            acc = _mm256_fmadd_ps(w[ky * 3 + kx], xt[iy * S + ix], acc);
+            started = true;
+          } else if (started) {
+            acc = _mm256_add_ps(acc, wz[ky * 3 + kx]);
+          }
+        }
+      if (lane_epi) {
+        if (ep->bias) acc = _mm256_add_ps(acc, bias);
+        if (ep->clamp) acc = vclamp8_apply(acc, &cl);
+      }
+      ot[oy * S + ox] = acc;
+    }
+#pragma GCC unroll 7
+  for (int p0 = 0; p0 < P; p0 += 8) {
+    const int m = P - p0 < 8 ? P - p0 : 8;
+    const __m256i pm = first8(m);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) r[i] = i < m ? ot[p0 + i] : zero;
+    vm_transpose8(r);
+    for (size_t c = 0; c < nch; c++) {
+      __m256 v = r[c];
+      if (ep && !lane_epi) {
+        const accy__uk_row_epilogue er = {ep->bias ? ep->bias + c : NULL, ep->res + (ptrdiff_t)c * P,
+                                          ep->clamp, ep->lo, ep->hi};
+        v = row_epi(v, &er, &cl, (size_t)p0, pm);
+      }
+      float *dst = out + (ptrdiff_t)c * P + p0;
+      if (m == 8)
+        _mm256_storeu_ps(dst, v);
+      else
+        _mm256_maskstore_ps(dst, pm, v);
+    }
+  }
+}
+
 void accy__f32_dwconv_lanes__avx2(const accy__uk_dw_geom *g, const float *x, const float *wt,
                                   float *out, const accy__uk_row_epilogue *ep, size_t nch) {
-  if (g->KH == 3 && g->KW == 3)
+  if (g->H == 7 && g->W == 7 && g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
+      g->dh == 1 && g->dw == 1 && g->ph == 1 && g->pw == 1 && g->OH == 7 && g->OW == 7)
+    lanes8_7x7_3x3(x, wt, out, ep, nch);
+  else if (g->KH == 3 && g->KW == 3)
     lanes8_body(g, x, wt, out, ep, nch, 3, 3);
   else
     lanes8_body(g, x, wt, out, ep, nch, g->KH, g->KW);
