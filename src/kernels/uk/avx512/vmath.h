@@ -45,18 +45,27 @@ static inline vclamp16_plan vclamp16_plan_for(float lo, float hi) {
                          accy__uk_clamp_hi_mode(hi)};
 }
 
-static inline __m512 vclamp16_apply(__m512 v, const vclamp16_plan *p) {
-  if (p->lo == ACCY__UK_CL_PLAIN)
+/* vclamp16_apply with the plan's modes given as |lo| and |hi| (constants
+ * where a caller has dispatched on them once, so that no test is left per
+ * vector). */
+static inline __attribute__((always_inline)) __m512 vclamp16_apply_m(__m512 v,
+                                                                     const vclamp16_plan *p,
+                                                                     int lo, int hi) {
+  if (lo == ACCY__UK_CL_PLAIN)
     v = _mm512_max_ps(p->l, v);
-  else if (p->lo == ACCY__UK_CL_PZERO)
+  else if (lo == ACCY__UK_CL_PZERO)
     v = _mm512_add_ps(_mm512_max_ps(p->l, v), _mm512_setzero_ps());
-  else if (p->lo == ACCY__UK_CL_EXACT)
+  else if (lo == ACCY__UK_CL_EXACT)
     v = vmax16(v, p->l);
-  if (p->hi == ACCY__UK_CL_PLAIN)
+  if (hi == ACCY__UK_CL_PLAIN)
     v = _mm512_min_ps(p->h, v);
-  else if (p->hi == ACCY__UK_CL_EXACT)
+  else if (hi == ACCY__UK_CL_EXACT)
     v = vmin16(v, p->h);
   return v;
+}
+
+static inline __m512 vclamp16_apply(__m512 v, const vclamp16_plan *p) {
+  return vclamp16_apply_m(v, p, p->lo, p->hi);
 }
 
 /* The three taps of windows three wide at stride 2 for sixteen outputs,
