@@ -352,6 +352,27 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
   const uint64_t n0 = t->n0, cols = t->cols, k0 = t->k0, kcur = t->kcur, bi = t->bi;
   const uint64_t ab_i = g->a_batch_mod ? bi % g->a_batch_mod : bi;
+  /* A of the first tile row and the step to the next, once per call
+   * rather than per tile (which divided by mr twice per tile). */
+  const float *a_first;
+  ptrdiff_t a_step, ars, acs;
+  if (g->a_packed) {
+    a_first = (g->a_run_packed ? t->a : g->a_packed) +
+              ((ab_i * div_up(g->M, mr) + t->t_lo / mr) * K + k0) * mr;
+    a_step = (ptrdiff_t)(K * mr);
+    ars = 1;
+    acs = (ptrdiff_t)mr;
+  } else if (t->packing) {
+    a_first = t->pa + ((t->t_lo - t->ms) / mr) * kcur * mr;
+    a_step = (ptrdiff_t)(kcur * mr);
+    ars = 1;
+    acs = (ptrdiff_t)mr;
+  } else {
+    a_first = t->ab + (ptrdiff_t)t->t_lo * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
+    a_step = (ptrdiff_t)mr * g->a_rs;
+    ars = g->a_rs;
+    acs = g->a_cs;
+  }
   for (uint64_t j0 = n0; j0 < n0 + cols;) {
     const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
     const float *bp;
@@ -423,7 +444,8 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       const uint64_t full = (n0 + cols - j0) / nr;
       np = full < 4 ? full : 4;
     }
-    for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
+    const float *ap = a_first;
+    for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, ap += a_step) {
       const uint64_t mcur = t->t_hi - i0 < mr ? t->t_hi - i0 : mr;
       accy__uk_epilogue ep = g->ep;
       if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
@@ -431,22 +453,6 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       if (g->has_residual) {
         ep.residual = t->r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)j0;
         ep.res_rs = g->c_rs;
-      }
-      const float *ap;
-      ptrdiff_t ars, acs;
-      if (g->a_packed) {
-        ap = (g->a_run_packed ? t->a : g->a_packed) +
-             ((ab_i * div_up(g->M, mr) + i0 / mr) * K + k0) * mr;
-        ars = 1;
-        acs = (ptrdiff_t)mr;
-      } else if (t->packing) {
-        ap = t->pa + ((i0 - t->ms) / mr) * kcur * mr;
-        ars = 1;
-        acs = (ptrdiff_t)mr;
-      } else {
-        ap = t->ab + (ptrdiff_t)i0 * g->a_rs + (ptrdiff_t)k0 * g->a_cs;
-        ars = g->a_rs;
-        acs = g->a_cs;
       }
       ptrdiff_t crs = g->c_rs;
       float *cp;
