@@ -1425,17 +1425,20 @@ static accy_status prepare_dwconv(const conv_gemm *geo, const float *w, int64_t 
    * kernel and each output channel reads its own input channel:
    * MobileNetV2 at 1 thread on a Zen 4 (perf_prof), 7 x 7 x 960 0.049 ->
    * 0.035 ms at AVX-512 (sixteen channels), 0.063 -> 0.047 at AVX2
-   * (eight). At stride 2 (14 x 14 -> 7 x 7 x 576) it was no faster at
-   * AVX-512 (0.038 -> 0.037) and slower at AVX2 (0.044 -> 0.049), and 14 x
-   * 14 planes ran slower (0.032 -> 0.047), where the plane kernel's rows
-   * are one full vector. The filters are packed at compile time, tap-major
-   * per block. */
+   * (eight). At stride 2 only the geometry the kernels run with constant
+   * loops (accy__uk_dw_lanes_fixed: 14 x 14 -> 7 x 7 x 576 0.034 -> 0.019
+   * ms at AVX-512); other stride-2 planes were no faster at AVX-512 (0.038
+   * -> 0.037 before the constant loops) and slower at AVX2 (0.044 ->
+   * 0.049), and 14 x 14 planes at unit stride ran slower (0.032 -> 0.047),
+   * where the plane kernel's rows are one full vector. The filters are
+   * packed at compile time, tap-major per block. */
   const int64_t taps = d->g.KH * d->g.KW;
   /* The padded rows and columns the outputs read: Hp by Wp - 1 (Wp has the
    * row kernel's extra column). */
-  d->lanes = d->plane && d->per_group == 1 && d->g.sh == 1 && d->g.sw == 1 && d->g.ph >= 0 &&
-                     d->g.pw >= 0 && taps >= 1 &&
-                     d->g.OH * d->g.OW >= 1 && d->g.OH * d->g.OW <= ACCY__UK_DW_LANES_MAX_OUT &&
+  const bool unit = d->g.sh == 1 && d->g.sw == 1;
+  d->lanes = d->plane && d->per_group == 1 && (unit || accy__uk_dw_lanes_fixed(&d->g)) &&
+                     d->g.ph >= 0 && d->g.pw >= 0 && taps >= 1 && d->g.OH * d->g.OW >= 1 &&
+                     d->g.OH * d->g.OW <= ACCY__UK_DW_LANES_MAX_OUT &&
                      d->Hp * (d->Wp - 1) <= ACCY__UK_DW_LANES_MAX_IN
                  ? accy__uk_get()->f32_dwconv_lanes
                  : NULL;

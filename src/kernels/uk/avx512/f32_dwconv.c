@@ -545,9 +545,11 @@ ACCY_INLINE void lanes_body(const accy__uk_dw_geom *g, const float *x, const flo
   }
 }
 
-/* lanes_body for 7 x 7 planes, 3 x 3 filters at unit stride and dilation,
- * padding 1 (MobileNetV2's last stage): every loop has constant bounds, so
- * the zero border, the scatter into it and the taps' bounds go. The same
+/* lanes_body for the fixed geometries (uk.h's accy__uk_dw_lanes_fixed: 3 x
+ * 3 filters, unit dilation, padding 1, H x H planes at stride SD to 7 x 7;
+ * MobileNetV2's last stage), xt room for the H x H positions in whole
+ * vectors: every loop has constant bounds, so the zero border, the scatter
+ * into it and the taps' bounds go. The same
  * chains: a tap outside the plane adds w x +0 (a zero of w's sign: the
  * filters are finite), which changes nothing before the chain's first
  * real tap (+0 plus a zero is +0) and after it can only turn a -0 (a
@@ -555,17 +557,18 @@ ACCY_INLINE void lanes_body(const accy__uk_dw_geom *g, const float *x, const flo
  * there (an FMA by +0 is exact, so the same rounding). The bias and clamp
  * run on the outputs before they turn back (the same steps on the same
  * values); a residual, read per channel, after. */
-ACCY_INLINE void lanes_7x7_3x3(const float *x, const float *wt, float *out,
-                               const accy__uk_row_epilogue *ep, size_t nch) {
-  enum { S = 7, P = S * S };
+ACCY_INLINE void lanes_sq_3x3(const float *x, const float *wt, float *out,
+                              const accy__uk_row_epilogue *ep, size_t nch, const int H,
+                              const int SD, __m512 *xt) {
+  const int S = (H - 1) / SD + 1, P = S * S, HW = H * H;
   const __m512 zero = _mm512_setzero_ps();
-  __m512 xt[64], ot[64], r[16], w[9], wz[9];
-#pragma GCC unroll 4
-  for (int p0 = 0; p0 < P; p0 += 16) {
-    const __mmask16 pm = vm_lanes16((size_t)(P - p0 < 16 ? P - p0 : 16));
+  __m512 ot[64], r[16], w[9], wz[9];
+#pragma GCC unroll 13
+  for (int p0 = 0; p0 < HW; p0 += 16) {
+    const __mmask16 pm = vm_lanes16((size_t)(HW - p0 < 16 ? HW - p0 : 16));
 #pragma GCC unroll 16
     for (size_t c = 0; c < 16; c++)
-      r[c] = c < nch ? _mm512_maskz_loadu_ps(pm, x + (ptrdiff_t)c * P + p0) : zero;
+      r[c] = c < nch ? _mm512_maskz_loadu_ps(pm, x + (ptrdiff_t)c * HW + p0) : zero;
     vm_transpose16(r);
 #pragma GCC unroll 16
     for (int i = 0; i < 16; i++) xt[p0 + i] = r[i];
@@ -578,9 +581,9 @@ ACCY_INLINE void lanes_7x7_3x3(const float *x, const float *wt, float *out,
   const bool lane_epi = ep && !ep->res;
   const vclamp16_plan cl = epi_plan(ep);
   const __m512 bias = lane_epi && ep->bias ? _mm512_maskz_loadu_ps(vm_lanes16(nch), ep->bias) : zero;
-#pragma GCC unroll 7
+#pragma GCC unroll 8
   for (int oy = 0; oy < S; oy++)
-#pragma GCC unroll 7
+#pragma GCC unroll 8
     for (int ox = 0; ox < S; ox++) {
       __m512 acc = zero;
       bool started = false; /* a constant where unrolled */
@@ -588,9 +591,9 @@ ACCY_INLINE void lanes_7x7_3x3(const float *x, const float *wt, float *out,
       for (int ky = 0; ky < 3; ky++)
 #pragma GCC unroll 3
         for (int kx = 0; kx < 3; kx++) {
-          const int iy = oy + ky - 1, ix = ox + kx - 1;
-          if (iy >= 0 && iy < S && ix >= 0 && ix < S) {
-            acc = _mm512_fmadd_ps(w[ky * 3 + kx], xt[iy * S + ix], acc);
+          const int iy = oy * SD + ky - 1, ix = ox * SD + kx - 1;
+          if (iy >= 0 && iy < H && ix >= 0 && ix < H) {
+            acc = _mm512_fmadd_ps(w[ky * 3 + kx], xt[iy * H + ix], acc);
             started = true;
           } else if (started) {
             acc = _mm512_add_ps(acc, wz[ky * 3 + kx]);
@@ -621,14 +624,31 @@ ACCY_INLINE void lanes_7x7_3x3(const float *x, const float *wt, float *out,
   }
 }
 
+
+/* Each geometry of lanes_sq_3x3 a function of its own, so that each is
+ * optimised alone (both inlined into one function, the AVX2 level's 7 x 7
+ * planes ran 0.033 -> 0.037 ms a layer). */
+static __attribute__((noinline)) void lanes_7x7_s1(const float *x, const float *wt, float *out,
+                                                const accy__uk_row_epilogue *ep, size_t nch) {
+  __m512 xt[64]; /* the plane's positions, a vector each (whole vectors) */
+  lanes_sq_3x3(x, wt, out, ep, nch, 7, 1, xt);
+}
+
+static __attribute__((noinline)) void lanes_14x14_s2(const float *x, const float *wt, float *out,
+                                                  const accy__uk_row_epilogue *ep, size_t nch) {
+  __m512 xt[208];
+  lanes_sq_3x3(x, wt, out, ep, nch, 14, 2, xt);
+}
+
 /* A 960 x 7 x 7 layer 0.041 -> 0.030 ms alone (0.049 -> 0.035 in
  * MobileNetV2): the plane kernel's rows of seven outputs spent most of a
  * plane on their setup. 3 x 3 filters have their taps unrolled. */
 void accy__f32_dwconv_lanes__avx512(const accy__uk_dw_geom *g, const float *x, const float *wt,
                                     float *out, const accy__uk_row_epilogue *ep, size_t nch) {
-  if (g->H == 7 && g->W == 7 && g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
-      g->dh == 1 && g->dw == 1 && g->ph == 1 && g->pw == 1 && g->OH == 7 && g->OW == 7)
-    lanes_7x7_3x3(x, wt, out, ep, nch);
+  if (accy__uk_dw_lanes_fixed(g) && g->sh == 1)
+    lanes_7x7_s1(x, wt, out, ep, nch);
+  else if (accy__uk_dw_lanes_fixed(g))
+    lanes_14x14_s2(x, wt, out, ep, nch);
   else if (g->KH == 3 && g->KW == 3)
     lanes_body(g, x, wt, out, ep, nch, 3, 3);
   else
