@@ -158,6 +158,71 @@ START_TEST(test_gemm_microkernels) {
 }
 END_TEST
 
+/* The panels kernel (where a level has one): np full tiles in one call give
+ * the bits of np calls of the level's GEMM kernel, for B panels apart in a
+ * row-major matrix and packed one after another, every epilogue (bias of
+ * the rows and columns, residual, clamps with +0, plain and NaN bounds),
+ * accumulating or not; nothing outside the tiles is written. */
+START_TEST(test_gemm_panels_give_the_tile_bits) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts), tried = 0;
+  tu_rng r;
+  tu_rng_seed(&r, 61);
+  for (int l = 0; l < nl; l++) {
+    const accy__uk_f32_gemm *uk = &ts[l]->f32_gemm;
+    if (!uk->panels) continue;
+    const size_t MRk = uk->mr, NRk = uk->nr;
+    for (int rep = 0; rep < 300; rep++) {
+      const size_t np = (size_t)tu_rng_range(&r, 1, 5);
+      static const size_t kcs[] = {0, 1, 3, 16, 24, 65};
+      const size_t kc = kcs[rep % 6];
+      const bool packed_b = rep % 2;
+      const ptrdiff_t ld = (ptrdiff_t)(np * NRk + 9), c_rs = ld + 3;
+      const ptrdiff_t b_rs = packed_b ? (ptrdiff_t)NRk : ld;
+      const ptrdiff_t b_ps = packed_b ? (ptrdiff_t)(kc * NRk) : (ptrdiff_t)NRk;
+      const size_t nb = packed_b ? np * kc * NRk + 16 : (kc + 1) * (size_t)ld;
+      const size_t nc = (MRk + 1) * (size_t)c_rs;
+      float *a = malloc((MRk * kc + 16) * sizeof(float)), *b = malloc(nb * sizeof(float));
+      float *c1 = malloc(nc * sizeof(float)), *c2 = malloc(nc * sizeof(float));
+      float *res = malloc(nc * sizeof(float)), bias_row[8], *bias_col = malloc(np * NRk * sizeof(float));
+      ck_assert(a && b && c1 && c2 && res && bias_col);
+      for (size_t i = 0; i < MRk * kc + 16; i++) a[i] = rnd(&r);
+      for (size_t i = 0; i < nb; i++) b[i] = rnd(&r);
+      for (size_t i = 0; i < nc; i++) c1[i] = c2[i] = rnd(&r), res[i] = rnd(&r);
+      for (size_t i = 0; i < 8; i++) bias_row[i] = rnd(&r);
+      for (size_t i = 0; i < np * NRk; i++) bias_col[i] = rnd(&r);
+      if (rep % 7 == 0) c1[3] = c2[3] = NAN;
+      uint32_t flags = (uint32_t)tu_rng_range(&r, 0, 7);
+      if ((flags & ACCY__UK_CLAMP) && !(flags & ACCY__UK_EPILOGUE)) flags &= ~ACCY__UK_CLAMP;
+      static const float los[] = {0.0f, -0.5f, -INFINITY, NAN}, his[] = {6.0f, INFINITY, 0.25f, -0.0f};
+      accy__uk_epilogue ep = {.bias_row = rep % 3 ? bias_row : NULL,
+                              .bias_col = rep % 5 < 2 ? bias_col : NULL,
+                              .residual = rep % 4 == 1 ? res : NULL,
+                              .res_rs = c_rs,
+                              .lo = los[rep % 4],
+                              .hi = his[(rep / 4) % 4]};
+      uk->panels(np, kc, a, b, b_rs, b_ps, c1, c_rs, flags, &ep);
+      for (size_t p = 0; p < np; p++) {
+        accy__uk_epilogue e = ep;
+        if (e.bias_col) e.bias_col += p * NRk;
+        if (e.residual) e.residual += p * NRk;
+        uk->fn(MRk, NRk, kc, a, 1, (ptrdiff_t)MRk, b + (ptrdiff_t)p * b_ps, b_rs,
+               c2 + p * NRk, c_rs, flags, &e);
+      }
+      for (size_t i = 0; i < nc; i++)
+        ck_assert_msg(memcmp(&c1[i], &c2[i], 4) == 0,
+                      "%s panels: np %zu kc %zu flags %u packed B %d: element (%zu, %zu) %a, "
+                      "the tiles' %a",
+                      uk->name, np, kc, flags, (int)packed_b, i / (size_t)c_rs, i % (size_t)c_rs,
+                      (double)c1[i], (double)c2[i]);
+      free(a), free(b), free(c1), free(c2), free(res), free(bias_col);
+      tried++;
+    }
+  }
+  if (accy__uk_get()->f32_gemm.panels) ck_assert_int_ge(tried, 300);
+}
+END_TEST
+
 /* The driver: C = A x B for random shapes, batches and layouts, packed and
  * direct B, against the exact sums; any split of the items gives the same
  * bits as the whole run. */
@@ -2355,6 +2420,7 @@ static Suite *uk_suite(void) {
   TCase *tc = tcase_create("gemm");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_gemm_microkernels);
+  tcase_add_test(tc, test_gemm_panels_give_the_tile_bits);
   tcase_add_test(tc, test_chain_matches_map_kernels);
   tcase_add_test(tc, test_gather_rows_copy_the_offsets);
   tcase_add_test(tc, test_transpose_moves_each_element);

@@ -438,11 +438,18 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       continue;
     }
     /* A one-row sub-block takes up to four full panels per call of the
-     * GEMV kernel (the same bits as one call per panel). */
+     * GEMV kernel, and one full tile of rows with A packed every full panel
+     * left in one call of the panels kernel (the same bits as one call per
+     * panel). */
     uint64_t np = 1;
+    bool panels = false;
     if (g->uk.gemv && t->t_hi - t->t_lo == 1 && ncur == nr) {
       const uint64_t full = (n0 + cols - j0) / nr;
       np = full < 4 ? full : 4;
+    } else if (g->uk.panels && t->t_hi - t->t_lo == mr && ncur == nr && ars == 1 &&
+               acs == (ptrdiff_t)mr && (!g->b_packed || b_pw(g) == nr)) {
+      np = (n0 + cols - j0) / nr;
+      panels = true;
     }
     const float *ap = a_first;
     for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, ap += a_step) {
@@ -462,7 +469,9 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       } else {
         cp = t->cb + (ptrdiff_t)i0 * crs + (ptrdiff_t)j0;
       }
-      if (np > 1)
+      if (panels)
+        g->uk.panels((size_t)np, (size_t)kcur, ap, bp, brs, bps, cp, crs, t->flags, &ep);
+      else if (np > 1)
         g->uk.gemv((size_t)np, (size_t)kcur, ap, acs, bp, brs, bps, cp, t->flags, &ep);
       else
         g->uk.fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs, cp, crs,

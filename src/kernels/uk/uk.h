@@ -186,6 +186,18 @@ typedef void (*accy__uk_f32_gemm_ind_pool_fn)(size_t mr, size_t kc, const float 
                                               size_t n_out, uint32_t flags,
                                               const accy__uk_epilogue *ep);
 
+/* A full tile of rows (mr = MR) against np full panels of NR columns, A
+ * packed (MR floats per k at a): panel p's row k is NR floats at b + p*b_ps
+ * + k*b_rs and its C at c + p*NR (rows c_rs apart); |ep| is that of the
+ * first panel (its bias_col and residual move on by NR per panel). The bits
+ * of np calls of the level's GEMM kernel; one call, so that a short K (a
+ * pointwise convolution of 16 input channels: 256 multiply-adds a tile)
+ * does not pay the call and its set-up per tile. */
+typedef void (*accy__uk_f32_gemm_panels_fn)(size_t np, size_t kc, const float *a,
+                                            const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps,
+                                            float *c, ptrdiff_t c_rs, uint32_t flags,
+                                            const accy__uk_epilogue *ep);
+
 typedef struct accy__uk_f32_gemm {
   const char *name;
   uint32_t mr, nr;
@@ -204,6 +216,7 @@ typedef struct accy__uk_f32_gemm {
   uint32_t batch_rows;
   accy__uk_f32_gemv_split_fn gemv_split; /* NULL: one chain per output (portable) */
   const char *gemv_split_name;
+  accy__uk_f32_gemm_panels_fn panels; /* NULL: the driver calls fn once per panel */
 } accy__uk_f32_gemm;
 
 /* ---- f32 epilogue over a row of results ------------------------------------ */
@@ -561,6 +574,9 @@ void accy__f32_gemv_split_4x16__avx2(size_t mr, size_t n, size_t kc, const float
 void accy__f32_gemv_1x64__avx2(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                uint32_t flags, const accy__uk_epilogue *ep);
+void accy__f32_gemm_6x16_panels__avx2(size_t np, size_t kc, const float *a, const float *b,
+                                      ptrdiff_t b_rs, ptrdiff_t b_ps, float *c, ptrdiff_t c_rs,
+                                      uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
                                ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
                                ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep);
@@ -578,6 +594,9 @@ void accy__f32_gemv_split_4x16__avx512(size_t mr, size_t n, size_t kc, const flo
                                        ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b,
                                        ptrdiff_t b_rs, float *c, ptrdiff_t c_rs, uint32_t flags,
                                        const accy__uk_epilogue *ep);
+void accy__f32_gemm_8x32_panels__avx512(size_t np, size_t kc, const float *a, const float *b,
+                                        ptrdiff_t b_rs, ptrdiff_t b_ps, float *c, ptrdiff_t c_rs,
+                                        uint32_t flags, const accy__uk_epilogue *ep);
 void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_t a_cs,
                                   const float *b, ptrdiff_t b_rs, ptrdiff_t b_ps, float *c,
                                   uint32_t flags, const accy__uk_epilogue *ep);

@@ -132,9 +132,10 @@ static inline __attribute__((always_inline)) void tile_fin_row(const tile_fin *f
     c30 = r30, c31 = r31, c40 = r40, c41 = r41, c50 = r50, c51 = r51;                     \
   } while (0)
 
-void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
-                               ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
-                               ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep) {
+static inline __attribute__((always_inline)) void gemm_6x16(
+    size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+    const float *b, ptrdiff_t b_rs, float *c, ptrdiff_t c_rs, uint32_t flags,
+    const accy__uk_epilogue *ep) {
   const float *ar[MR];
   for (size_t i = 0; i < MR; i++) ar[i] = a + (ptrdiff_t)(i < mr ? i : 0) * a_rs;
   const bool full = nr == NR;
@@ -260,6 +261,26 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
     TILE_FIN(&f, c, c_rs, MR, true, m0, m1);
   else
     TILE_FIN(&f, c, c_rs, mr, full, m0, m1);
+}
+
+void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, ptrdiff_t a_rs,
+                               ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, float *c,
+                               ptrdiff_t c_rs, uint32_t flags, const accy__uk_epilogue *ep) {
+  gemm_6x16(mr, nr, kc, a, a_rs, a_cs, b, b_rs, c, c_rs, flags, ep);
+}
+
+/* accy__uk_f32_gemm_panels_fn: the kernel's full tiles with packed A, one
+ * panel after another in one call (the same code per tile, so the same
+ * bits as a call per panel). */
+void accy__f32_gemm_6x16_panels__avx2(size_t np, size_t kc, const float *a, const float *b,
+                                      ptrdiff_t b_rs, ptrdiff_t b_ps, float *c, ptrdiff_t c_rs,
+                                      uint32_t flags, const accy__uk_epilogue *ep) {
+  accy__uk_epilogue e = *ep;
+  for (size_t p = 0; p < np; p++, b += b_ps, c += NR) {
+    gemm_6x16(MR, NR, kc, a, 1, MR, b, b_rs, c, c_rs, flags, &e);
+    if (e.bias_col) e.bias_col += NR;
+    if (e.residual) e.residual += NR;
+  }
 }
 
 /* The runs of a tile (uk.h's accy__uk_cruns) as the lane masks of its two

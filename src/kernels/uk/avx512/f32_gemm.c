@@ -308,6 +308,35 @@ ACCY_INLINE void runs_store(const accy__uk_cruns *rn, float *p, __m512 v0, __m51
   }
 }
 
+/* accy__uk_f32_gemm_panels_fn: the packed path of the GEMM kernel over
+ * np panels in one call, the epilogue planned once; each tile the same
+ * chains, epilogue and stores as a call of accy__f32_gemm_8x32__avx512. */
+void accy__f32_gemm_8x32_panels__avx512(size_t np, size_t kc, const float *a, const float *b,
+                                        ptrdiff_t b_rs, ptrdiff_t b_ps, float *c, ptrdiff_t c_rs,
+                                        uint32_t flags, const accy__uk_epilogue *ep) {
+  const size_t mr = MR;
+  tile_fin f;
+  tile_fin_init(&f, flags, ep, true);
+  for (size_t p = 0; p < np; p++, b += b_ps, c += NR) {
+    ACC_DECL;
+    if (flags & ACCY__UK_ACCUMULATE)
+      ACC_LOAD(0xffffu, 0xffffu);
+    else
+      ACC_ZERO;
+    const float *ap = a, *bk = b;
+#pragma GCC unroll 4
+    for (size_t k = 0; k < kc; k++, ap += MR, bk += b_rs) {
+      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+#define A_PACKED(i) ap[i]
+      STEP(A_PACKED, b0, b1);
+#undef A_PACKED
+    }
+    TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
+    if (f.e.bias_col) f.e.bias_col += NR;
+    if (f.e.residual) f.e.residual += NR;
+  }
+}
+
 /* tile_fin_row through the runs: bias of the row, the residual (gathered
  * through the same runs), the clamp, then the stores. */
 ACCY_INLINE void tile_fin_row_runs(const tile_fin *f, size_t i, __m512 v0, __m512 v1, float *c,
