@@ -1014,11 +1014,15 @@ static void conv_im2col_block(const void *vctx, const float *x, uint64_t bi, uin
 #define IM2COL_TAB_MAX 4096
 
 /* A pointwise panel's row: |valid| consecutive floats of a channel's plane
- * at d, zeros up to the panel's width w (eight floats, a full row of the
- * level's panel, as inlined moves). */
+ * at d, zeros up to the panel's width w (eight or six floats, a full row of
+ * the AVX-512 or AVX2 level's panel, as inlined moves: a library call per
+ * row of six made the AVX2 pre-pass of a 960 x 7 x 7 layer 0.037 ms,
+ * against 0.010 at AVX-512). */
 static inline void panel_row(float *d, const float *src, uint64_t valid, uint64_t w) {
   if (valid == 8)
     memcpy(d, src, 8 * sizeof(float));
+  else if (valid == 6)
+    memcpy(d, src, 6 * sizeof(float));
   else
     memcpy(d, src, (size_t)valid * sizeof(float));
   for (uint64_t i = valid; i < w; i++) d[i] = 0.0f;
