@@ -373,6 +373,10 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
     ars = g->a_rs;
     acs = g->a_cs;
   }
+  /* Scattered rows of B: A packed, the first tile row's panel. */
+  const float *ind_a = g->b_off ? (g->a_run_packed ? t->a : g->a_packed) +
+                                      ((ab_i * div_up(g->M, mr) + t->t_lo / mr) * K + k0) * mr
+                                : NULL;
   for (uint64_t j0 = n0; j0 < n0 + cols;) {
     const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
     const float *bp;
@@ -397,16 +401,15 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
        * block, or through their column runs into C's padded rows, or
        * pooled (half a panel of a row pair each); rows past the item's
        * computed and never stored. */
-      const float *ap0 = (g->a_run_packed ? t->a : g->a_packed) + (ab_i * div_up(g->M, mr) * K +
-                                                                   k0) * mr;
+      const float *apt = ind_a;
       if (g->pool) {
         const uint64_t half = nr / 2, py = j0 / g->c_pw, ox0 = j0 % g->c_pw, pooled = g->c_ow / 2;
         const uint64_t n_out = pooled - ox0 / 2 < half / 2 ? pooled - ox0 / 2 : half / 2;
-        for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
+        for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, apt += K * mr) {
           accy__uk_epilogue ep = g->ep;
           if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
           g->uk.ind_pool((size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr), (size_t)kcur,
-                         ap0 + (i0 / mr) * K * mr, t->bb + 2 * py * g->c_wq + ox0, g->b_off + k0,
+                         apt, t->bb + 2 * py * g->c_wq + ox0, g->b_off + k0,
                          (ptrdiff_t)g->c_wq,
                          t->cb + (ptrdiff_t)i0 * g->c_rs + (ptrdiff_t)(py * pooled + ox0 / 2),
                          g->c_rs, (size_t)n_out, t->flags, &ep);
@@ -416,7 +419,7 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       }
       accy__uk_cruns rn;
       if (g->c_wq) c_runs(g, j0, &rn);
-      for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr) {
+      for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, apt += K * mr) {
         accy__uk_epilogue ep = g->ep;
         if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
         const size_t mcur = (size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr);
@@ -425,11 +428,11 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
             ep.residual = t->r + (ptrdiff_t)bi * g->c_bs + (ptrdiff_t)i0 * g->c_rs;
             ep.res_rs = g->c_rs;
           }
-          g->uk.ind(mcur, (size_t)kcur, ap0 + (i0 / mr) * K * mr, t->bb + j0, g->b_off + k0,
+          g->uk.ind(mcur, (size_t)kcur, apt, t->bb + j0, g->b_off + k0,
                     t->cb + (ptrdiff_t)i0 * g->c_rs, g->c_rs, &rn, t->flags, &ep);
         } else {
           const ptrdiff_t crs = (ptrdiff_t)ws_c_ld(g);
-          g->uk.ind(mcur, (size_t)kcur, ap0 + (i0 / mr) * K * mr, t->bb + j0, g->b_off + k0,
+          g->uk.ind(mcur, (size_t)kcur, apt, t->bb + j0, g->b_off + k0,
                     t->cw + (ptrdiff_t)(i0 - t->m0) * crs + (ptrdiff_t)(j0 - n0), crs, NULL,
                     t->flags, &ep);
         }
