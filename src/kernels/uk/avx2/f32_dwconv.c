@@ -513,6 +513,55 @@ static inline __m256i first8(ptrdiff_t n) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* Positions p0 .. p0 + 7 of the nch channel planes of HW floats at x,
+ * turned so that r[i] holds position p0 + i (lane c channel c; lanes past
+ * nch and positions past HW zero; masked loads only for a plane's last
+ * partial vector: AMD's masked loads and stores are slow). */
+static inline __attribute__((always_inline)) void lanes8_load(const float *x, int64_t HW,
+                                                             int64_t p0, size_t nch, __m256 r[8]) {
+  const int64_t m = HW - p0 < 8 ? HW - p0 : 8;
+  const __m256i pm = first8(m);
+#pragma GCC unroll 8
+  for (size_t c = 0; c < 8; c++)
+    r[c] = c >= nch ? _mm256_setzero_ps()
+           : m == 8 ? _mm256_loadu_ps(x + (ptrdiff_t)c * HW + p0)
+                    : _mm256_maskload_ps(x + (ptrdiff_t)c * HW + p0, pm);
+  vm_transpose8(r);
+}
+
+/* The outputs ot[0 .. OHW) turned back into nch channel planes of OHW at
+ * out, each channel's row epilogue (ep: bias, residual, clamp; NULL none)
+ * on its vectors before the store. */
+static inline __attribute__((always_inline)) void lanes8_store(const __m256 *ot, int64_t OHW,
+                                                              float *out,
+                                                              const accy__uk_row_epilogue *ep,
+                                                              const vclamp8_plan *cl,
+                                                              size_t nch) {
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int64_t p0 = 0; p0 < OHW; p0 += 8) {
+    const int64_t m = OHW - p0 < 8 ? OHW - p0 : 8;
+    const __m256i pm = first8(m);
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < 8; i++) r[i] = i < m ? ot[p0 + i] : _mm256_setzero_ps();
+    vm_transpose8(r);
+    for (size_t c = 0; c < nch; c++) {
+      __m256 v = r[c];
+      if (ep) {
+        const accy__uk_row_epilogue er = {ep->bias ? ep->bias + c : NULL,
+                                          ep->res ? ep->res + (ptrdiff_t)c * OHW : NULL,
+                                          ep->clamp, ep->lo, ep->hi};
+        v = row_epi(v, &er, cl, (size_t)p0, pm);
+      }
+      float *dst = out + (ptrdiff_t)c * OHW + p0;
+      if (m == 8)
+        _mm256_storeu_ps(dst, v);
+      else
+        _mm256_maskstore_ps(dst, pm, v);
+    }
+  }
+}
+
 /* NJ (1..4) outputs of row oy from column ox0: NJ chains over the taps. */
 static inline __attribute__((always_inline)) void lanes8_outs(
     const accy__uk_dw_geom *g, const __m256 *xt, const float *wt, int64_t Wp, int64_t oy,
@@ -554,13 +603,7 @@ static inline __attribute__((always_inline)) void lanes8_body(
   int64_t iy = 0, ix = 0; /* the input position of p */
   for (int64_t p0 = 0; p0 < HW; p0 += 8) {
     const int64_t m = HW - p0 < 8 ? HW - p0 : 8;
-    const __m256i pm = first8(m);
-#pragma GCC unroll 8
-    for (size_t c = 0; c < 8; c++)
-      r[c] = c >= nch ? zero
-             : m == 8 ? _mm256_loadu_ps(x + (ptrdiff_t)c * HW + p0)
-                      : _mm256_maskload_ps(x + (ptrdiff_t)c * HW + p0, pm);
-    vm_transpose8(r);
+    lanes8_load(x, HW, p0, nch, r);
 #pragma GCC unroll 8
     for (int64_t i = 0; i < 8; i++) {
       if (i >= m) break;
@@ -580,27 +623,7 @@ static inline __attribute__((always_inline)) void lanes8_body(
     }
   }
   const vclamp8_plan cl = epi_plan(ep);
-  for (int64_t p0 = 0; p0 < OHW; p0 += 8) {
-    const int64_t m = OHW - p0 < 8 ? OHW - p0 : 8;
-    const __m256i pm = first8(m);
-#pragma GCC unroll 8
-    for (int64_t i = 0; i < 8; i++) r[i] = i < m ? ot[p0 + i] : zero;
-    vm_transpose8(r);
-    for (size_t c = 0; c < nch; c++) {
-      __m256 v = r[c];
-      if (ep) {
-        const accy__uk_row_epilogue er = {ep->bias ? ep->bias + c : NULL,
-                                          ep->res ? ep->res + (ptrdiff_t)c * OHW : NULL,
-                                          ep->clamp, ep->lo, ep->hi};
-        v = row_epi(v, &er, &cl, (size_t)p0, pm);
-      }
-      float *dst = out + (ptrdiff_t)c * OHW + p0;
-      if (m == 8)
-        _mm256_storeu_ps(dst, v);
-      else
-        _mm256_maskstore_ps(dst, pm, v);
-    }
-  }
+  lanes8_store(ot, OHW, out, ep, &cl, nch);
 }
 
 
@@ -615,14 +638,7 @@ static inline __attribute__((always_inline)) void lanes8_sq_3x3(
   __m256 ot[56], r[8], w[9], wz[9];
 #pragma GCC unroll 25
   for (int p0 = 0; p0 < HW; p0 += 8) {
-    const int m = HW - p0 < 8 ? HW - p0 : 8;
-    const __m256i pm = first8(m);
-#pragma GCC unroll 8
-    for (size_t c = 0; c < 8; c++)
-      r[c] = c >= nch ? zero
-             : m == 8 ? _mm256_loadu_ps(x + (ptrdiff_t)c * HW + p0)
-                      : _mm256_maskload_ps(x + (ptrdiff_t)c * HW + p0, pm);
-    vm_transpose8(r);
+    lanes8_load(x, HW, p0, nch, r);
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i++) xt[p0 + i] = r[i];
   }
@@ -659,27 +675,7 @@ static inline __attribute__((always_inline)) void lanes8_sq_3x3(
       }
       ot[oy * S + ox] = acc;
     }
-#pragma GCC unroll 7
-  for (int p0 = 0; p0 < P; p0 += 8) {
-    const int m = P - p0 < 8 ? P - p0 : 8;
-    const __m256i pm = first8(m);
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) r[i] = i < m ? ot[p0 + i] : zero;
-    vm_transpose8(r);
-    for (size_t c = 0; c < nch; c++) {
-      __m256 v = r[c];
-      if (ep && !lane_epi) {
-        const accy__uk_row_epilogue er = {ep->bias ? ep->bias + c : NULL, ep->res + (ptrdiff_t)c * P,
-                                          ep->clamp, ep->lo, ep->hi};
-        v = row_epi(v, &er, &cl, (size_t)p0, pm);
-      }
-      float *dst = out + (ptrdiff_t)c * P + p0;
-      if (m == 8)
-        _mm256_storeu_ps(dst, v);
-      else
-        _mm256_maskstore_ps(dst, pm, v);
-    }
-  }
+  lanes8_store(ot, P, out, lane_epi ? NULL : ep, &cl, nch);
 }
 
 /* Each geometry of lanes8_sq_3x3 a function of its own, so that each is

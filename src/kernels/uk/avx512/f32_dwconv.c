@@ -457,6 +457,44 @@ void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, c
 
 /* ---- small planes, one channel per lane (f32_dwconv_lanes) ------------------ */
 
+/* Positions p0 .. p0 + 15 of the nch channel planes of HW floats at x,
+ * turned so that r[i] holds position p0 + i (lane c channel c; lanes past
+ * nch and positions past HW zero). */
+ACCY_INLINE void lanes_load(const float *x, int64_t HW, int64_t p0, size_t nch, __m512 r[16]) {
+  const __mmask16 pm = vm_lanes16((size_t)(HW - p0 < 16 ? HW - p0 : 16));
+#pragma GCC unroll 16
+  for (size_t c = 0; c < 16; c++)
+    r[c] = c < nch ? _mm512_maskz_loadu_ps(pm, x + (ptrdiff_t)c * HW + p0) : _mm512_setzero_ps();
+  vm_transpose16(r);
+}
+
+/* The outputs ot[0 .. OHW) turned back into nch channel planes of OHW at
+ * out, each channel's row epilogue (ep: bias, residual, clamp; NULL none)
+ * on its vectors before the store. */
+ACCY_INLINE void lanes_store(const __m512 *ot, int64_t OHW, float *out,
+                             const accy__uk_row_epilogue *ep, const vclamp16_plan *cl,
+                             size_t nch) {
+  __m512 r[16];
+#pragma GCC unroll 4
+  for (int64_t p0 = 0; p0 < OHW; p0 += 16) {
+    const int64_t m = OHW - p0 < 16 ? OHW - p0 : 16;
+    const __mmask16 pm = vm_lanes16((size_t)m);
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < 16; i++) r[i] = i < m ? ot[p0 + i] : _mm512_setzero_ps();
+    vm_transpose16(r);
+    for (size_t c = 0; c < nch; c++) {
+      __m512 v = r[c];
+      if (ep) {
+        const accy__uk_row_epilogue er = {ep->bias ? ep->bias + c : NULL,
+                                          ep->res ? ep->res + (ptrdiff_t)c * OHW : NULL,
+                                          ep->clamp, ep->lo, ep->hi};
+        v = row_epi(v, &er, cl, (size_t)p0, pm);
+      }
+      _mm512_mask_storeu_ps(out + (ptrdiff_t)c * OHW + p0, pm, v);
+    }
+  }
+}
+
 /* NJ (1..4) outputs of row oy from column ox0: NJ chains over the taps. */
 ACCY_INLINE void lanes_outs(const accy__uk_dw_geom *g, const __m512 *xt, const float *wt,
                             int64_t Wp, int64_t oy, int64_t ox0, __m512 *ot, int64_t KH,
@@ -501,11 +539,7 @@ ACCY_INLINE void lanes_body(const accy__uk_dw_geom *g, const float *x, const flo
   int64_t iy = 0, ix = 0; /* the input position of p */
   for (int64_t p0 = 0; p0 < HW; p0 += 16) {
     const int64_t m = HW - p0 < 16 ? HW - p0 : 16;
-    const __mmask16 pm = vm_lanes16((size_t)m);
-#pragma GCC unroll 16
-    for (size_t c = 0; c < 16; c++)
-      r[c] = c < nch ? _mm512_maskz_loadu_ps(pm, x + (ptrdiff_t)c * HW + p0) : zero;
-    vm_transpose16(r);
+    lanes_load(x, HW, p0, nch, r);
 #pragma GCC unroll 16
     for (int64_t i = 0; i < 16; i++) {
       if (i >= m) break;
@@ -526,23 +560,7 @@ ACCY_INLINE void lanes_body(const accy__uk_dw_geom *g, const float *x, const flo
     }
   }
   const vclamp16_plan cl = epi_plan(ep);
-  for (int64_t p0 = 0; p0 < OHW; p0 += 16) {
-    const int64_t m = OHW - p0 < 16 ? OHW - p0 : 16;
-    const __mmask16 pm = vm_lanes16((size_t)m);
-#pragma GCC unroll 16
-    for (int64_t i = 0; i < 16; i++) r[i] = i < m ? ot[p0 + i] : zero;
-    vm_transpose16(r);
-    for (size_t c = 0; c < nch; c++) {
-      __m512 v = r[c];
-      if (ep) {
-        const accy__uk_row_epilogue er = {ep->bias ? ep->bias + c : NULL,
-                                          ep->res ? ep->res + (ptrdiff_t)c * OHW : NULL,
-                                          ep->clamp, ep->lo, ep->hi};
-        v = row_epi(v, &er, &cl, (size_t)p0, pm);
-      }
-      _mm512_mask_storeu_ps(out + (ptrdiff_t)c * OHW + p0, pm, v);
-    }
-  }
+  lanes_store(ot, OHW, out, ep, &cl, nch);
 }
 
 /* lanes_body for the fixed geometries (uk.h's accy__uk_dw_lanes_fixed: 3 x
@@ -565,11 +583,7 @@ ACCY_INLINE void lanes_sq_3x3(const float *x, const float *wt, float *out,
   __m512 ot[64], r[16], w[9], wz[9];
 #pragma GCC unroll 13
   for (int p0 = 0; p0 < HW; p0 += 16) {
-    const __mmask16 pm = vm_lanes16((size_t)(HW - p0 < 16 ? HW - p0 : 16));
-#pragma GCC unroll 16
-    for (size_t c = 0; c < 16; c++)
-      r[c] = c < nch ? _mm512_maskz_loadu_ps(pm, x + (ptrdiff_t)c * HW + p0) : zero;
-    vm_transpose16(r);
+    lanes_load(x, HW, p0, nch, r);
 #pragma GCC unroll 16
     for (int i = 0; i < 16; i++) xt[p0 + i] = r[i];
   }
@@ -605,23 +619,7 @@ ACCY_INLINE void lanes_sq_3x3(const float *x, const float *wt, float *out,
       }
       ot[oy * S + ox] = acc;
     }
-#pragma GCC unroll 4
-  for (int p0 = 0; p0 < P; p0 += 16) {
-    const int m = P - p0 < 16 ? P - p0 : 16;
-    const __mmask16 pm = vm_lanes16((size_t)m);
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++) r[i] = i < m ? ot[p0 + i] : zero;
-    vm_transpose16(r);
-    for (size_t c = 0; c < nch; c++) {
-      __m512 v = r[c];
-      if (ep && !lane_epi) {
-        const accy__uk_row_epilogue er = {ep->bias ? ep->bias + c : NULL, ep->res + (ptrdiff_t)c * P,
-                                          ep->clamp, ep->lo, ep->hi};
-        v = row_epi(v, &er, &cl, (size_t)p0, pm);
-      }
-      _mm512_mask_storeu_ps(out + (ptrdiff_t)c * P + p0, pm, v);
-    }
-  }
+  lanes_store(ot, P, out, lane_epi ? NULL : ep, &cl, nch);
 }
 
 
