@@ -7,7 +7,7 @@ static const accy__uk kPortable = {
     .isa = ACCY__ISA_PORTABLE,
     .f32_gemm = {"f32_gemm_4x16__portable", 4, 16, accy__f32_gemm_4x16__portable, NULL, NULL,
                  accy__f32_gemm_ind_4x16__portable, "f32_gemm_ind_4x16__portable",
-                 accy__f32_gemm_ind_pool_4x16__portable, 4, NULL, NULL},
+                 accy__f32_gemm_ind_pool_4x16__portable, 4, NULL, NULL, NULL},
     .f32_dwconv_row = accy__f32_dwconv_row__portable,
     .f32_epilogue = accy__f32_epilogue__portable,
     .f32_pool_row = accy__f32_pool_row__portable,
