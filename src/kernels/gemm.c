@@ -373,10 +373,6 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
     ars = g->a_rs;
     acs = g->a_cs;
   }
-  /* Scattered rows of B: A packed, the first tile row's panel. */
-  const float *ind_a = g->b_off ? (g->a_run_packed ? t->a : g->a_packed) +
-                                      ((ab_i * div_up(g->M, mr) + t->t_lo / mr) * K + k0) * mr
-                                : NULL;
   for (uint64_t j0 = n0; j0 < n0 + cols;) {
     const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
     const float *bp;
@@ -401,11 +397,11 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
        * block, or through their column runs into C's padded rows, or
        * pooled (half a panel of a row pair each); rows past the item's
        * computed and never stored. */
-      const float *apt = ind_a;
+      const float *apt = a_first; /* A is packed (a_packed) wherever B's rows scatter */
       if (g->pool) {
         const uint64_t half = nr / 2, py = j0 / g->c_pw, ox0 = j0 % g->c_pw, pooled = g->c_ow / 2;
         const uint64_t n_out = pooled - ox0 / 2 < half / 2 ? pooled - ox0 / 2 : half / 2;
-        for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, apt += K * mr) {
+        for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, apt += a_step) {
           accy__uk_epilogue ep = g->ep;
           if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
           g->uk.ind_pool((size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr), (size_t)kcur,
@@ -419,7 +415,7 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       }
       accy__uk_cruns rn;
       if (g->c_wq) c_runs(g, j0, &rn);
-      for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, apt += K * mr) {
+      for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, apt += a_step) {
         accy__uk_epilogue ep = g->ep;
         if (ep.bias_row) ep.bias_row += (ptrdiff_t)i0 + (ptrdiff_t)ab_i * g->bias_row_bs;
         const size_t mcur = (size_t)(t->t_hi - i0 < mr ? t->t_hi - i0 : mr);

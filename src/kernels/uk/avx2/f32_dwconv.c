@@ -695,11 +695,12 @@ static __attribute__((noinline)) void lanes8_14x14_s2(const float *x, const floa
 
 void accy__f32_dwconv_lanes__avx2(const accy__uk_dw_geom *g, const float *x, const float *wt,
                                   float *out, const accy__uk_row_epilogue *ep, size_t nch) {
-  if (accy__uk_dw_lanes_fixed(g) && g->sh == 1)
-    lanes8_7x7_s1(x, wt, out, ep, nch);
-  else if (accy__uk_dw_lanes_fixed(g))
-    lanes8_14x14_s2(x, wt, out, ep, nch);
-  else if (g->KH == 3 && g->KW == 3)
+  if (accy__uk_dw_lanes_fixed(g)) {
+    if (g->sh == 1)
+      lanes8_7x7_s1(x, wt, out, ep, nch);
+    else
+      lanes8_14x14_s2(x, wt, out, ep, nch);
+  } else if (g->KH == 3 && g->KW == 3)
     lanes8_body(g, x, wt, out, ep, nch, 3, 3);
   else
     lanes8_body(g, x, wt, out, ep, nch, g->KH, g->KW);

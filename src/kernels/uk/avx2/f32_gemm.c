@@ -275,7 +275,8 @@ void accy__f32_gemm_6x16__avx2(size_t mr, size_t nr, size_t kc, const float *a, 
 void accy__f32_gemm_6x16_panels__avx2(size_t np, size_t kc, const float *a, const float *b,
                                       ptrdiff_t b_rs, ptrdiff_t b_ps, float *c, ptrdiff_t c_rs,
                                       uint32_t flags, const accy__uk_epilogue *ep) {
-  accy__uk_epilogue e = *ep;
+  accy__uk_epilogue e = {0};
+  if (flags & ACCY__UK_EPILOGUE) e = *ep; /* read only when applied, as the kernel does */
   for (size_t p = 0; p < np; p++, b += b_ps, c += NR) {
     gemm_6x16(MR, NR, kc, a, 1, MR, b, b_rs, c, c_rs, flags, &e);
     if (e.bias_col) e.bias_col += NR;

@@ -567,14 +567,14 @@ ACCY_INLINE void lanes_body(const accy__uk_dw_geom *g, const float *x, const flo
  * 3 filters, unit dilation, padding 1, H x H planes at stride SD to 7 x 7;
  * MobileNetV2's last stage), xt room for the H x H positions in whole
  * vectors: every loop has constant bounds, so the zero border, the scatter
- * into it and the taps' bounds go. The same
- * chains: a tap outside the plane adds w x +0 (a zero of w's sign: the
- * filters are finite), which changes nothing before the chain's first
- * real tap (+0 plus a zero is +0) and after it can only turn a -0 (a
- * product that rounded to -0) into +0, so it is one add of that zero
- * there (an FMA by +0 is exact, so the same rounding). The bias and clamp
- * run on the outputs before they turn back (the same steps on the same
- * values); a residual, read per channel, after. */
+ * into it and the taps' bounds go. The same chains: a tap outside the
+ * plane adds w x +0 (a zero of w's sign: the filters are finite), which
+ * changes nothing before the chain's first real tap (+0 plus a zero is +0)
+ * and after it can only turn a -0 (a product that rounded to -0) into +0,
+ * so it is one add of that zero there (an FMA by +0 is exact, so the same
+ * rounding). The bias and clamp run on the outputs before they turn back
+ * (the same steps on the same values); a residual, read per channel,
+ * after. */
 ACCY_INLINE void lanes_sq_3x3(const float *x, const float *wt, float *out,
                               const accy__uk_row_epilogue *ep, size_t nch, const int H,
                               const int SD, __m512 *xt) {
@@ -622,7 +622,6 @@ ACCY_INLINE void lanes_sq_3x3(const float *x, const float *wt, float *out,
   lanes_store(ot, P, out, lane_epi ? NULL : ep, &cl, nch);
 }
 
-
 /* Each geometry of lanes_sq_3x3 a function of its own, so that each is
  * optimised alone (both inlined into one function, the AVX2 level's 7 x 7
  * planes ran 0.033 -> 0.037 ms a layer). */
@@ -643,11 +642,12 @@ static __attribute__((noinline)) void lanes_14x14_s2(const float *x, const float
  * plane on their setup. 3 x 3 filters have their taps unrolled. */
 void accy__f32_dwconv_lanes__avx512(const accy__uk_dw_geom *g, const float *x, const float *wt,
                                     float *out, const accy__uk_row_epilogue *ep, size_t nch) {
-  if (accy__uk_dw_lanes_fixed(g) && g->sh == 1)
-    lanes_7x7_s1(x, wt, out, ep, nch);
-  else if (accy__uk_dw_lanes_fixed(g))
-    lanes_14x14_s2(x, wt, out, ep, nch);
-  else if (g->KH == 3 && g->KW == 3)
+  if (accy__uk_dw_lanes_fixed(g)) {
+    if (g->sh == 1)
+      lanes_7x7_s1(x, wt, out, ep, nch);
+    else
+      lanes_14x14_s2(x, wt, out, ep, nch);
+  } else if (g->KH == 3 && g->KW == 3)
     lanes_body(g, x, wt, out, ep, nch, 3, 3);
   else
     lanes_body(g, x, wt, out, ep, nch, g->KH, g->KW);

@@ -55,6 +55,17 @@
     av = _mm512_set1_ps(A(7));                                                                \
     c70 = _mm512_fmadd_ps(av, B0, c70), c71 = _mm512_fmadd_ps(av, B1, c71);                   \
   } while (0)
+/* Every k step of a full tile with packed A (gemm.c's micro-panels: one
+ * pointer, MR floats per k) and B's rows BRS apart, unrolled by four. */
+#define PACKED_STEPS(A, B, BRS, KC)                                          \
+  do {                                                                       \
+    const float *ap = (A), *bk = (B);                                        \
+    _Pragma("GCC unroll 4") for (size_t k = 0; k < (KC); k++, ap += MR, bk += (BRS)) { \
+      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16); \
+      STEP(A_PANEL, b0, b1);                                                 \
+    }                                                                        \
+  } while (0)
+#define A_PANEL(i) ap[i]
 /* The accumulators from the tile of C at c (rows c_rs apart, the columns
  * under m0 and m1); rows past mr repeat row 0, which is never stored. */
 #define ACC_LOAD(M0, M1)                                                                   \
@@ -178,15 +189,7 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
   else
     ACC_ZERO;
   if (full && a_rs == 1 && a_cs == MR && mr == MR) {
-    /* Packed A (gemm.c's micro-panels): one pointer, MR floats per k. */
-    const float *ap = a, *bk = b;
-#pragma GCC unroll 4
-    for (size_t k = 0; k < kc; k++, ap += MR, bk += b_rs) {
-      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
-#define A_PACKED(i) ap[i]
-      STEP(A_PACKED, b0, b1);
-#undef A_PACKED
-    }
+    PACKED_STEPS(a, b, b_rs, kc);
   } else if (mr == 1) {
     /* One row: only its two accumulators (the same chains as a row of a
      * full tile, so the bits a full tile gives the row). */
@@ -323,14 +326,7 @@ void accy__f32_gemm_8x32_panels__avx512(size_t np, size_t kc, const float *a, co
       ACC_LOAD(0xffffu, 0xffffu);
     else
       ACC_ZERO;
-    const float *ap = a, *bk = b;
-#pragma GCC unroll 4
-    for (size_t k = 0; k < kc; k++, ap += MR, bk += b_rs) {
-      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
-#define A_PACKED(i) ap[i]
-      STEP(A_PACKED, b0, b1);
-#undef A_PACKED
-    }
+    PACKED_STEPS(a, b, b_rs, kc);
     TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
     if (f.e.bias_col) f.e.bias_col += NR;
     if (f.e.residual) f.e.residual += NR;
