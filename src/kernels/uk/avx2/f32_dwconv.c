@@ -117,7 +117,7 @@ static inline __attribute__((always_inline)) void dw_short(size_t ow, const floa
     const vclamp8_plan cl = epi_plan(ep);
     acc = row_epi(acc, ep, &cl, 0, mo);
   }
-  _mm256_maskstore_ps(out, mo, acc);
+  vm_store_first8(out, acc, ow);
 }
 
 /* The start of vector v of a row of ow >= 8 outputs covered by n = ceil(ow
@@ -270,16 +270,8 @@ static inline __attribute__((always_inline)) void plane_rows(
       a0[r] = row_epi(a0[r], &er, &cl, (size_t)o0, m0);
       if (two) a1[r] = row_epi(a1[r], &er, &cl, (size_t)o0 + 8, m1);
     }
-    if (n0 == 8)
-      _mm256_storeu_ps(dst, a0[r]);
-    else
-      _mm256_maskstore_ps(dst, m0, a0[r]);
-    if (two) {
-      if (n1 == 8)
-        _mm256_storeu_ps(dst + 8, a1[r]);
-      else
-        _mm256_maskstore_ps(dst + 8, m1, a1[r]);
-    }
+    vm_store_first8(dst, a0[r], n0);
+    if (two) vm_store_first8(dst + 8, a1[r], n1);
   }
 }
 
@@ -396,11 +388,7 @@ static void plane3_s2_avx2(const accy__uk_dw_geom *g, const float *x, const floa
                                             ep->clamp, ep->lo, ep->hi};
           v = row_epi(v, &er, &cl, (size_t)o0, mo);
         }
-        float *dst = out + oy * OW + o0;
-        if (n == 8)
-          _mm256_storeu_ps(dst, v);
-        else
-          _mm256_maskstore_ps(dst, mo, v);
+        vm_store_first8(out + oy * OW + o0, v, (size_t)n);
       }
     }
   }
@@ -447,11 +435,7 @@ static inline __attribute__((always_inline)) void plane3_s1_rows(
                                         ep->lo, ep->hi};
       v = row_epi(v, &er, cl, (size_t)o0, mo);
     }
-    float *dst = out + oy * OW + o0;
-    if (n == 8)
-      _mm256_storeu_ps(dst, v);
-    else
-      _mm256_maskstore_ps(dst, mo, v);
+    vm_store_first8(out + oy * OW + o0, v, (size_t)n);
   }
 }
 
@@ -553,11 +537,7 @@ static inline __attribute__((always_inline)) void lanes8_store(const __m256 *ot,
                                           ep->clamp, ep->lo, ep->hi};
         v = row_epi(v, &er, cl, (size_t)p0, pm);
       }
-      float *dst = out + (ptrdiff_t)c * OHW + p0;
-      if (m == 8)
-        _mm256_storeu_ps(dst, v);
-      else
-        _mm256_maskstore_ps(dst, pm, v);
+      vm_store_first8(out + (ptrdiff_t)c * OHW + p0, v, (size_t)m);
     }
   }
 }

@@ -79,9 +79,11 @@ static inline __attribute__((always_inline)) void tile_fin_row(const tile_fin *f
   if (full) {
     _mm256_storeu_ps(ci, v0);
     _mm256_storeu_ps(ci + 8, v1);
-  } else {
-    _mm256_maskstore_ps(ci, m0, v0);
-    _mm256_maskstore_ps(ci + 8, m1, v1);
+  } else { /* m0, m1: first-lanes masks (plain stores: vm_store_first8) */
+    vm_store_first8(ci, v0, (size_t)__builtin_popcount(
+                                (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m0))));
+    vm_store_first8(ci + 8, v1, (size_t)__builtin_popcount(
+                                    (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m1))));
   }
 }
 

@@ -376,22 +376,18 @@ void accy__f32_gather_rows__avx2(size_t kcur, size_t w, float *d, const float *c
       const __m256i live = _mm256_and_si256(in_w, _mm256_cmpgt_epi32(o, minus1));
       v = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src[k], o, _mm256_castsi256_ps(live), 4);
     }
-    if (w == 8)
-      _mm256_storeu_ps(d, v);
-    else
-      _mm256_maskstore_ps(d, in_w, v);
+    vm_store_first8(d, v, w);
   }
 }
 
 /* ---- transpose (uk.h: accy__uk_f32_transpose_fn) -----------------------------
  * Blocks of 8 x 8 through registers (vm_transpose8). A block at an edge
  * loads its rows' first columns under a lane mask (absent rows are zeros)
- * and stores its columns' first rows likewise. */
+ * and stores its columns' first rows with plain stores (vm_store_first8). */
 void accy__f32_transpose__avx2(size_t rows, size_t cols, const float *src, ptrdiff_t src_rs,
                                float *dst, ptrdiff_t dst_rs) {
   for (size_t i0 = 0; i0 < rows; i0 += 8) {
     const size_t ri = rows - i0 < 8 ? rows - i0 : 8;
-    const __m256i mi = lane_mask8((1u << ri) - 1u);
     for (size_t j0 = 0; j0 < cols; j0 += 8) {
       const size_t cj = cols - j0 < 8 ? cols - j0 : 8;
       const float *s = src + (ptrdiff_t)i0 * src_rs + (ptrdiff_t)j0;
@@ -407,7 +403,7 @@ void accy__f32_transpose__avx2(size_t rows, size_t cols, const float *src, ptrdi
       for (size_t i = 0; i < 8; i++)
         r[i] = i < ri ? _mm256_maskload_ps(s + (ptrdiff_t)i * src_rs, mj) : _mm256_setzero_ps();
       vm_transpose8(r);
-      for (size_t j = 0; j < cj; j++) _mm256_maskstore_ps(d + (ptrdiff_t)j * dst_rs, mi, r[j]);
+      for (size_t j = 0; j < cj; j++) vm_store_first8(d + (ptrdiff_t)j * dst_rs, r[j], ri);
     }
   }
 }
