@@ -470,11 +470,9 @@ static inline __attribute__((always_inline)) void pool_fin_row(const tile_fin *f
   const __m256 h = vm_fold8(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0)),
                             _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1)), true);
   const __m256 p = vm_fold8(h, _mm256_shuffle_ps(h, h, _MM_SHUFFLE(3, 2, 3, 2)), true);
-  float t[8];
-  _mm256_storeu_ps(t, p);
-  const float out4[4] = {t[0], t[1], t[4], t[5]};
-  float *ci = c + (ptrdiff_t)i * c_rs;
-  for (size_t q = 0; q < n_out && q < 4; q++) ci[q] = out4[q];
+  /* Lanes 0, 1, 4, 5 as one vector of four, its first n_out stored. */
+  const __m128 q = _mm_movelh_ps(_mm256_castps256_ps128(p), _mm256_extractf128_ps(p, 1));
+  vm_store_first8(c + (ptrdiff_t)i * c_rs, _mm256_castps128_ps256(q), n_out < 4 ? n_out : 4);
 }
 
 void accy__f32_gemm_ind_pool_6x16__avx2(size_t mr, size_t kc, const float *a, const float *b,
