@@ -2238,8 +2238,15 @@ START_TEST(test_dwconv_plane_gives_the_row_bits) {
           if (iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) pad[py * Wp + px] = x[iy * g.W + ix];
         }
       }
-      const int e = rep % 4; /* none, bias and clamp, residual, all */
-      const accy__uk_row_epilogue ep = {e & 1 ? &bias : NULL, e & 2 ? res : NULL, e & 1, -1.5f, 2.0f};
+      /* none, bias and clamp, residual, all; then bias alone, bias and
+       * ReLU6, bias and ReLU (each an epilogue kind of its own in the AVX2
+       * 3 x 3 kernel), the bias -0 in a third of those */
+      const int e = rep % 7;
+      if (e >= 4 && rep % 3 == 0) bias = -0.0f;
+      accy__uk_row_epilogue ep = {e & 1 ? &bias : NULL, e & 2 ? res : NULL, e & 1, -1.5f, 2.0f};
+      if (e >= 4) {
+        ep = (accy__uk_row_epilogue){&bias, NULL, e > 4, 0.0f, e == 5 ? 6.0f : INFINITY};
+      }
       for (int64_t oy = 0; oy < g.OH; oy++) {
         const accy__uk_row_epilogue er = {ep.bias, ep.res ? ep.res + oy * g.OW : NULL, ep.clamp,
                                           ep.lo, ep.hi};

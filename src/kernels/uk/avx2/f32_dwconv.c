@@ -394,77 +394,155 @@ static void plane3_s2_avx2(const accy__uk_dw_geom *g, const float *x, const floa
   }
 }
 
-/* 3 x 3 taps at stride 1 without dilation: output rows oy0 .. oy0 + 8 of
- * the block of eight output columns from o0 (n of them; eight chains, as
- * many as hide the FMA latency), each of the ten input rows the group reads loaded once per filter column (masked where
- * MASKED, +0 outside the plane) and fed to the output rows that read it.
- * Input rows in order, filter columns inside: each chain takes its taps in
- * row-major order from +0, as load_taps_in gives them, so the same bits. */
-static inline __attribute__((always_inline)) void plane3_s1_rows(
-    const accy__uk_dw_geom *g, const float *x, const __m256 *wv, float *out,
-    const accy__uk_row_epilogue *ep, const vclamp8_plan *cl, ptrdiff_t o0, ptrdiff_t n,
-    const __m256i *mk, __m256i mo, int64_t oy0, bool MASKED) {
-  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
-  __m256 a[8];
+/* The epilogues the 3 x 3 stride-1 kernel applies in registers
+ * (vclamp8_apply's modes as constants); any other takes row_epi in a
+ * second pass over the stored sums (P3_EPI_PASS). */
+enum { P3_EPI_NONE, P3_EPI_BIAS, P3_EPI_BIAS_RELU, P3_EPI_BIAS_RELU6, P3_EPI_PASS };
+
+static int p3_epi_kind(const accy__uk_row_epilogue *ep, const vclamp8_plan *cl) {
+  if (!ep || (!ep->bias && !ep->res && !ep->clamp)) return P3_EPI_NONE;
+  if (!ep->bias || ep->res) return P3_EPI_PASS;
+  if (!ep->clamp) return P3_EPI_BIAS;
+  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_SKIP) return P3_EPI_BIAS_RELU;
+  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_PLAIN) return P3_EPI_BIAS_RELU6;
+  return P3_EPI_PASS;
+}
+
+/* How a block of columns and a group of rows lie in the plane: all taps
+ * inside (plain loads and stores), some columns outside (masked loads, the
+ * first n outputs stored), or some rows too (rows outside read as +0, the
+ * rows past OH not stored). */
+enum { P3_INSIDE, P3_COLS, P3_EDGE };
+
+/* The input of a row outside the plane: filter column kx reads lanes
+ * kx .. kx + 7. */
+static const float kP3Zeros[16] __attribute__((aligned(32)));
+
+/* The block of columns whose outputs start at o0 (n of them, its first tap
+ * column c0 = o0 - pw; mk: the filter columns' load masks), its row
+ * groups oy0, oy0 + 8, .. below oy1: eight chains a group, as many as hide
+ * the FMA latency, each of the group's ten input rows loaded once per
+ * filter column and fed to the three output rows that read it. Input rows
+ * in order, filter columns inside: each chain takes its taps in row-major
+ * order from +0, +0 for a tap outside the plane, as the plane kernel's
+ * definition gives them (uk.h), then the epilogue's steps (row_epi's), so
+ * the same bits. KIND and WHERE are constants in each instance: the first
+ * version, which tested the rows and the epilogue's parts at run time,
+ * kept its accumulators only partly in registers under AVX2's sixteen
+ * (144 x 56 x 56 in L1: 16 cycles per eight outputs against about 11 in
+ * all, and 6 in the inside groups, where the FMAs alone take 4.5). */
+static inline __attribute__((always_inline)) void plane3_s1_body(
+    const accy__uk_dw_geom *g, const float *x, const float *w, float *out, ptrdiff_t o0,
+    size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep,
+    const vclamp8_plan *cl, int KIND, int WHERE) {
+  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW, c0 = o0 - (ptrdiff_t)g->pw;
+  __m256 wv[9];
+  for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
+  const __m256 bias = KIND == P3_EPI_NONE || KIND == P3_EPI_PASS ? _mm256_setzero_ps()
+                                                                   : _mm256_set1_ps(ep->bias[0]);
+  const __m256 zero = _mm256_setzero_ps(), hi = cl->h;
+  const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n),
+                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int64_t oy = oy0; oy < oy1; oy += 8) {
+    const int64_t nr = WHERE == P3_EDGE && g->OH - oy < 8 ? g->OH - oy : 8;
+    __m256 a[8];
 #pragma GCC unroll 8
-  for (int r = 0; r < 8; r++) a[r] = _mm256_setzero_ps();
+    for (int r = 0; r < 8; r++) a[r] = _mm256_setzero_ps();
 #pragma GCC unroll 10
-  for (int i = 0; i < 10; i++) {
-    const int64_t iy = oy0 - g->ph + i;
-    const bool in = iy >= 0 && iy < g->H;
-    const float *row = x + (in ? iy : 0) * W + o0 - g->pw;
+    for (int i = 0; i < 10; i++) {
+      const int64_t iy = oy - g->ph + i;
+      /* A row outside the plane reads zeros (a select, not a branch). */
+      const bool in = WHERE != P3_EDGE || (iy >= 0 && iy < g->H);
+      const float *row = in ? x + iy * W + c0 : kP3Zeros;
 #pragma GCC unroll 3
-    for (int kx = 0; kx < 3; kx++) {
-      const __m256 v = !in ? _mm256_setzero_ps()
-                       : MASKED ? _mm256_maskload_ps(row + kx, mk[kx])
-                                : _mm256_loadu_ps(row + kx);
+      for (int kx = 0; kx < 3; kx++) {
+        const __m256 v = WHERE == P3_INSIDE ? _mm256_loadu_ps(row + kx)
+                                            : _mm256_maskload_ps(row + kx, mk[kx]);
 #pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ky++) {
-        const int r = i - ky;
-        if (r >= 0 && r < 8) a[r] = _mm256_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
+        for (int ky = 0; ky < 3; ky++) {
+          const int r = i - ky;
+          if (r >= 0 && r < 8) a[r] = _mm256_fmadd_ps(wv[ky * 3 + kx], v, a[r]);
+        }
       }
     }
-  }
+    float *dst = out + oy * OW + o0;
 #pragma GCC unroll 8
-  for (int r = 0; r < 8; r++) {
-    const int64_t oy = oy0 + r;
-    if (oy >= g->OH) break;
-    __m256 v = a[r];
-    if (ep) {
-      const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL, ep->clamp,
-                                        ep->lo, ep->hi};
-      v = row_epi(v, &er, cl, (size_t)o0, mo);
+    for (int r = 0; r < 8; r++) {
+      if (WHERE == P3_EDGE && r >= nr) break;
+      __m256 v = a[r];
+      if (KIND != P3_EPI_NONE && KIND != P3_EPI_PASS) v = _mm256_add_ps(v, bias);
+      if (KIND == P3_EPI_BIAS_RELU || KIND == P3_EPI_BIAS_RELU6) /* vclamp8_apply's PZERO */
+        v = _mm256_add_ps(_mm256_max_ps(zero, v), zero);
+      if (KIND == P3_EPI_BIAS_RELU6) v = _mm256_min_ps(hi, v); /* and its PLAIN */
+      if (WHERE == P3_INSIDE)
+        _mm256_storeu_ps(dst + r * OW, v);
+      else
+        vm_store_first8(dst + r * OW, v, n);
     }
-    vm_store_first8(out + oy * OW + o0, v, (size_t)n);
+    if (KIND == P3_EPI_PASS)
+      for (int64_t r = 0; r < nr; r++) {
+        const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + (oy + r) * OW : NULL,
+                                          ep->clamp, ep->lo, ep->hi};
+        const __m256 v = _mm256_maskload_ps(dst + r * OW, mo);
+        vm_store_first8(dst + r * OW, row_epi(v, &er, cl, (size_t)o0, mo), n);
+      }
   }
 }
 
+/* plane3_s1_body's instances for one epilogue kind, one per WHERE. */
+#define P3_KIND(KIND, NAME)                                                                  \
+  static __attribute__((noinline)) void NAME(                                                \
+      const accy__uk_dw_geom *g, const float *x, const float *w, float *out, ptrdiff_t o0,    \
+      size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep, \
+      const vclamp8_plan *cl, int where) {                                                    \
+    if (where == P3_INSIDE)                                                                   \
+      plane3_s1_body(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_INSIDE);             \
+    else if (where == P3_COLS)                                                                \
+      plane3_s1_body(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_COLS);               \
+    else                                                                                      \
+      plane3_s1_body(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_EDGE);               \
+  }
+P3_KIND(P3_EPI_NONE, plane3_s1_none)
+P3_KIND(P3_EPI_BIAS, plane3_s1_bias)
+P3_KIND(P3_EPI_BIAS_RELU, plane3_s1_relu)
+P3_KIND(P3_EPI_BIAS_RELU6, plane3_s1_relu6)
+P3_KIND(P3_EPI_PASS, plane3_s1_pass)
+#undef P3_KIND
+
+typedef void (*plane3_s1_fn)(const accy__uk_dw_geom *g, const float *x, const float *w,
+                             float *out, ptrdiff_t o0, size_t n, const __m256i *mk, int64_t oy0,
+                             int64_t oy1, const accy__uk_row_epilogue *ep,
+                             const vclamp8_plan *cl, int where);
+
 /* 3 x 3 at stride 1 (most depthwise layers): blocks of eight output
- * columns, eight rows at a time, each input row loaded once per filter
- * column for the three output rows that read it (the general kernel loaded
- * each tap of each output row apart); blocks whose columns all lie in the
- * plane load without masks. 144 x 56 x 56 alone 0.244 -> 0.154-0.156 ms at
- * this level (ACCY_MAX_ISA=avx2 on a Zen 4; four rows at a time 0.166-0.176),
+ * columns, eight rows at a time (plane3_s1_body), the groups whose ten
+ * input rows all lie in the plane in one call, the top and bottom groups
+ * apart. 144 x 56 x 56 alone 0.244 -> 0.154-0.156 ms at this level
+ * (ACCY_MAX_ISA=avx2 on a Zen 4) with the first version of this kernel,
  * 0.322 -> 0.272-0.276 in MobileNetV2, where its input comes from memory. */
 static void plane3_s1_avx2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
                            const accy__uk_row_epilogue *ep) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
-  __m256 wv[9];
-  for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
   const vclamp8_plan cl = epi_plan(ep);
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  static const plane3_s1_fn kFn[] = {plane3_s1_none, plane3_s1_bias, plane3_s1_relu,
+                                     plane3_s1_relu6, plane3_s1_pass};
+  const plane3_s1_fn f = kFn[p3_epi_kind(ep, &cl)];
+  /* The groups [g_lo, g_hi): input rows oy0 - ph .. oy0 - ph + 9 and
+   * output rows oy0 .. oy0 + 7 all in the plane. */
+  int64_t g_lo = (g->ph + 7) / 8 * 8, g_hi = g_lo;
+  while (g_hi + 8 <= g->OH && g_hi - g->ph + 10 <= g->H) g_hi += 8;
+  if (g_hi == g_lo) g_lo = g_hi = g->OH; /* none: every group an edge one */
   for (ptrdiff_t o0 = 0; o0 < OW; o0 += 8) {
     const ptrdiff_t n = OW - o0 < 8 ? OW - o0 : 8, c0 = o0 - g->pw;
     __m256i mk[3];
     for (int kx = 0; kx < 3; kx++) mk[kx] = span8(c0 + kx, n, W);
-    const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n), iota);
     const bool inside = n == 8 && c0 >= 0 && c0 + 2 + 8 <= W;
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) {
-      if (inside)
-        plane3_s1_rows(g, x, wv, out, ep, &cl, o0, n, mk, mo, oy0, false);
-      else
-        plane3_s1_rows(g, x, wv, out, ep, &cl, o0, n, mk, mo, oy0, true);
-    }
+    for (int64_t oy0 = 0; oy0 < g_lo; oy0 += 8)
+      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 8, ep, &cl, P3_EDGE);
+    if (g_hi > g_lo)
+      f(g, x, w, out, o0, (size_t)n, mk, g_lo, g_hi, ep, &cl, inside ? P3_INSIDE : P3_COLS);
+    for (int64_t oy0 = g_hi; oy0 < g->OH; oy0 += 8)
+      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 8, ep, &cl, P3_EDGE);
   }
 }
 
