@@ -318,83 +318,7 @@ static inline __attribute__((always_inline)) void plane_all(const accy__uk_dw_ge
   }
 }
 
-/* 3 x 3 taps at stride 2 without dilation (MobileNetV2's downsampling
- * layers): blocks of eight output columns, four output rows at a time
- * (four chains), each input row the group reads loaded once (its 17
- * columns in three masked loads, +0 outside the plane) and its three taps
- * per output picked out of them by shuffles (even, odd and next-even
- * columns) for the output rows that read it, where the general kernel
- * loaded and shuffled each tap of each output row apart. Input rows run in
- * order, filter columns inside: every chain takes its taps in row-major
- * order from +0, as load_taps_in gives them, so the same bits. The 96 x
- * 112 x 112 layer alone 0.328 -> 0.206 ms at this level (ACCY_MAX_ISA=avx2
- * on a Zen 4). Taking each group of rows across the blocks before the next
- * (as the AVX-512 kernel does for wide planes) was slower here: 0.33 ->
- * 0.36 with the general kernel. */
-static void plane3_s2_avx2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
-                           const accy__uk_row_epilogue *ep) {
-  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
-  __m256 wv[9];
-  for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
-  const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
-  const vclamp8_plan cl = epi_plan(ep);
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (ptrdiff_t o0 = 0; o0 < OW; o0 += 8) {
-    const ptrdiff_t n = OW - o0 < 8 ? OW - o0 : 8, c0 = 2 * o0 - g->pw, used = 2 * n + 1;
-    const __m256i ml = span8(c0, used < 8 ? used : 8, W);
-    const __m256i mh = span8(c0 + 8, used > 16 ? 8 : used > 8 ? used - 8 : 0, W);
-    const __m256i mx = span8(c0 + 16, used > 16 ? 1 : 0, W);
-    const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n), iota);
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) {
-      __m256 a[4];
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; r++) a[r] = _mm256_setzero_ps();
-      /* Input row i of the group, iy = 2 oy0 - ph + i, feeds output row r
-       * where 2 r + ky = i, for ky = 0, 1, 2. */
-#pragma GCC unroll 9
-      for (int i = 0; i < 9; i++) {
-        const int64_t iy = 2 * oy0 - g->ph + i;
-        const bool in = iy >= 0 && iy < g->H;
-        const float *row = x + (in ? iy : 0) * W + c0;
-        const __m256i z = _mm256_setzero_si256();
-        const __m256 lo = _mm256_maskload_ps(row, in ? ml : z);
-        const __m256 hi = _mm256_maskload_ps(row + 8, in ? mh : z);
-        const __m256 ex = _mm256_maskload_ps(row + 16, in ? mx : z);
-        const __m256 e = _mm256_castpd_ps(_mm256_permute4x64_pd(
-            _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
-            _MM_SHUFFLE(3, 1, 2, 0)));
-        const __m256 od = _mm256_castpd_ps(_mm256_permute4x64_pd(
-            _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
-            _MM_SHUFFLE(3, 1, 2, 0)));
-        const __m256 e2 = _mm256_blend_ps(_mm256_permutevar8x32_ps(e, next),
-                                          _mm256_permutevar8x32_ps(ex, _mm256_setzero_si256()),
-                                          0x80);
-        const __m256 t3[3] = {e, od, e2};
-#pragma GCC unroll 3
-        for (int kx = 0; kx < 3; kx++)
-#pragma GCC unroll 3
-          for (int ky = 0; ky < 3; ky++) {
-            const int d = i - ky, r = d / 2;
-            if (d >= 0 && d % 2 == 0 && r < 4) a[r] = _mm256_fmadd_ps(wv[ky * 3 + kx], t3[kx], a[r]);
-          }
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; r++) {
-        const int64_t oy = oy0 + r;
-        if (oy >= g->OH) break;
-        __m256 v = a[r];
-        if (ep) {
-          const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + oy * OW : NULL,
-                                            ep->clamp, ep->lo, ep->hi};
-          v = row_epi(v, &er, &cl, (size_t)o0, mo);
-        }
-        vm_store_first8(out + oy * OW + o0, v, (size_t)n);
-      }
-    }
-  }
-}
-
-/* The epilogues the 3 x 3 stride-1 kernel applies in registers
+/* The epilogues the 3 x 3 kernels apply in registers
  * (vclamp8_apply's modes as constants); any other takes row_epi in a
  * second pass over the stored sums (P3_EPI_PASS). */
 enum { P3_EPI_NONE, P3_EPI_BIAS, P3_EPI_BIAS_RELU, P3_EPI_BIAS_RELU6, P3_EPI_PASS };
@@ -414,9 +338,106 @@ static int p3_epi_kind(const accy__uk_row_epilogue *ep, const vclamp8_plan *cl) 
  * rows past OH not stored). */
 enum { P3_INSIDE, P3_COLS, P3_EDGE };
 
-/* The input of a row outside the plane: filter column kx reads lanes
- * kx .. kx + 7. */
-static const float kP3Zeros[16] __attribute__((aligned(32)));
+/* The input of a row outside the plane: at stride 1 filter column kx reads
+ * its lanes kx .. kx + 7, at stride 2 the row its lanes 0 .. 16. */
+static const float kP3Zeros[24] __attribute__((aligned(32)));
+
+/* 3 x 3 taps at stride 2 without dilation (MobileNetV2's downsampling
+ * layers): the block of eight output columns from o0 (n of them; its first
+ * tap column c0 = 2 o0 - pw; mk: the load masks of its 17 columns, in
+ * three vectors), its row groups oy0, oy0 + 4, .. below oy1, four output
+ * rows a group (four chains), each input row the group reads loaded once
+ * and its three taps per output picked out of it by shuffles (even, odd
+ * and next-even columns) for the output rows that read it, where the
+ * general kernel loaded and shuffled each tap of each output row apart.
+ * Input rows run in order, filter columns inside: every chain takes its
+ * taps in row-major order from +0 (+0 for a tap outside the plane), then
+ * the epilogue's steps, so the same bits. KIND and WHERE as in
+ * plane3_s1_body. The 96 x 112 x 112 layer alone 0.328 -> 0.206 ms at this
+ * level (ACCY_MAX_ISA=avx2 on a Zen 4) with the first version of this
+ * kernel (rows and epilogue tested at run time); taking each group of rows
+ * across the blocks before the next (as the AVX-512 kernel does for wide
+ * planes) was slower here: 0.33 -> 0.36 with the general kernel. */
+static inline __attribute__((always_inline)) void plane3_s2_body(
+    const accy__uk_dw_geom *g, const float *x, const float *w, float *out, ptrdiff_t o0,
+    size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep,
+    const vclamp8_plan *cl, int KIND, int WHERE) {
+  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW, c0 = 2 * o0 - (ptrdiff_t)g->pw;
+  __m256 wv[9];
+  for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
+  const __m256 bias = KIND == P3_EPI_NONE || KIND == P3_EPI_PASS ? _mm256_setzero_ps()
+                                                                   : _mm256_set1_ps(ep->bias[0]);
+  const __m256 zero = _mm256_setzero_ps(), hi = cl->h;
+  const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
+  const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n),
+                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int64_t oy = oy0; oy < oy1; oy += 4) {
+    const int64_t nr = WHERE == P3_EDGE && g->OH - oy < 4 ? g->OH - oy : 4;
+    __m256 a[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) a[r] = _mm256_setzero_ps();
+    /* Input row i of the group, iy = 2 oy - ph + i, feeds output row r
+     * where 2 r + ky = i, for ky = 0, 1, 2. */
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) {
+      const int64_t iy = 2 * oy - g->ph + i;
+      const bool in = WHERE != P3_EDGE || (iy >= 0 && iy < g->H);
+      /* The weights and masks read from memory in each row (the barrier
+       * hides that they are the same): kept in registers with the
+       * accumulators, the shuffles' values and constants they had GCC
+       * spill the accumulators in every FMA. */
+      const __m256 *wr = wv;
+      const __m256i *mr = mk;
+      __asm__("" : "+r"(wr), "+r"(mr));
+      const float *row = in ? x + iy * W + c0 : kP3Zeros;
+      __m256 lo, hi8, e2x;
+      if (WHERE == P3_INSIDE) {
+        lo = _mm256_loadu_ps(row), hi8 = _mm256_loadu_ps(row + 8);
+        e2x = _mm256_broadcast_ss(row + 16);
+      } else {
+        lo = _mm256_maskload_ps(row, mr[0]), hi8 = _mm256_maskload_ps(row + 8, mr[1]);
+        e2x = _mm256_permutevar8x32_ps(_mm256_maskload_ps(row + 16, mr[2]),
+                                       _mm256_setzero_si256());
+      }
+      const __m256 e = _mm256_castpd_ps(_mm256_permute4x64_pd(
+          _mm256_castps_pd(_mm256_shuffle_ps(lo, hi8, _MM_SHUFFLE(2, 0, 2, 0))),
+          _MM_SHUFFLE(3, 1, 2, 0)));
+      const __m256 od = _mm256_castpd_ps(_mm256_permute4x64_pd(
+          _mm256_castps_pd(_mm256_shuffle_ps(lo, hi8, _MM_SHUFFLE(3, 1, 3, 1))),
+          _MM_SHUFFLE(3, 1, 2, 0)));
+      const __m256 e2 = _mm256_blend_ps(_mm256_permutevar8x32_ps(e, next), e2x, 0x80);
+      const __m256 t3[3] = {e, od, e2};
+#pragma GCC unroll 3
+      for (int kx = 0; kx < 3; kx++)
+#pragma GCC unroll 3
+        for (int ky = 0; ky < 3; ky++) {
+          const int d = i - ky, r = d / 2;
+          if (d >= 0 && d % 2 == 0 && r < 4) a[r] = _mm256_fmadd_ps(wr[ky * 3 + kx], t3[kx], a[r]);
+        }
+    }
+    float *dst = out + oy * OW + o0;
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+      if (WHERE == P3_EDGE && r >= nr) break;
+      __m256 v = a[r];
+      if (KIND != P3_EPI_NONE && KIND != P3_EPI_PASS) v = _mm256_add_ps(v, bias);
+      if (KIND == P3_EPI_BIAS_RELU || KIND == P3_EPI_BIAS_RELU6) /* vclamp8_apply's PZERO */
+        v = _mm256_add_ps(_mm256_max_ps(zero, v), zero);
+      if (KIND == P3_EPI_BIAS_RELU6) v = _mm256_min_ps(hi, v); /* and its PLAIN */
+      if (WHERE == P3_INSIDE)
+        _mm256_storeu_ps(dst + r * OW, v);
+      else
+        vm_store_first8(dst + r * OW, v, n);
+    }
+    if (KIND == P3_EPI_PASS)
+      for (int64_t r = 0; r < nr; r++) {
+        const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + (oy + r) * OW : NULL,
+                                          ep->clamp, ep->lo, ep->hi};
+        const __m256 v = _mm256_maskload_ps(dst + r * OW, mo);
+        vm_store_first8(dst + r * OW, row_epi(v, &er, cl, (size_t)o0, mo), n);
+      }
+  }
+}
 
 /* The block of columns whose outputs start at o0 (n of them, its first tap
  * column c0 = o0 - pw; mk: the filter columns' load masks), its row
@@ -489,27 +510,32 @@ static inline __attribute__((always_inline)) void plane3_s1_body(
   }
 }
 
-/* plane3_s1_body's instances for one epilogue kind, one per WHERE. */
-#define P3_KIND(KIND, NAME)                                                                  \
+/* The bodies' instances for one epilogue kind and stride, one per WHERE. */
+#define P3_KIND(BODY, KIND, NAME)                                                            \
   static __attribute__((noinline)) void NAME(                                                \
       const accy__uk_dw_geom *g, const float *x, const float *w, float *out, ptrdiff_t o0,    \
       size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep, \
       const vclamp8_plan *cl, int where) {                                                    \
     if (where == P3_INSIDE)                                                                   \
-      plane3_s1_body(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_INSIDE);             \
+      BODY(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_INSIDE);                       \
     else if (where == P3_COLS)                                                                \
-      plane3_s1_body(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_COLS);               \
+      BODY(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_COLS);                         \
     else                                                                                      \
-      plane3_s1_body(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_EDGE);               \
+      BODY(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_EDGE);                         \
   }
-P3_KIND(P3_EPI_NONE, plane3_s1_none)
-P3_KIND(P3_EPI_BIAS, plane3_s1_bias)
-P3_KIND(P3_EPI_BIAS_RELU, plane3_s1_relu)
-P3_KIND(P3_EPI_BIAS_RELU6, plane3_s1_relu6)
-P3_KIND(P3_EPI_PASS, plane3_s1_pass)
+P3_KIND(plane3_s1_body, P3_EPI_NONE, plane3_s1_none)
+P3_KIND(plane3_s1_body, P3_EPI_BIAS, plane3_s1_bias)
+P3_KIND(plane3_s1_body, P3_EPI_BIAS_RELU, plane3_s1_relu)
+P3_KIND(plane3_s1_body, P3_EPI_BIAS_RELU6, plane3_s1_relu6)
+P3_KIND(plane3_s1_body, P3_EPI_PASS, plane3_s1_pass)
+P3_KIND(plane3_s2_body, P3_EPI_NONE, plane3_s2_none)
+P3_KIND(plane3_s2_body, P3_EPI_BIAS, plane3_s2_bias)
+P3_KIND(plane3_s2_body, P3_EPI_BIAS_RELU, plane3_s2_relu)
+P3_KIND(plane3_s2_body, P3_EPI_BIAS_RELU6, plane3_s2_relu6)
+P3_KIND(plane3_s2_body, P3_EPI_PASS, plane3_s2_pass)
 #undef P3_KIND
 
-typedef void (*plane3_s1_fn)(const accy__uk_dw_geom *g, const float *x, const float *w,
+typedef void (*plane3_fn)(const accy__uk_dw_geom *g, const float *x, const float *w,
                              float *out, ptrdiff_t o0, size_t n, const __m256i *mk, int64_t oy0,
                              int64_t oy1, const accy__uk_row_epilogue *ep,
                              const vclamp8_plan *cl, int where);
@@ -524,9 +550,9 @@ static void plane3_s1_avx2(const accy__uk_dw_geom *g, const float *x, const floa
                            const accy__uk_row_epilogue *ep) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
   const vclamp8_plan cl = epi_plan(ep);
-  static const plane3_s1_fn kFn[] = {plane3_s1_none, plane3_s1_bias, plane3_s1_relu,
-                                     plane3_s1_relu6, plane3_s1_pass};
-  const plane3_s1_fn f = kFn[p3_epi_kind(ep, &cl)];
+  static const plane3_fn kFn[] = {plane3_s1_none, plane3_s1_bias, plane3_s1_relu,
+                                  plane3_s1_relu6, plane3_s1_pass};
+  const plane3_fn f = kFn[p3_epi_kind(ep, &cl)];
   /* The groups [g_lo, g_hi): input rows oy0 - ph .. oy0 - ph + 9 and
    * output rows oy0 .. oy0 + 7 all in the plane. */
   int64_t g_lo = (g->ph + 7) / 8 * 8, g_hi = g_lo;
@@ -543,6 +569,36 @@ static void plane3_s1_avx2(const accy__uk_dw_geom *g, const float *x, const floa
       f(g, x, w, out, o0, (size_t)n, mk, g_lo, g_hi, ep, &cl, inside ? P3_INSIDE : P3_COLS);
     for (int64_t oy0 = g_hi; oy0 < g->OH; oy0 += 8)
       f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 8, ep, &cl, P3_EDGE);
+  }
+}
+
+/* 3 x 3 at stride 2: blocks of eight output columns, four rows at a time
+ * (plane3_s2_body), the groups whose nine input rows all lie in the plane
+ * in one call, the top and bottom groups apart. */
+static void plane3_s2_avx2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                           const accy__uk_row_epilogue *ep) {
+  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
+  const vclamp8_plan cl = epi_plan(ep);
+  static const plane3_fn kFn[] = {plane3_s2_none, plane3_s2_bias, plane3_s2_relu,
+                                  plane3_s2_relu6, plane3_s2_pass};
+  const plane3_fn f = kFn[p3_epi_kind(ep, &cl)];
+  /* The groups [g_lo, g_hi): input rows 2 oy0 - ph .. 2 oy0 - ph + 8 and
+   * output rows oy0 .. oy0 + 3 all in the plane. */
+  int64_t g_lo = (g->ph + 7) / 8 * 4, g_hi = g_lo;
+  while (g_hi + 4 <= g->OH && 2 * g_hi - g->ph + 9 <= g->H) g_hi += 4;
+  if (g_hi == g_lo) g_lo = g_hi = g->OH;
+  for (ptrdiff_t o0 = 0; o0 < OW; o0 += 8) {
+    const ptrdiff_t n = OW - o0 < 8 ? OW - o0 : 8, c0 = 2 * o0 - g->pw, used = 2 * n + 1;
+    const __m256i mk[3] = {span8(c0, used < 8 ? used : 8, W),
+                           span8(c0 + 8, used > 16 ? 8 : used > 8 ? used - 8 : 0, W),
+                           span8(c0 + 16, used > 16 ? 1 : 0, W)};
+    const bool inside = n == 8 && c0 >= 0 && c0 + 17 <= W;
+    for (int64_t oy0 = 0; oy0 < g_lo; oy0 += 4)
+      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 4, ep, &cl, P3_EDGE);
+    if (g_hi > g_lo)
+      f(g, x, w, out, o0, (size_t)n, mk, g_lo, g_hi, ep, &cl, inside ? P3_INSIDE : P3_COLS);
+    for (int64_t oy0 = g_hi; oy0 < g->OH; oy0 += 4)
+      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 4, ep, &cl, P3_EDGE);
   }
 }
 
