@@ -284,6 +284,21 @@ ACCY_INLINE void plane3_cols_init(plane3_cols *c, const accy__uk_dw_geom *g,
   c->cl = epi_plan(ep);
 }
 
+/* The epilogues plane3_rows applies with their parts as constants (bias;
+ * bias and ReLU; bias and ReLU6: vclamp16_apply's modes fixed); any other
+ * tests its parts per row (P3_EPI_ANY). On the AVX2 level's model
+ * (avx2/f32_dwconv.c); 144 x 56 x 56 in L1 spent 15% of its time in the
+ * tested epilogue. */
+enum { P3_EPI_ANY, P3_EPI_BIAS, P3_EPI_BIAS_RELU, P3_EPI_BIAS_RELU6 };
+
+static int p3_epi_kind(const accy__uk_row_epilogue *ep, const vclamp16_plan *cl) {
+  if (!ep || !ep->bias || ep->res) return P3_EPI_ANY;
+  if (!ep->clamp) return P3_EPI_BIAS;
+  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_SKIP) return P3_EPI_BIAS_RELU;
+  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_PLAIN) return P3_EPI_BIAS_RELU6;
+  return P3_EPI_ANY;
+}
+
 /* 3 x 3 taps at stride SW (1 or 2) without dilation (most depthwise
  * layers): output rows oy0 .. oy0 + R (R <= 8 chains; SW and R constants
  * where inlined) of the block of sixteen output columns |c|, each input row
@@ -299,7 +314,7 @@ ACCY_INLINE void plane3_cols_init(plane3_cols *c, const accy__uk_dw_geom *g,
  * checks. */
 ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __m512 *wv,
                              float *out, const accy__uk_row_epilogue *ep, const plane3_cols *c,
-                             int64_t oy0, size_t SW, int R, bool ROWS_IN) {
+                             int64_t oy0, size_t SW, int R, bool ROWS_IN, int KIND) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW, o0 = c->o0;
   const tap_masks none = {0, 0};
   /* Everything read from memory taken into locals first: the stores below
@@ -352,10 +367,18 @@ ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __
     if (r >= nr) break;
     const int64_t oy = oy0 + r;
     __m512 v = a[r];
-    /* row_epi's steps and order */
-    if (has_bias) v = _mm512_add_ps(v, bias);
-    if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mo, res + oy * OW + o0));
-    if (clamp) v = vclamp16_apply(v, &cl);
+    /* row_epi's steps and order; P3_EPI_* kinds as constants */
+    if (KIND == P3_EPI_ANY) {
+      if (has_bias) v = _mm512_add_ps(v, bias);
+      if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mo, res + oy * OW + o0));
+      if (clamp) v = vclamp16_apply(v, &cl);
+    } else {
+      v = _mm512_add_ps(v, bias);
+      if (KIND == P3_EPI_BIAS_RELU)
+        v = vclamp16_apply_m(v, &cl, ACCY__UK_CL_PZERO, ACCY__UK_CL_SKIP);
+      else if (KIND == P3_EPI_BIAS_RELU6)
+        v = vclamp16_apply_m(v, &cl, ACCY__UK_CL_PZERO, ACCY__UK_CL_PLAIN);
+    }
     _mm512_mask_storeu_ps(out + oy * OW + o0, mo, v);
   }
 }
@@ -364,12 +387,12 @@ ACCY_INLINE void plane3_rows(const accy__uk_dw_geom *g, const float *x, const __
  * lies in the plane. */
 ACCY_INLINE void plane3_group(const accy__uk_dw_geom *g, const float *x, const __m512 *wv,
                               float *out, const accy__uk_row_epilogue *ep, const plane3_cols *c,
-                              int64_t oy0, size_t SW, int R) {
+                              int64_t oy0, size_t SW, int R, int KIND) {
   const int64_t first = oy0 * (int64_t)SW - g->ph, last = first + (R - 1) * (int64_t)SW + 2;
   if (first >= 0 && last < g->H)
-    plane3_rows(g, x, wv, out, ep, c, oy0, SW, R, true);
+    plane3_rows(g, x, wv, out, ep, c, oy0, SW, R, true, KIND);
   else
-    plane3_rows(g, x, wv, out, ep, c, oy0, SW, R, false);
+    plane3_rows(g, x, wv, out, ep, c, oy0, SW, R, false, KIND);
 }
 
 /* Blocks of columns a stride-2 row group walks before the next group. */
@@ -381,14 +404,15 @@ ACCY_INLINE void plane3_weights(const float *w, __m512 *wv) {
 }
 
 /* Stride 1: each block of columns over every row, eight rows at a time. */
-static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
-                      const accy__uk_row_epilogue *ep) {
+ACCY_INLINE void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                           const accy__uk_row_epilogue *ep, int KIND) {
   __m512 wv[9];
   plane3_weights(w, wv);
   for (ptrdiff_t o0 = 0; o0 < (ptrdiff_t)g->OW; o0 += 16) {
     plane3_cols c;
     plane3_cols_init(&c, g, ep, o0, 1);
-    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8) plane3_group(g, x, wv, out, ep, &c, oy0, 1, 8);
+    for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 8)
+      plane3_group(g, x, wv, out, ep, &c, oy0, 1, 8, KIND);
   }
 }
 
@@ -402,8 +426,8 @@ static void plane3_s1(const accy__uk_dw_geom *g, const float *x, const float *w,
  * 112 layer alone 0.173 -> 0.148-0.155 ms; narrower planes block by block
  * (row groups outer made 144 x 56 x 56 0.063 -> 0.074 ms). Each output's
  * chain is the same either way, so the same bits. */
-static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
-                      const accy__uk_row_epilogue *ep) {
+ACCY_INLINE void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                           const accy__uk_row_epilogue *ep, int KIND) {
   const ptrdiff_t OW = (ptrdiff_t)g->OW;
   __m512 wv[9];
   plane3_weights(w, wv);
@@ -411,7 +435,8 @@ static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w,
     for (ptrdiff_t o0 = 0; o0 < OW; o0 += 16) {
       plane3_cols c;
       plane3_cols_init(&c, g, ep, o0, 2);
-      for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4) plane3_group(g, x, wv, out, ep, &c, oy0, 2, 4);
+      for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4)
+        plane3_group(g, x, wv, out, ep, &c, oy0, 2, 4, KIND);
     }
     return;
   }
@@ -421,17 +446,41 @@ static void plane3_s2(const accy__uk_dw_geom *g, const float *x, const float *w,
     for (ptrdiff_t o0 = b0; o0 < OW && nc < PLANE3_S2_BLOCKS; o0 += 16)
       plane3_cols_init(&c[nc++], g, ep, o0, 2);
     for (int64_t oy0 = 0; oy0 < g->OH; oy0 += 4)
-      for (int j = 0; j < nc; j++) plane3_group(g, x, wv, out, ep, &c[j], oy0, 2, 4);
+      for (int j = 0; j < nc; j++) plane3_group(g, x, wv, out, ep, &c[j], oy0, 2, 4, KIND);
   }
 }
+
+/* plane3_s1 and plane3_s2, one instance per epilogue kind. */
+#define P3_KIND(KIND, S1, S2)                                                                 \
+  static __attribute__((noinline)) void S1(const accy__uk_dw_geom *g, const float *x,         \
+                                           const float *w, float *out,                        \
+                                           const accy__uk_row_epilogue *ep) {                 \
+    plane3_s1(g, x, w, out, ep, KIND);                                                         \
+  }                                                                                            \
+  static __attribute__((noinline)) void S2(const accy__uk_dw_geom *g, const float *x,         \
+                                           const float *w, float *out,                        \
+                                           const accy__uk_row_epilogue *ep) {                 \
+    plane3_s2(g, x, w, out, ep, KIND);                                                         \
+  }
+P3_KIND(P3_EPI_ANY, plane3_s1_any, plane3_s2_any)
+P3_KIND(P3_EPI_BIAS, plane3_s1_bias, plane3_s2_bias)
+P3_KIND(P3_EPI_BIAS_RELU, plane3_s1_relu, plane3_s2_relu)
+P3_KIND(P3_EPI_BIAS_RELU6, plane3_s1_relu6, plane3_s2_relu6)
+#undef P3_KIND
+
+typedef void (*plane3_fn)(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+                          const accy__uk_row_epilogue *ep);
 
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
                                     float *out, const accy__uk_row_epilogue *ep) {
   if (g->KH == 3 && g->KW == 3 && g->sh == g->sw && g->sh <= 2 && g->dh == 1 && g->dw == 1) {
-    if (g->sh == 1)
-      plane3_s1(g, x, w, out, ep);
-    else
-      plane3_s2(g, x, w, out, ep);
+    static const plane3_fn kS1[] = {plane3_s1_any, plane3_s1_bias, plane3_s1_relu,
+                                    plane3_s1_relu6};
+    static const plane3_fn kS2[] = {plane3_s2_any, plane3_s2_bias, plane3_s2_relu,
+                                    plane3_s2_relu6};
+    const vclamp16_plan cl = epi_plan(ep);
+    const int kind = p3_epi_kind(ep, &cl);
+    (g->sh == 1 ? kS1 : kS2)[kind](g, x, w, out, ep);
     return;
   }
   /* Rows of at most eight outputs fill half a vector here; the AVX2
