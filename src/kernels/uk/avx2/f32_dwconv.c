@@ -13,7 +13,7 @@
  * through maskload (+0 outside the plane, as the padded copy's zeros); the
  * rows whose taps all lie in the plane run four at a time (eight chains)
  * without row checks. 3 x 3 filters at strides 1 and 2 have kernels of
- * their own that load each input row once (plane3_s1_avx2, plane3_s2_avx2). */
+ * their own that load each input row once (plane3_avx2). */
 #include "src/internal.h"
 
 #include <immintrin.h>
@@ -342,6 +342,43 @@ enum { P3_INSIDE, P3_COLS, P3_EDGE };
  * its lanes kx .. kx + 7, at stride 2 the row its lanes 0 .. 16. */
 static const float kP3Zeros[24] __attribute__((aligned(32)));
 
+/* The finished chains a[0 .. R) of output rows oy .. oy + R - 1 (the first
+ * nr of them stored) of the block of n columns from o0: the epilogue of
+ * KIND (bias: the bias broadcast, hi: the clamp's upper bound, read by the
+ * caller before its loops, where the stores cannot make them be read
+ * again), stored as WHERE allows; P3_EPI_PASS applies row_epi to the
+ * stored sums. */
+static inline __attribute__((always_inline)) void p3_finish(
+    const __m256 *a, int R, float *out, ptrdiff_t OW, ptrdiff_t o0, size_t n, int64_t oy,
+    int64_t nr, __m256 bias, __m256 hi, const accy__uk_row_epilogue *ep, const vclamp8_plan *cl,
+    int KIND, int WHERE) {
+  const __m256 zero = _mm256_setzero_ps();
+  float *dst = out + oy * OW + o0;
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+    if (WHERE == P3_EDGE && r >= nr) break;
+    __m256 v = a[r];
+    if (KIND != P3_EPI_NONE && KIND != P3_EPI_PASS) v = _mm256_add_ps(v, bias);
+    if (KIND == P3_EPI_BIAS_RELU || KIND == P3_EPI_BIAS_RELU6) /* vclamp8_apply's PZERO */
+      v = _mm256_add_ps(_mm256_max_ps(zero, v), zero);
+    if (KIND == P3_EPI_BIAS_RELU6) v = _mm256_min_ps(hi, v); /* and its PLAIN */
+    if (WHERE == P3_INSIDE)
+      _mm256_storeu_ps(dst + r * OW, v);
+    else
+      vm_store_first8(dst + r * OW, v, n);
+  }
+  if (KIND == P3_EPI_PASS) {
+    const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int64_t r = 0; r < nr; r++) {
+      const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + (oy + r) * OW : NULL,
+                                        ep->clamp, ep->lo, ep->hi};
+      const __m256 v = _mm256_maskload_ps(dst + r * OW, mo);
+      vm_store_first8(dst + r * OW, row_epi(v, &er, cl, (size_t)o0, mo), n);
+    }
+  }
+}
+
 /* 3 x 3 taps at stride 2 without dilation (MobileNetV2's downsampling
  * layers): the block of eight output columns from o0 (n of them; its first
  * tap column c0 = 2 o0 - pw; mk: the load masks of its 17 columns, in
@@ -367,10 +404,8 @@ static inline __attribute__((always_inline)) void plane3_s2_body(
   for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
   const __m256 bias = KIND == P3_EPI_NONE || KIND == P3_EPI_PASS ? _mm256_setzero_ps()
                                                                    : _mm256_set1_ps(ep->bias[0]);
-  const __m256 zero = _mm256_setzero_ps(), hi = cl->h;
+  const __m256 hi = cl->h;
   const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
-  const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n),
-                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   for (int64_t oy = oy0; oy < oy1; oy += 4) {
     const int64_t nr = WHERE == P3_EDGE && g->OH - oy < 4 ? g->OH - oy : 4;
     __m256 a[4];
@@ -415,27 +450,7 @@ static inline __attribute__((always_inline)) void plane3_s2_body(
           if (d >= 0 && d % 2 == 0 && r < 4) a[r] = _mm256_fmadd_ps(wr[ky * 3 + kx], t3[kx], a[r]);
         }
     }
-    float *dst = out + oy * OW + o0;
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; r++) {
-      if (WHERE == P3_EDGE && r >= nr) break;
-      __m256 v = a[r];
-      if (KIND != P3_EPI_NONE && KIND != P3_EPI_PASS) v = _mm256_add_ps(v, bias);
-      if (KIND == P3_EPI_BIAS_RELU || KIND == P3_EPI_BIAS_RELU6) /* vclamp8_apply's PZERO */
-        v = _mm256_add_ps(_mm256_max_ps(zero, v), zero);
-      if (KIND == P3_EPI_BIAS_RELU6) v = _mm256_min_ps(hi, v); /* and its PLAIN */
-      if (WHERE == P3_INSIDE)
-        _mm256_storeu_ps(dst + r * OW, v);
-      else
-        vm_store_first8(dst + r * OW, v, n);
-    }
-    if (KIND == P3_EPI_PASS)
-      for (int64_t r = 0; r < nr; r++) {
-        const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + (oy + r) * OW : NULL,
-                                          ep->clamp, ep->lo, ep->hi};
-        const __m256 v = _mm256_maskload_ps(dst + r * OW, mo);
-        vm_store_first8(dst + r * OW, row_epi(v, &er, cl, (size_t)o0, mo), n);
-      }
+    p3_finish(a, 4, out, OW, o0, n, oy, nr, bias, hi, ep, cl, KIND, WHERE);
   }
 }
 
@@ -461,9 +476,7 @@ static inline __attribute__((always_inline)) void plane3_s1_body(
   for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
   const __m256 bias = KIND == P3_EPI_NONE || KIND == P3_EPI_PASS ? _mm256_setzero_ps()
                                                                    : _mm256_set1_ps(ep->bias[0]);
-  const __m256 zero = _mm256_setzero_ps(), hi = cl->h;
-  const __m256i mo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n),
-                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256 hi = cl->h;
   for (int64_t oy = oy0; oy < oy1; oy += 8) {
     const int64_t nr = WHERE == P3_EDGE && g->OH - oy < 8 ? g->OH - oy : 8;
     __m256 a[8];
@@ -486,27 +499,7 @@ static inline __attribute__((always_inline)) void plane3_s1_body(
         }
       }
     }
-    float *dst = out + oy * OW + o0;
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; r++) {
-      if (WHERE == P3_EDGE && r >= nr) break;
-      __m256 v = a[r];
-      if (KIND != P3_EPI_NONE && KIND != P3_EPI_PASS) v = _mm256_add_ps(v, bias);
-      if (KIND == P3_EPI_BIAS_RELU || KIND == P3_EPI_BIAS_RELU6) /* vclamp8_apply's PZERO */
-        v = _mm256_add_ps(_mm256_max_ps(zero, v), zero);
-      if (KIND == P3_EPI_BIAS_RELU6) v = _mm256_min_ps(hi, v); /* and its PLAIN */
-      if (WHERE == P3_INSIDE)
-        _mm256_storeu_ps(dst + r * OW, v);
-      else
-        vm_store_first8(dst + r * OW, v, n);
-    }
-    if (KIND == P3_EPI_PASS)
-      for (int64_t r = 0; r < nr; r++) {
-        const accy__uk_row_epilogue er = {ep->bias, ep->res ? ep->res + (oy + r) * OW : NULL,
-                                          ep->clamp, ep->lo, ep->hi};
-        const __m256 v = _mm256_maskload_ps(dst + r * OW, mo);
-        vm_store_first8(dst + r * OW, row_epi(v, &er, cl, (size_t)o0, mo), n);
-      }
+    p3_finish(a, 8, out, OW, o0, n, oy, nr, bias, hi, ep, cl, KIND, WHERE);
   }
 }
 
@@ -540,77 +533,63 @@ typedef void (*plane3_fn)(const accy__uk_dw_geom *g, const float *x, const float
                              int64_t oy1, const accy__uk_row_epilogue *ep,
                              const vclamp8_plan *cl, int where);
 
-/* 3 x 3 at stride 1 (most depthwise layers): blocks of eight output
- * columns, eight rows at a time (plane3_s1_body), the groups whose ten
+/* 3 x 3 at stride S (1: most depthwise layers, 2: the downsampling ones):
+ * blocks of eight output columns, row groups of R = 8 / S (plane3_s1_body,
+ * plane3_s2_body: kFn, one instance per epilogue kind), the groups whose
  * input rows all lie in the plane in one call, the top and bottom groups
  * apart. 144 x 56 x 56 alone 0.244 -> 0.154-0.156 ms at this level
- * (ACCY_MAX_ISA=avx2 on a Zen 4) with the first version of this kernel,
- * 0.322 -> 0.272-0.276 in MobileNetV2, where its input comes from memory. */
-static void plane3_s1_avx2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
-                           const accy__uk_row_epilogue *ep) {
+ * (ACCY_MAX_ISA=avx2 on a Zen 4) with the first version of the stride-1
+ * kernel, 0.322 -> 0.272-0.276 in MobileNetV2, where its input comes from
+ * memory; this one 0.175-0.177 alone. Inlined where S is a constant (the
+ * group arithmetic's divisions by S R cost a small plane 6-9%). */
+static inline __attribute__((always_inline)) void plane3_avx2(
+    const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
+    const accy__uk_row_epilogue *ep, int64_t S, const plane3_fn *kFn) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
+  const int64_t R = 8 / S, rows = (R - 1) * S + 3; /* a group's input rows */
   const vclamp8_plan cl = epi_plan(ep);
-  static const plane3_fn kFn[] = {plane3_s1_none, plane3_s1_bias, plane3_s1_relu,
-                                  plane3_s1_relu6, plane3_s1_pass};
   const plane3_fn f = kFn[p3_epi_kind(ep, &cl)];
-  /* The groups [g_lo, g_hi): input rows oy0 - ph .. oy0 - ph + 9 and
-   * output rows oy0 .. oy0 + 7 all in the plane. */
-  int64_t g_lo = (g->ph + 7) / 8 * 8, g_hi = g_lo;
-  while (g_hi + 8 <= g->OH && g_hi - g->ph + 10 <= g->H) g_hi += 8;
+  /* The groups [g_lo, g_hi): input rows S oy0 - ph .. S oy0 - ph + rows - 1
+   * and output rows oy0 .. oy0 + R - 1 all in the plane. */
+  int64_t g_lo = (g->ph + S * R - 1) / (S * R) * R, g_hi = g_lo;
+  while (g_hi + R <= g->OH && S * g_hi - g->ph + rows <= g->H) g_hi += R;
   if (g_hi == g_lo) g_lo = g_hi = g->OH; /* none: every group an edge one */
   for (ptrdiff_t o0 = 0; o0 < OW; o0 += 8) {
-    const ptrdiff_t n = OW - o0 < 8 ? OW - o0 : 8, c0 = o0 - g->pw;
+    /* The block's columns: from c0, used of them (eight outputs read 10 at
+     * stride 1, 17 at stride 2); the masks the bodies load them under. */
+    const ptrdiff_t n = OW - o0 < 8 ? OW - o0 : 8, c0 = S * o0 - g->pw, used = (n - 1) * S + 3;
     __m256i mk[3];
-    for (int kx = 0; kx < 3; kx++) mk[kx] = span8(c0 + kx, n, W);
-    const bool inside = n == 8 && c0 >= 0 && c0 + 2 + 8 <= W;
-    for (int64_t oy0 = 0; oy0 < g_lo; oy0 += 8)
-      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 8, ep, &cl, P3_EDGE);
+    if (S == 1) {
+      for (int kx = 0; kx < 3; kx++) mk[kx] = span8(c0 + kx, n, W);
+    } else {
+      mk[0] = span8(c0, used < 8 ? used : 8, W);
+      mk[1] = span8(c0 + 8, used > 16 ? 8 : used > 8 ? used - 8 : 0, W);
+      mk[2] = span8(c0 + 16, used > 16 ? 1 : 0, W);
+    }
+    const bool inside = n == 8 && c0 >= 0 && c0 + used <= W;
+    for (int64_t oy0 = 0; oy0 < g_lo; oy0 += R)
+      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + R, ep, &cl, P3_EDGE);
     if (g_hi > g_lo)
       f(g, x, w, out, o0, (size_t)n, mk, g_lo, g_hi, ep, &cl, inside ? P3_INSIDE : P3_COLS);
-    for (int64_t oy0 = g_hi; oy0 < g->OH; oy0 += 8)
-      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 8, ep, &cl, P3_EDGE);
+    for (int64_t oy0 = g_hi; oy0 < g->OH; oy0 += R)
+      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + R, ep, &cl, P3_EDGE);
   }
 }
 
-/* 3 x 3 at stride 2: blocks of eight output columns, four rows at a time
- * (plane3_s2_body), the groups whose nine input rows all lie in the plane
- * in one call, the top and bottom groups apart. */
-static void plane3_s2_avx2(const accy__uk_dw_geom *g, const float *x, const float *w, float *out,
-                           const accy__uk_row_epilogue *ep) {
-  const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
-  const vclamp8_plan cl = epi_plan(ep);
-  static const plane3_fn kFn[] = {plane3_s2_none, plane3_s2_bias, plane3_s2_relu,
-                                  plane3_s2_relu6, plane3_s2_pass};
-  const plane3_fn f = kFn[p3_epi_kind(ep, &cl)];
-  /* The groups [g_lo, g_hi): input rows 2 oy0 - ph .. 2 oy0 - ph + 8 and
-   * output rows oy0 .. oy0 + 3 all in the plane. */
-  int64_t g_lo = (g->ph + 7) / 8 * 4, g_hi = g_lo;
-  while (g_hi + 4 <= g->OH && 2 * g_hi - g->ph + 9 <= g->H) g_hi += 4;
-  if (g_hi == g_lo) g_lo = g_hi = g->OH;
-  for (ptrdiff_t o0 = 0; o0 < OW; o0 += 8) {
-    const ptrdiff_t n = OW - o0 < 8 ? OW - o0 : 8, c0 = 2 * o0 - g->pw, used = 2 * n + 1;
-    const __m256i mk[3] = {span8(c0, used < 8 ? used : 8, W),
-                           span8(c0 + 8, used > 16 ? 8 : used > 8 ? used - 8 : 0, W),
-                           span8(c0 + 16, used > 16 ? 1 : 0, W)};
-    const bool inside = n == 8 && c0 >= 0 && c0 + 17 <= W;
-    for (int64_t oy0 = 0; oy0 < g_lo; oy0 += 4)
-      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 4, ep, &cl, P3_EDGE);
-    if (g_hi > g_lo)
-      f(g, x, w, out, o0, (size_t)n, mk, g_lo, g_hi, ep, &cl, inside ? P3_INSIDE : P3_COLS);
-    for (int64_t oy0 = g_hi; oy0 < g->OH; oy0 += 4)
-      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + 4, ep, &cl, P3_EDGE);
-  }
-}
+static const plane3_fn kPlane3S1[] = {plane3_s1_none, plane3_s1_bias, plane3_s1_relu,
+                                      plane3_s1_relu6, plane3_s1_pass};
+static const plane3_fn kPlane3S2[] = {plane3_s2_none, plane3_s2_bias, plane3_s2_relu,
+                                      plane3_s2_relu6, plane3_s2_pass};
 
 void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, const float *w,
                                   float *out, const accy__uk_row_epilogue *ep) {
   const bool k33 = g->KH == 3 && g->KW == 3;
   if (k33 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->W < (INT64_C(1) << 30)) {
-    plane3_s1_avx2(g, x, w, out, ep);
+    plane3_avx2(g, x, w, out, ep, 1, kPlane3S1);
     return;
   }
   if (k33 && g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->W < (INT64_C(1) << 30)) {
-    plane3_s2_avx2(g, x, w, out, ep);
+    plane3_avx2(g, x, w, out, ep, 2, kPlane3S2);
     return;
   }
   if (k33 && g->sw == 1)
