@@ -153,18 +153,24 @@ static void v_divide_f32_x1(size_t n, void *o, const void *x0, const void *x1, c
  * k % 4, the four added as (s0 + s1) + (s2 + s3), their lanes as
  * ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the last n % 8
  * results one by one. */
+static inline __m256 ch_rsub8(__m256 v, __m256 b) { return _mm256_sub_ps(b, v); }
+static inline __m256 ch_rdiv8(__m256 v, __m256 b) { return _mm256_div_ps(b, v); }
+static inline __m256 ch_rsqrt8(__m256 v) {
+  return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(v));
+}
+
 static inline __attribute__((always_inline)) __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
   switch (op) {
     case ACCY__CH_ADD: return _mm256_add_ps(v, b);
     case ACCY__CH_SUB: return _mm256_sub_ps(v, b);
-    case ACCY__CH_RSUB: return _mm256_sub_ps(b, v);
+    case ACCY__CH_RSUB: return ch_rsub8(v, b);
     case ACCY__CH_MUL: return _mm256_mul_ps(v, b);
     case ACCY__CH_DIV: return _mm256_div_ps(v, b);
-    case ACCY__CH_RDIV: return _mm256_div_ps(b, v);
+    case ACCY__CH_RDIV: return ch_rdiv8(v, b);
     case ACCY__CH_NEG: return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f));
     case ACCY__CH_SQRT: return _mm256_sqrt_ps(v);
     case ACCY__CH_SQUARE: return _mm256_mul_ps(v, v);
-    default: return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(v));
+    default: return ch_rsqrt8(v);
   }
 }
 
@@ -207,20 +213,6 @@ static inline __m256 ch_one8(const float *x0, size_t i, const accy__uk_chain_op 
   return v;
 }
 
-static inline __m256 ch_rsub8(__m256 v, __m256 b) { return _mm256_sub_ps(b, v); }
-static inline __m256 ch_rdiv8(__m256 v, __m256 b) { return _mm256_div_ps(b, v); }
-static inline __m256 ch_rsqrt8(__m256 v) {
-  return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(v));
-}
-
-/* The main loop's dispatch code of op k: 2 op + 1 for a binary op with a
- * vector operand, so that one jump per op and block of 64 picks both the
- * op and its operand's kind (a switch per vector and a test of the operand
- * per op cost the light ops half their time in L1). */
-static inline uint8_t ch_code(const accy__uk_chain_op *c) {
-  return (uint8_t)(2 * c->op + (c->op <= ACCY__CH_RDIV && c->p));
-}
-
 #define CH_EIGHT(f)                                                   \
   _Pragma("GCC unroll 8") for (int u = 0; u < 8; u++) v[u] = f(v[u])
 
@@ -230,7 +222,7 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
                    _mm256_setzero_ps()};
   uint8_t code[ACCY__UK_CHAIN_MAX];
   if (n_ops > ACCY__UK_CHAIN_MAX) n_ops = ACCY__UK_CHAIN_MAX;
-  for (uint32_t k = 0; k < n_ops; k++) code[k] = ch_code(&ops[k]);
+  for (uint32_t k = 0; k < n_ops; k++) code[k] = accy__uk_chain_code(&ops[k]);
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     __m256 v[8];

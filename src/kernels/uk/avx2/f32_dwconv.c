@@ -318,19 +318,16 @@ static inline __attribute__((always_inline)) void plane_all(const accy__uk_dw_ge
   }
 }
 
-/* The epilogues the 3 x 3 kernels apply in registers
- * (vclamp8_apply's modes as constants); any other takes row_epi in a
- * second pass over the stored sums (P3_EPI_PASS). */
-enum { P3_EPI_NONE, P3_EPI_BIAS, P3_EPI_BIAS_RELU, P3_EPI_BIAS_RELU6, P3_EPI_PASS };
-
-static int p3_epi_kind(const accy__uk_row_epilogue *ep, const vclamp8_plan *cl) {
-  if (!ep || (!ep->bias && !ep->res && !ep->clamp)) return P3_EPI_NONE;
-  if (!ep->bias || ep->res) return P3_EPI_PASS;
-  if (!ep->clamp) return P3_EPI_BIAS;
-  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_SKIP) return P3_EPI_BIAS_RELU;
-  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_PLAIN) return P3_EPI_BIAS_RELU6;
-  return P3_EPI_PASS;
-}
+/* The epilogues the 3 x 3 kernels apply in registers are uk.h's
+ * ACCY__UK_DWE_* kinds (vclamp8_apply's modes as constants); any other
+ * (OTHER) takes row_epi in a second pass over the stored sums. */
+enum {
+  P3_EPI_NONE = ACCY__UK_DWE_NONE,
+  P3_EPI_BIAS = ACCY__UK_DWE_BIAS,
+  P3_EPI_BIAS_RELU = ACCY__UK_DWE_BIAS_RELU,
+  P3_EPI_BIAS_RELU6 = ACCY__UK_DWE_BIAS_RELU6,
+  P3_EPI_PASS = ACCY__UK_DWE_OTHER
+};
 
 /* How a block of columns and a group of rows lie in the plane: all taps
  * inside (plain loads and stores), some columns outside (masked loads, the
@@ -548,7 +545,7 @@ static inline __attribute__((always_inline)) void plane3_avx2(
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW;
   const int64_t R = 8 / S, rows = (R - 1) * S + 3; /* a group's input rows */
   const vclamp8_plan cl = epi_plan(ep);
-  const plane3_fn f = kFn[p3_epi_kind(ep, &cl)];
+  const plane3_fn f = kFn[accy__uk_dw_epi_kind(ep)];
   /* The groups [g_lo, g_hi): input rows S oy0 - ph .. S oy0 - ph + rows - 1
    * and output rows oy0 .. oy0 + R - 1 all in the plane. */
   int64_t g_lo = (g->ph + S * R - 1) / (S * R) * R, g_hi = g_lo;
@@ -576,9 +573,9 @@ static inline __attribute__((always_inline)) void plane3_avx2(
   }
 }
 
-static const plane3_fn kPlane3S1[] = {plane3_s1_none, plane3_s1_bias, plane3_s1_relu,
+static const plane3_fn kPlane3S1[ACCY__UK_DWE_COUNT] = {plane3_s1_none, plane3_s1_bias, plane3_s1_relu,
                                       plane3_s1_relu6, plane3_s1_pass};
-static const plane3_fn kPlane3S2[] = {plane3_s2_none, plane3_s2_bias, plane3_s2_relu,
+static const plane3_fn kPlane3S2[ACCY__UK_DWE_COUNT] = {plane3_s2_none, plane3_s2_bias, plane3_s2_relu,
                                       plane3_s2_relu6, plane3_s2_pass};
 
 void accy__f32_dwconv_plane__avx2(const accy__uk_dw_geom *g, const float *x, const float *w,

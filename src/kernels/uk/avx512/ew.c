@@ -191,18 +191,22 @@ static void v_divide16_f32_x1(size_t n, void *o, const void *x0, const void *x1,
  * vectors of sixteen, s0 | s1 taking the results 32i .. 32i + 15 and
  * s2 | s3 the results 32i + 16 .. 32i + 31, a tail vector only its full
  * halves; the last n % 8 results are added one by one. */
+static inline __m512 ch_rsub16(__m512 v, __m512 b) { return _mm512_sub_ps(b, v); }
+static inline __m512 ch_rdiv16(__m512 v, __m512 b) { return _mm512_div_ps(b, v); }
+static inline __m512 ch_rsqrt16(__m512 v) { return _mm512_div_ps(V16(1.0f), _mm512_sqrt_ps(v)); }
+
 static inline __attribute__((always_inline)) __m512 ch_op16(uint8_t op, __m512 v, __m512 b) {
   switch (op) {
     case ACCY__CH_ADD: return _mm512_add_ps(v, b);
     case ACCY__CH_SUB: return _mm512_sub_ps(v, b);
-    case ACCY__CH_RSUB: return _mm512_sub_ps(b, v);
+    case ACCY__CH_RSUB: return ch_rsub16(v, b);
     case ACCY__CH_MUL: return _mm512_mul_ps(v, b);
     case ACCY__CH_DIV: return _mm512_div_ps(v, b);
-    case ACCY__CH_RDIV: return _mm512_div_ps(b, v);
+    case ACCY__CH_RDIV: return ch_rdiv16(v, b);
     case ACCY__CH_NEG: return _mm512_xor_ps(v, V16(-0.0f));
     case ACCY__CH_SQRT: return _mm512_sqrt_ps(v);
     case ACCY__CH_SQUARE: return _mm512_mul_ps(v, v);
-    default: return _mm512_div_ps(V16(1.0f), _mm512_sqrt_ps(v));
+    default: return ch_rsqrt16(v);
   }
 }
 
@@ -237,19 +241,6 @@ static __attribute__((noinline)) void ch_heavy16(uint8_t op, __m512 *v, int n) {
 
 #define CH_FOUR(f) (v0 = f(v0), v1 = f(v1), v2 = f(v2), v3 = f(v3))
 
-static inline __m512 ch_rsub16(__m512 v, __m512 b) { return _mm512_sub_ps(b, v); }
-static inline __m512 ch_rdiv16(__m512 v, __m512 b) { return _mm512_div_ps(b, v); }
-static inline __m512 ch_rsqrt16(__m512 v) { return _mm512_div_ps(V16(1.0f), _mm512_sqrt_ps(v)); }
-
-/* The main loop's dispatch code of op k: 2 op + 1 for a binary op with a
- * vector operand, so that one jump per op and block of 64 picks both the
- * op and its operand's kind (a switch per vector and a test of the operand
- * per op cost the light ops half their time in L1: a chain of multiply,
- * add, negate and multiply 2.2 -> 1.1 ns per sixteen elements). */
-static inline uint8_t ch_code(const accy__uk_chain_op *c) {
-  return (uint8_t)(2 * c->op + (c->op <= ACCY__CH_RDIV && c->p));
-}
-
 /* Flattened: every op's code inline in the one loop (log's excepted, which
  * is noinline), where GCC's inliner left the polynomials as calls once the
  * ops had a case each (tanh's chain 4.8 -> 5.6 ns per sixteen). */
@@ -259,7 +250,7 @@ __attribute__((flatten)) void accy__f32_chain__avx512(size_t n, float *o, const 
   __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
   uint8_t code[ACCY__UK_CHAIN_MAX];
   if (n_ops > ACCY__UK_CHAIN_MAX) n_ops = ACCY__UK_CHAIN_MAX;
-  for (uint32_t k = 0; k < n_ops; k++) code[k] = ch_code(&ops[k]);
+  for (uint32_t k = 0; k < n_ops; k++) code[k] = accy__uk_chain_code(&ops[k]);
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     __m512 v0 = _mm512_loadu_ps(x0 + i), v1 = _mm512_loadu_ps(x0 + i + 16);

@@ -284,20 +284,17 @@ ACCY_INLINE void plane3_cols_init(plane3_cols *c, const accy__uk_dw_geom *g,
   c->cl = epi_plan(ep);
 }
 
-/* The epilogues plane3_rows applies with their parts as constants (bias;
- * bias and ReLU; bias and ReLU6: vclamp16_apply's modes fixed); any other
- * tests its parts per row (P3_EPI_ANY). On the AVX2 level's model
+/* The epilogues plane3_rows applies with their parts as constants are
+ * uk.h's ACCY__UK_DWE_* kinds (vclamp16_apply's modes fixed); none and any
+ * other test their parts per row (P3_EPI_ANY). On the AVX2 level's model
  * (avx2/f32_dwconv.c); 144 x 56 x 56 in L1 spent 15% of its time in the
  * tested epilogue. */
-enum { P3_EPI_ANY, P3_EPI_BIAS, P3_EPI_BIAS_RELU, P3_EPI_BIAS_RELU6 };
-
-static int p3_epi_kind(const accy__uk_row_epilogue *ep, const vclamp16_plan *cl) {
-  if (!ep || !ep->bias || ep->res) return P3_EPI_ANY;
-  if (!ep->clamp) return P3_EPI_BIAS;
-  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_SKIP) return P3_EPI_BIAS_RELU;
-  if (cl->lo == ACCY__UK_CL_PZERO && cl->hi == ACCY__UK_CL_PLAIN) return P3_EPI_BIAS_RELU6;
-  return P3_EPI_ANY;
-}
+enum {
+  P3_EPI_ANY = ACCY__UK_DWE_OTHER,
+  P3_EPI_BIAS = ACCY__UK_DWE_BIAS,
+  P3_EPI_BIAS_RELU = ACCY__UK_DWE_BIAS_RELU,
+  P3_EPI_BIAS_RELU6 = ACCY__UK_DWE_BIAS_RELU6
+};
 
 /* 3 x 3 taps at stride SW (1 or 2) without dilation (most depthwise
  * layers): output rows oy0 .. oy0 + R (R <= 8 chains; SW and R constants
@@ -474,13 +471,15 @@ typedef void (*plane3_fn)(const accy__uk_dw_geom *g, const float *x, const float
 void accy__f32_dwconv_plane__avx512(const accy__uk_dw_geom *g, const float *x, const float *w,
                                     float *out, const accy__uk_row_epilogue *ep) {
   if (g->KH == 3 && g->KW == 3 && g->sh == g->sw && g->sh <= 2 && g->dh == 1 && g->dw == 1) {
-    static const plane3_fn kS1[] = {plane3_s1_any, plane3_s1_bias, plane3_s1_relu,
-                                    plane3_s1_relu6};
-    static const plane3_fn kS2[] = {plane3_s2_any, plane3_s2_bias, plane3_s2_relu,
-                                    plane3_s2_relu6};
-    const vclamp16_plan cl = epi_plan(ep);
-    const int kind = p3_epi_kind(ep, &cl);
-    (g->sh == 1 ? kS1 : kS2)[kind](g, x, w, out, ep);
+    static const plane3_fn kS1[ACCY__UK_DWE_COUNT] = {
+        [ACCY__UK_DWE_NONE] = plane3_s1_any, [ACCY__UK_DWE_BIAS] = plane3_s1_bias,
+        [ACCY__UK_DWE_BIAS_RELU] = plane3_s1_relu, [ACCY__UK_DWE_BIAS_RELU6] = plane3_s1_relu6,
+        [ACCY__UK_DWE_OTHER] = plane3_s1_any};
+    static const plane3_fn kS2[ACCY__UK_DWE_COUNT] = {
+        [ACCY__UK_DWE_NONE] = plane3_s2_any, [ACCY__UK_DWE_BIAS] = plane3_s2_bias,
+        [ACCY__UK_DWE_BIAS_RELU] = plane3_s2_relu, [ACCY__UK_DWE_BIAS_RELU6] = plane3_s2_relu6,
+        [ACCY__UK_DWE_OTHER] = plane3_s2_any};
+    (g->sh == 1 ? kS1 : kS2)[accy__uk_dw_epi_kind(ep)](g, x, w, out, ep);
     return;
   }
   /* Rows of at most eight outputs fill half a vector here; the AVX2
