@@ -903,6 +903,16 @@ static const window_case kWindowCases[] = {
     {4, {1, 3, 7, 37}, {1, 1, 3, 3}, {1, 1, 2, 2}, {0, 0, 1, 1}, {0, 0, 1, 1}, {1, 1, 1, 1},
      {1, 1, 1, 1}},
     {3, {2, 6, 40}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}},
+    /* 3x3 stride 2 windows inside the rows (the level's rows-at-a-time
+     * kernel where it has one): several planes of odd sizes; rows wider
+     * than one 56-output strip; padding along y only, so that the first
+     * and last output rows have partial windows and the rows between
+     * whole ones */
+    {4, {2, 5, 23, 39}, {1, 1, 3, 3}, {1, 1, 2, 2}, {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 1, 1, 1},
+     {1, 1, 1, 1}},
+    {3, {3, 13, 241}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}},
+    {4, {1, 2, 9, 33}, {1, 1, 3, 3}, {1, 1, 2, 2}, {0, 0, 1, 0}, {0, 0, 1, 0}, {1, 1, 1, 1},
+     {1, 1, 1, 1}},
     /* stride 1 with window dilation and padding wider than the window */
     {3, {2, 5, 29}, {1, 3, 3}, {1, 1, 1}, {0, 2, 4}, {0, 1, 4}, {1, 1, 1}, {1, 2, 2}},
     /* stride 3, no interior at all (the window is wider than the row) */

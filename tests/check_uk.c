@@ -1424,6 +1424,105 @@ START_TEST(test_pool_row_nan_at_each_tap) {
 }
 END_TEST
 
+/* pool3s2_rows (the levels that have it): every output of every row is the
+ * fold of scalar.h's rule over its 3 x 3 window at stride 2, bit for bit
+ * (NaN payloads, signed zeros and infinities included), for rows of one
+ * vector's columns to several 56-output strips, one to five output rows
+ * (each input row between two output rows is shared), NaNs anywhere
+ * (alone: in the carried row, the middle row or the next one); nothing is
+ * written past a row's n outputs, and nothing past the last tap is read
+ * (an exactly sized copy, for AddressSanitizer). */
+START_TEST(test_pool3s2_rows_fold_each_window) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 83);
+  enum { RS = 260, MAXR = 5, ORS = 136 };
+  static const size_t kLens[] = {1, 5, 7, 8, 13, 15, 16, 17, 27, 31, 32, 48, 55, 56, 57, 63, 64, 112, 113, 128};
+  static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, -NAN, INFINITY, -INFINITY};
+  static const float num[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY};
+  static float x[RS * (2 * MAXR + 1)], want[MAXR * ORS], got[MAXR * ORS];
+  long checked = 0, skipped = 0;
+  for (int l = 0; l < nl; l++) {
+    if (!ts[l]->f32_pool3s2_rows) {
+      skipped++;
+      continue;
+    }
+    for (int kind = ACCY_REDUCE_MAX; kind <= ACCY_REDUCE_MIN; kind++)
+      for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
+        for (size_t rows = 1; rows <= MAXR; rows += 2)
+          for (int rep = 0; rep < 8; rep++) {
+            const size_t n = kLens[li], in_rows = 2 * rows + 1, cols = 2 * n + 1;
+            const size_t len = (in_rows - 1) * RS + cols;
+            tu_fill_random(&r, ACCY_DTYPE_F32, x, RS * in_rows, false, 0);
+            const int data = rep % 8;
+            if (data == 1)
+              for (size_t i = 0; i < len; i += 3) x[i] = sp[(i / 3) % 8];
+            if (data == 2) /* special values only */
+              for (size_t i = 0; i < len; i++) x[i] = sp[(i * 5 + i / 7) % 8];
+            if (data == 3) /* numbers only: signed zeros, infinities, equal values */
+              for (size_t i = 0; i < len; i++) x[i] = num[(i * 5 + i / 7) % 6];
+            if (data == 4) /* zeros of both signs where they decide max (min) */
+              for (size_t i = 0; i < len; i++) {
+                const uint32_t u = (uint32_t)tu_rng_next(&r) % 3;
+                x[i] = u == 2 ? (kind == ACCY_REDUCE_MIN ? 1.0f : -1.0f) : u ? -0.0f : 0.0f;
+              }
+            if (data == 5) /* NaNs of distinct payloads, some two to a window */
+              for (size_t i = 0; i < len; i += 41) {
+                const uint32_t bits = (i % 2 ? 0xffc00000u : 0x7fc00000u) | (uint32_t)(i + 1);
+                memcpy(&x[i], &bits, sizeof bits);
+                const size_t j = i % 3 == 0 ? i + 1 : i % 3 == 1 ? i + RS : 0;
+                if (j && j < len) {
+                  const uint32_t b2 = (bits ^ 0x80000000u) + 2u;
+                  memcpy(&x[j], &b2, sizeof b2);
+                }
+              }
+            if (data >= 6) { /* one NaN: in a shared row (even) or a middle one (odd) */
+              const size_t row = (size_t)(tu_rng_next(&r) % in_rows);
+              const size_t col = (size_t)(tu_rng_next(&r) % cols);
+              const uint32_t bits = 0x7fc00000u | (uint32_t)(row * 1000 + col + 1);
+              memcpy(&x[row * RS + col], &bits, sizeof bits);
+            }
+            for (size_t o = 0; o < rows; o++)
+              for (size_t i = 0; i < n; i++) {
+                float a = kind == ACCY_REDUCE_MAX ? -INFINITY : INFINITY;
+                for (size_t ky = 0; ky < 3; ky++)
+                  for (size_t kx = 0; kx < 3; kx++)
+                    a = accy__fold_kind_f32(a, x[(2 * o + ky) * RS + kx + 2 * i], kind);
+                want[o * ORS + i] = a;
+              }
+            for (size_t i = 0; i < MAXR * ORS; i++) got[i] = 12345.0f;
+            ts[l]->f32_pool3s2_rows(rows, n, x, RS, kind == ACCY_REDUCE_MAX, got, ORS);
+            for (size_t o = 0; o < rows; o++) {
+              ck_assert_msg(memcmp(&want[o * ORS], &got[o * ORS], n * sizeof(float)) == 0,
+                            "%s: pool3s2_rows kind %d n %zu rows %zu rep %d: row %zu differs "
+                            "from the fold",
+                            accy__isa_name(ts[l]->isa), kind, n, rows, rep, o);
+              for (size_t i = n; i < ORS; i++)
+                ck_assert_msg(got[o * ORS + i] == 12345.0f,
+                              "%s: pool3s2_rows wrote past row %zu's %zu outputs",
+                              accy__isa_name(ts[l]->isa), o, n);
+            }
+            if (data == 0) {
+              float *exact = malloc(len * sizeof(float));
+              ck_assert_ptr_nonnull(exact);
+              memcpy(exact, x, len * sizeof(float));
+              ts[l]->f32_pool3s2_rows(rows, n, exact, RS, kind == ACCY_REDUCE_MAX, got, ORS);
+              free(exact);
+              for (size_t o = 0; o < rows; o++)
+                ck_assert_msg(memcmp(&want[o * ORS], &got[o * ORS], n * sizeof(float)) == 0,
+                              "%s: pool3s2_rows on an exact copy differs",
+                              accy__isa_name(ts[l]->isa));
+            }
+            checked++;
+          }
+  }
+  if (skipped) fprintf(stderr, "pool3s2_rows: %ld level(s) without the kernel skipped\n", skipped);
+  ck_assert_int_ge(checked + skipped, 1);
+  if (nl > skipped) ck_assert_int_ge(checked, 900);
+}
+END_TEST
+
 /* reduce_rows: product, max and min give every level the portable bits
  * (NaN payloads and the sign of zero included); a sum is within the reduce
  * bound, len * 2^-24 * sum |x|, of the exact sum, and equal to portable's
@@ -2463,6 +2562,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_dwconv_lanes_give_the_plane_bits);
   tcase_add_test(tc, test_pool_row_folds_each_window_in_order);
   tcase_add_test(tc, test_pool_row_nan_at_each_tap);
+  tcase_add_test(tc, test_pool3s2_rows_fold_each_window);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -851,9 +851,13 @@ static void window_axis(int64_t d, int64_t win, int64_t s, int64_t pl, int64_t b
  * agree. For the outputs whose window lies wholly inside the row (the
  * interior [x_lo, x_hi)) one microkernel call (f32_pool_row) folds every
  * tap of every window in registers; the few edge outputs fold their real
- * taps one by one. */
+ * taps one by one. Max and min pools of 3 x 3 windows at stride 2 whose
+ * windows lie wholly inside the rows (SqueezeNet's) run a tile's rows of a
+ * plane in one call where the level has f32_pool3s2_rows: the same
+ * answers, each input row loaded once instead of once per window row. */
 typedef struct pool_params {
   accy__uk_f32_pool_row_fn row;
+  accy__uk_f32_pool3s2_rows_fn rows3; /* NULL: one row per call */
   int kind;
   float ident;
   int64_t oh, ow;          /* output extent of the last two axes */
@@ -877,6 +881,16 @@ static void pool_rows_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
     float *row = out + it * (uint64_t)ow;
     const win_entry ey = pp->ty[oy];
     const float *src = in + plane * (uint64_t)(pp->ih * iw) + ey.first * iw;
+    if (pp->rows3 && ey.count == 3) {
+      /* The run of this plane's rows in the tile with whole windows (at
+       * stride 2 their first rows are two apart). */
+      int64_t n = 1;
+      while (it + (uint64_t)n < end && oy + n < pp->oh && pp->ty[oy + n].count == 3) n++;
+      pp->rows3((size_t)n, (size_t)ow, src, (ptrdiff_t)iw, pp->kind == ACCY_REDUCE_MAX, row,
+                (ptrdiff_t)ow);
+      it += (uint64_t)n - 1;
+      continue;
+    }
     /* The interior: every tap of each window in one call, in registers. */
     if (x_hi > x_lo)
       pp->row((size_t)(x_hi - x_lo), src + x_lo * sx - pp->plx, (ptrdiff_t)(pp->dy * iw),
@@ -942,6 +956,12 @@ static accy_status try_pool_rows(const accy__type *xt, int64_t kind, const int64
     pp->x_lo = lo;
     pp->x_hi = hi;
   }
+  /* Windows 3 x 3 at stride 2, all inside the rows (x_lo = 0, x_hi = ow:
+   * no padding along x either). */
+  if ((kind == ACCY_REDUCE_MAX || kind == ACCY_REDUCE_MIN) && win[x] == 3 && win[y] == 3 &&
+      stride[x] == 2 && stride[y] == 2 && wd[x] == 1 && wd[y] == 1 && pp->x_lo == 0 &&
+      pp->x_hi == pp->ow && pp->ow > 0)
+    pp->rows3 = accy__uk_get()->f32_pool3s2_rows;
   k->params = pp;
   k->run = pool_rows_f32;
   k->n_items = k->n_items / (uint64_t)pp->ow;

@@ -73,6 +73,7 @@ static const accy__uk kAvx512 = {
     .f32_dwconv_lanes_n = 16,
     .f32_epilogue = accy__f32_epilogue__avx512,
     .f32_pool_row = accy__f32_pool_row__avx512,
+    .f32_pool3s2_rows = accy__f32_pool3s2_rows__avx512,
     .f32_reduce_rows = accy__f32_reduce_rows__avx512,
     .ew = {accy__ew_map__avx512, accy__ew_compare__avx512, accy__ew_convert__avx512,
            accy__ew_select__avx512, accy__ew_map_x1__avx512},

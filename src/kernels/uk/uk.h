@@ -342,6 +342,17 @@ typedef void (*accy__uk_f32_pool_row_fn)(size_t n, const float *x, ptrdiff_t x_r
                                          size_t kw, ptrdiff_t dx, ptrdiff_t sx, float ident,
                                          int kind, float *out);
 
+/* Rows of 3 x 3 windows at stride 2 in both axes, every tap real data:
+ * output row r (< rows), column i (< n) is the max (is_max) or min fold of
+ * x[(2r + ky) * x_rs + 2i + kx], stored at out[r * o_rs + i]. Each output
+ * has the bits f32_pool_row gives it (kh = kw = 3, dx = 1, sx = 2); the
+ * rows share the input row between them (row 2r + 2 is both the last of r
+ * and the first of r + 1). Reads nothing past the last tap an output
+ * uses. NULL at a level that has none. */
+typedef void (*accy__uk_f32_pool3s2_rows_fn)(size_t rows, size_t n, const float *x,
+                                             ptrdiff_t x_rs, bool is_max, float *out,
+                                             ptrdiff_t o_rs);
+
 /* out[j] = the fold of |kind| over row j (len floats at x + j * rs) from
  * the kind's identity, for j < rows (a NaN sum or product stored as the
  * default quiet NaN, src/kernels/scalar.h). A row's result depends on its
@@ -562,6 +573,7 @@ typedef struct accy__uk {
   uint32_t f32_dwconv_lanes_n;                   /* its channels per call */
   accy__uk_f32_epilogue_fn f32_epilogue;
   accy__uk_f32_pool_row_fn f32_pool_row;
+  accy__uk_f32_pool3s2_rows_fn f32_pool3s2_rows; /* or NULL */
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
   accy__uk_ew ew;
   accy__uk_f32_chain_fn f32_chain; /* or NULL */
@@ -656,6 +668,8 @@ void accy__f32_pool_row__portable(size_t n, const float *x, ptrdiff_t x_rs, size
                                   ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
 void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                               ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
+void accy__f32_pool3s2_rows__avx512(size_t rows, size_t n, const float *x, ptrdiff_t x_rs,
+                                    bool is_max, float *out, ptrdiff_t o_rs);
 void accy__f32_pool_row__avx512(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                 ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
 void accy__f32_dwconv_row__portable(size_t ow, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,

@@ -283,6 +283,93 @@ void accy__f32_pool_row__avx512(size_t n, const float *x, ptrdiff_t x_rs, size_t
 #undef POOL_ROW
 }
 
+/* ---- 3 x 3 windows at stride 2, rows at a time (uk.h: f32_pool3s2_rows) ----
+ * A strip of at most 56 outputs a row (113 input columns, NV <= 8
+ * vectors): each output row folds its three input rows column by column
+ * (the last of them carried to the next output row, so each input row is
+ * loaded and tested for NaNs once), then takes each output's three taps as
+ * the even, odd and next-even columns of the folded row (pool16_3x3s2's
+ * folds, so the same answer over numbers). A row with a NaN among its
+ * strip's taps goes to the AVX2 level's exact fold, as in pool_blocks. */
+#define P3S2_STRIP 56u
+
+static inline __attribute__((always_inline)) void
+pool3s2_strip(size_t rows, size_t m, const float *x, ptrdiff_t x_rs, bool is_max, float *out,
+              ptrdiff_t o_rs, const size_t NV) {
+#define POOL_R(A, B) (is_max ? _mm512_range_ps((A), (B), 5) : _mm512_range_ps((A), (B), 4))
+  const size_t cols = 2 * m + 1;
+  const __mmask16 last = vm_lanes16(cols - 16 * (NV - 1));
+  __m512 c[8];
+  __mmask16 c_nan = 0;
+  for (size_t v = 0; v < NV; v++) {
+    c[v] = _mm512_maskz_loadu_ps(v + 1 < NV ? 0xffffu : last, x + 16 * v);
+    c_nan |= _mm512_cmp_ps_mask(c[v], c[v], _CMP_UNORD_Q);
+  }
+  for (size_t r = 0; r < rows; r++) {
+    const float *r1 = x + (ptrdiff_t)(2 * r + 1) * x_rs, *r2 = r1 + x_rs;
+    __m512 f[8];
+    __mmask16 nan = c_nan, n2 = 0;
+    for (size_t v = 0; v < NV; v++) {
+      const __mmask16 mv = v + 1 < NV ? 0xffffu : last;
+      const __m512 l1 = _mm512_maskz_loadu_ps(mv, r1 + 16 * v);
+      const __m512 l2 = _mm512_maskz_loadu_ps(mv, r2 + 16 * v);
+      nan |= _mm512_cmp_ps_mask(l1, l1, _CMP_UNORD_Q);
+      n2 |= _mm512_cmp_ps_mask(l2, l2, _CMP_UNORD_Q);
+      f[v] = POOL_R(POOL_R(c[v], l1), l2);
+      c[v] = l2;
+    }
+    nan |= n2;
+    c_nan = n2;
+    float *o = out + (ptrdiff_t)r * o_rs;
+    if (nan) {
+      accy__f32_pool_row__avx2(m, x + (ptrdiff_t)(2 * r) * x_rs, x_rs, 3, 3, 1, 2,
+                               is_max ? -INFINITY : INFINITY,
+                               is_max ? ACCY_REDUCE_MAX : ACCY_REDUCE_MIN, o);
+      continue;
+    }
+    /* Block b's sixteen outputs read folded columns 32b .. 32b + 32. */
+    for (size_t b = 0; 16 * b < m; b++) {
+      const __m512 lo = f[2 * b];
+      const __m512 hi = 2 * b + 1 < NV ? f[2 * b + 1] : _mm512_setzero_ps();
+      const __m512 ex = 2 * b + 2 < NV ? f[2 * b + 2] : _mm512_setzero_ps();
+      __m512 t[3];
+      vm_taps3_s2(lo, hi, ex, t);
+      const __m512 y = POOL_R(POOL_R(t[0], t[1]), t[2]);
+      if (16 * b + 16 <= m)
+        _mm512_storeu_ps(o + 16 * b, y);
+      else
+        _mm512_mask_storeu_ps(o + 16 * b, vm_lanes16(m - 16 * b), y);
+    }
+  }
+#undef POOL_R
+}
+
+#define P3S2_CASES(MX)                                                               \
+  switch ((2 * m + 1 + 15) / 16) {                                                   \
+    case 1: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 1); break;                \
+    case 2: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 2); break;                \
+    case 3: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 3); break;                \
+    case 4: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 4); break;                \
+    case 5: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 5); break;                \
+    case 6: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 6); break;                \
+    case 7: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 7); break;                \
+    default: pool3s2_strip(rows, m, xs, x_rs, MX, os, o_rs, 8); break;               \
+  }
+
+void accy__f32_pool3s2_rows__avx512(size_t rows, size_t n, const float *x, ptrdiff_t x_rs,
+                                    bool is_max, float *out, ptrdiff_t o_rs) {
+  for (size_t i0 = 0; i0 < n; i0 += P3S2_STRIP) {
+    const size_t m = n - i0 < P3S2_STRIP ? n - i0 : P3S2_STRIP;
+    const float *xs = x + 2 * i0;
+    float *os = out + i0;
+    if (is_max) {
+      P3S2_CASES(true)
+    } else {
+      P3S2_CASES(false)
+    }
+  }
+}
+
 /* accy__f32_reduce_rows (uk.h) at this level: max and min over rows in
  * sixteen lanes, the rest the AVX2 level's kernel. Over numbers the folds
  * have one answer whatever the order, except a zero (the sign of a zero
