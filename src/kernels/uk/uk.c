@@ -38,6 +38,7 @@ static const accy__uk kAvx2 = {
     .f32_dwconv_lanes_n = 8,
     .f32_epilogue = accy__f32_epilogue__avx2,
     .f32_pool_row = accy__f32_pool_row__avx2,
+    .f32_pool3s2_rows = accy__f32_pool3s2_rows__avx2,
     .f32_reduce_rows = accy__f32_reduce_rows__avx2,
     .ew = {accy__ew_map__avx2, accy__ew_compare__avx2, accy__ew_convert__avx2,
            accy__ew_select__avx2, accy__ew_map_x1__avx2},

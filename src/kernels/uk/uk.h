@@ -666,6 +666,8 @@ void accy__f32_epilogue__avx512(size_t n, float *dst, const float *src, const fl
                                 size_t bstride, const float *res, bool clamp, float lo, float hi);
 void accy__f32_pool_row__portable(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                                   ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
+void accy__f32_pool3s2_rows__avx2(size_t rows, size_t n, const float *x, ptrdiff_t x_rs,
+                                  bool is_max, float *out, ptrdiff_t o_rs);
 void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t kh, size_t kw,
                               ptrdiff_t dx, ptrdiff_t sx, float ident, int kind, float *out);
 void accy__f32_pool3s2_rows__avx512(size_t rows, size_t n, const float *x, ptrdiff_t x_rs,

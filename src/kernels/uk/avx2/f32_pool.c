@@ -145,6 +145,109 @@ static inline __attribute__((always_inline)) bool pool8_3s2(const float *x, ptrd
   return true;
 }
 
+/* ---- 3 x 3 windows at stride 2, rows at a time (uk.h: f32_pool3s2_rows) ----
+ * A strip of at most sixteen outputs a row (33 input columns: four vectors
+ * and the 33rd column): each output row folds the order keys of its three
+ * input rows column by column (the last row's keys carried to the next
+ * output row, so each input row is loaded, keyed and tested for NaNs once),
+ * then takes each output's three taps as the even, odd and next-even
+ * columns of the folded keys (pool8_3s2's steps, so the same answer over
+ * numbers). A row with a NaN among its strip's taps folds exactly through
+ * accy__f32_pool_row__avx2. FULL: sixteen outputs, every load whole. */
+static inline __attribute__((always_inline)) void
+pool3s2_strip8(size_t rows, size_t m, const float *x, ptrdiff_t x_rs, bool mx, float *out,
+               ptrdiff_t o_rs, bool FULL) {
+  const size_t cols = 2 * m + 1;
+  __m256i mask[4];
+  for (int v = 0; v < 4; v++) {
+    const ptrdiff_t left = (ptrdiff_t)cols - 8 * v;
+    mask[v] = FULL ? _mm256_set1_epi32(-1)
+                   : _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 0 ? 0 : left)),
+                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  const bool ext = cols > 32; /* the 33rd column (FULL only) */
+#define P8_LOAD(P, V) (FULL ? _mm256_loadu_ps((P) + 8 * (V)) : _mm256_maskload_ps((P) + 8 * (V), mask[V]))
+#define P8_KEY(F) key8(_mm256_castps_si256(F))
+#define P8_FOLD(A, B) (mx ? _mm256_max_epi32((A), (B)) : _mm256_min_epi32((A), (B)))
+  __m256i c0, c1, c2, c3, cx;
+  __m256 bad;
+  {
+    const __m256 l0 = P8_LOAD(x, 0), l1 = P8_LOAD(x, 1), l2 = P8_LOAD(x, 2), l3 = P8_LOAD(x, 3);
+    const __m256 lx = ext ? _mm256_broadcast_ss(x + 32) : _mm256_setzero_ps();
+    bad = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(l0, l1, _CMP_UNORD_Q),
+                                    _mm256_cmp_ps(l2, l3, _CMP_UNORD_Q)),
+                       _mm256_cmp_ps(lx, lx, _CMP_UNORD_Q));
+    c0 = P8_KEY(l0), c1 = P8_KEY(l1), c2 = P8_KEY(l2), c3 = P8_KEY(l3), cx = P8_KEY(lx);
+  }
+  for (size_t r = 0; r < rows; r++) {
+    const float *r1 = x + (ptrdiff_t)(2 * r + 1) * x_rs, *r2 = r1 + x_rs;
+    const __m256 a0 = P8_LOAD(r1, 0), a1 = P8_LOAD(r1, 1), a2 = P8_LOAD(r1, 2), a3 = P8_LOAD(r1, 3);
+    const __m256 ax = ext ? _mm256_broadcast_ss(r1 + 32) : _mm256_setzero_ps();
+    const __m256 b0 = P8_LOAD(r2, 0), b1 = P8_LOAD(r2, 1), b2 = P8_LOAD(r2, 2), b3 = P8_LOAD(r2, 3);
+    const __m256 bx = ext ? _mm256_broadcast_ss(r2 + 32) : _mm256_setzero_ps();
+    const __m256 bad2 = _mm256_or_ps(
+        _mm256_or_ps(_mm256_cmp_ps(b0, b1, _CMP_UNORD_Q), _mm256_cmp_ps(b2, b3, _CMP_UNORD_Q)),
+        _mm256_cmp_ps(bx, bx, _CMP_UNORD_Q));
+    const __m256 bad1 = _mm256_or_ps(
+        _mm256_or_ps(_mm256_cmp_ps(a0, a1, _CMP_UNORD_Q), _mm256_cmp_ps(a2, a3, _CMP_UNORD_Q)),
+        _mm256_cmp_ps(ax, ax, _CMP_UNORD_Q));
+    const __m256 any = _mm256_or_ps(_mm256_or_ps(bad, bad1), bad2);
+    const __m256i k0 = P8_KEY(b0), k1 = P8_KEY(b1), k2 = P8_KEY(b2), k3 = P8_KEY(b3),
+                  kx = P8_KEY(bx);
+    const __m256i f0 = P8_FOLD(P8_FOLD(c0, P8_KEY(a0)), k0);
+    const __m256i f1 = P8_FOLD(P8_FOLD(c1, P8_KEY(a1)), k1);
+    const __m256i f2 = P8_FOLD(P8_FOLD(c2, P8_KEY(a2)), k2);
+    const __m256i f3 = P8_FOLD(P8_FOLD(c3, P8_KEY(a3)), k3);
+    const __m256i fx = P8_FOLD(P8_FOLD(cx, P8_KEY(ax)), kx);
+    c0 = k0, c1 = k1, c2 = k2, c3 = k3, cx = kx, bad = bad2;
+    float *o = out + (ptrdiff_t)r * o_rs;
+    if (!_mm256_testz_ps(any, any)) {
+      accy__f32_pool_row__avx2(m, x + (ptrdiff_t)(2 * r) * x_rs, x_rs, 3, 3, 1, 2,
+                               mx ? -INFINITY : INFINITY, mx ? ACCY_REDUCE_MAX : ACCY_REDUCE_MIN,
+                               o);
+      continue;
+    }
+    /* Block 0 reads folded columns 0 .. 16 (f0, f1, f2's first), block 1
+     * columns 16 .. 32 (f2, f3, the 33rd). */
+    for (int blk = 0; blk < 2 && (size_t)(8 * blk) < m; blk++) {
+      const __m256 a = _mm256_castsi256_ps(blk ? f2 : f0), b = _mm256_castsi256_ps(blk ? f3 : f1);
+      const __m256i nx = blk ? fx : f2;
+      const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+      const __m256 od = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+      const __m256i even = _mm256_castpd_si256(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8));
+      const __m256i odd = _mm256_castpd_si256(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xd8));
+      __m256i next = _mm256_permutevar8x32_epi32(even, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7));
+      /* lane 7's third tap: column 16 of the block (lane 0 of nx) */
+      next = _mm256_blend_epi32(next, _mm256_permutevar8x32_epi32(nx, _mm256_setzero_si256()), 0x80);
+      const __m256 y = _mm256_castsi256_ps(key8(P8_FOLD(P8_FOLD(even, odd), next)));
+      if (FULL)
+        _mm256_storeu_ps(o + 8 * blk, y);
+      else
+        vm_store_first8(o + 8 * blk, y, m - 8 * (size_t)blk);
+    }
+  }
+#undef P8_LOAD
+#undef P8_KEY
+#undef P8_FOLD
+}
+
+void accy__f32_pool3s2_rows__avx2(size_t rows, size_t n, const float *x, ptrdiff_t x_rs,
+                                  bool is_max, float *out, ptrdiff_t o_rs) {
+  size_t i0 = 0;
+  for (; i0 + 16 <= n; i0 += 16) {
+    if (is_max)
+      pool3s2_strip8(rows, 16, x + 2 * i0, x_rs, true, out + i0, o_rs, true);
+    else
+      pool3s2_strip8(rows, 16, x + 2 * i0, x_rs, false, out + i0, o_rs, true);
+  }
+  if (i0 < n) {
+    if (is_max)
+      pool3s2_strip8(rows, n - i0, x + 2 * i0, x_rs, true, out + i0, o_rs, false);
+    else
+      pool3s2_strip8(rows, n - i0, x + 2 * i0, x_rs, false, out + i0, o_rs, false);
+  }
+}
+
 /* Eight outputs from x (output 0's first tap) in the window's order. */
 static inline __attribute__((always_inline)) __m256 pool8(const float *x, ptrdiff_t x_rs,
                                                           size_t kh, size_t kw, ptrdiff_t dx,
