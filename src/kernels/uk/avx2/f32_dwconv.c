@@ -393,12 +393,10 @@ static inline __attribute__((always_inline)) void p3_finish(
  * across the blocks before the next (as the AVX-512 kernel does for wide
  * planes) was slower here: 0.33 -> 0.36 with the general kernel. */
 static inline __attribute__((always_inline)) void plane3_s2_body(
-    const accy__uk_dw_geom *g, const float *x, const float *w, float *out, ptrdiff_t o0,
+    const accy__uk_dw_geom *g, const float *x, const __m256 *wv, float *out, ptrdiff_t o0,
     size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep,
     const vclamp8_plan *cl, int KIND, int WHERE) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW, c0 = 2 * o0 - (ptrdiff_t)g->pw;
-  __m256 wv[9];
-  for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
   const __m256 bias = KIND == P3_EPI_NONE || KIND == P3_EPI_PASS ? _mm256_setzero_ps()
                                                                    : _mm256_set1_ps(ep->bias[0]);
   const __m256 hi = cl->h;
@@ -465,12 +463,10 @@ static inline __attribute__((always_inline)) void plane3_s2_body(
  * (144 x 56 x 56 in L1: 16 cycles per eight outputs against about 11 in
  * all, and 6 in the inside groups, where the FMAs alone take 4.5). */
 static inline __attribute__((always_inline)) void plane3_s1_body(
-    const accy__uk_dw_geom *g, const float *x, const float *w, float *out, ptrdiff_t o0,
+    const accy__uk_dw_geom *g, const float *x, const __m256 *wv, float *out, ptrdiff_t o0,
     size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep,
     const vclamp8_plan *cl, int KIND, int WHERE) {
   const ptrdiff_t W = (ptrdiff_t)g->W, OW = (ptrdiff_t)g->OW, c0 = o0 - (ptrdiff_t)g->pw;
-  __m256 wv[9];
-  for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
   const __m256 bias = KIND == P3_EPI_NONE || KIND == P3_EPI_PASS ? _mm256_setzero_ps()
                                                                    : _mm256_set1_ps(ep->bias[0]);
   const __m256 hi = cl->h;
@@ -503,7 +499,7 @@ static inline __attribute__((always_inline)) void plane3_s1_body(
 /* The bodies' instances for one epilogue kind and stride, one per WHERE. */
 #define P3_KIND(BODY, KIND, NAME)                                                            \
   static __attribute__((noinline)) void NAME(                                                \
-      const accy__uk_dw_geom *g, const float *x, const float *w, float *out, ptrdiff_t o0,    \
+      const accy__uk_dw_geom *g, const float *x, const __m256 *w, float *out, ptrdiff_t o0,   \
       size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep, \
       const vclamp8_plan *cl, int where) {                                                    \
     if (where == P3_INSIDE)                                                                   \
@@ -525,7 +521,7 @@ P3_KIND(plane3_s2_body, P3_EPI_BIAS_RELU6, plane3_s2_relu6)
 P3_KIND(plane3_s2_body, P3_EPI_PASS, plane3_s2_pass)
 #undef P3_KIND
 
-typedef void (*plane3_fn)(const accy__uk_dw_geom *g, const float *x, const float *w,
+typedef void (*plane3_fn)(const accy__uk_dw_geom *g, const float *x, const __m256 *wv,
                              float *out, ptrdiff_t o0, size_t n, const __m256i *mk, int64_t oy0,
                              int64_t oy1, const accy__uk_row_epilogue *ep,
                              const vclamp8_plan *cl, int where);
@@ -546,6 +542,10 @@ static inline __attribute__((always_inline)) void plane3_avx2(
   const int64_t R = 8 / S, rows = (R - 1) * S + 3; /* a group's input rows */
   const vclamp8_plan cl = epi_plan(ep);
   const plane3_fn f = kFn[accy__uk_dw_epi_kind(ep)];
+  /* The weights broadcast once per plane (the bodies read them from memory,
+   * folded into their FMAs). */
+  __m256 wv[9];
+  for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
   /* The groups [g_lo, g_hi): input rows S oy0 - ph .. S oy0 - ph + rows - 1
    * and output rows oy0 .. oy0 + R - 1 all in the plane. */
   int64_t g_lo = (g->ph + S * R - 1) / (S * R) * R, g_hi = g_lo;
@@ -565,11 +565,11 @@ static inline __attribute__((always_inline)) void plane3_avx2(
     }
     const bool inside = n == 8 && c0 >= 0 && c0 + used <= W;
     for (int64_t oy0 = 0; oy0 < g_lo; oy0 += R)
-      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + R, ep, &cl, P3_EDGE);
+      f(g, x, wv, out, o0, (size_t)n, mk, oy0, oy0 + R, ep, &cl, P3_EDGE);
     if (g_hi > g_lo)
-      f(g, x, w, out, o0, (size_t)n, mk, g_lo, g_hi, ep, &cl, inside ? P3_INSIDE : P3_COLS);
+      f(g, x, wv, out, o0, (size_t)n, mk, g_lo, g_hi, ep, &cl, inside ? P3_INSIDE : P3_COLS);
     for (int64_t oy0 = g_hi; oy0 < g->OH; oy0 += R)
-      f(g, x, w, out, o0, (size_t)n, mk, oy0, oy0 + R, ep, &cl, P3_EDGE);
+      f(g, x, wv, out, o0, (size_t)n, mk, oy0, oy0 + R, ep, &cl, P3_EDGE);
   }
 }
 
