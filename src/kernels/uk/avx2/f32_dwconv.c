@@ -499,15 +499,15 @@ static inline __attribute__((always_inline)) void plane3_s1_body(
 /* The bodies' instances for one epilogue kind and stride, one per WHERE. */
 #define P3_KIND(BODY, KIND, NAME)                                                            \
   static __attribute__((noinline)) void NAME(                                                \
-      const accy__uk_dw_geom *g, const float *x, const __m256 *w, float *out, ptrdiff_t o0,   \
+      const accy__uk_dw_geom *g, const float *x, const __m256 *wv, float *out, ptrdiff_t o0,  \
       size_t n, const __m256i *mk, int64_t oy0, int64_t oy1, const accy__uk_row_epilogue *ep, \
       const vclamp8_plan *cl, int where) {                                                    \
     if (where == P3_INSIDE)                                                                   \
-      BODY(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_INSIDE);                       \
+      BODY(g, x, wv, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_INSIDE);                      \
     else if (where == P3_COLS)                                                                \
-      BODY(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_COLS);                         \
+      BODY(g, x, wv, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_COLS);                        \
     else                                                                                      \
-      BODY(g, x, w, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_EDGE);                         \
+      BODY(g, x, wv, out, o0, n, mk, oy0, oy1, ep, cl, KIND, P3_EDGE);                        \
   }
 P3_KIND(plane3_s1_body, P3_EPI_NONE, plane3_s1_none)
 P3_KIND(plane3_s1_body, P3_EPI_BIAS, plane3_s1_bias)
