@@ -1207,20 +1207,28 @@ static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
   const conv_gemm *cg = k->params;
   const int64_t H = cg->H, W = cg->W, Hq = cg->Hq, Wq = cg->Wq, ph = cg->ph, pw = cg->pw;
   const int64_t sh = cg->sh, sw = cg->sw;
-  float *dst = NULL;
+  float *end_of = NULL;
   for (uint64_t it = begin; it < end; it++) {
     const float *src = (const float *)bufs[1] + (ptrdiff_t)it * H * W;
-    dst = (float *)bufs[0] + (ptrdiff_t)(it * cg->nph) * Hq * Wq;
-    for (uint32_t f = 0; f < cg->nph; f++) {
-      const int64_t py = cg->py_of[f], px = cg->px_of[f];
-      /* Columns x of the phase whose input column x sw + px - pw is in [0, W). */
-      const int64_t c0 = px - pw; /* input column of x = 0 */
-      int64_t lo = c0 >= 0 ? 0 : (-c0 + sw - 1) / sw;
-      int64_t hi = W - c0 > 0 ? (W - c0 + sw - 1) / sw : 0;
-      if (lo > Wq) lo = Wq;
-      if (hi > Wq) hi = Wq;
-      if (hi < lo) hi = lo;
-      for (int64_t y = 0; y < Hq; y++, dst += Wq) {
+    float *const base = (float *)bufs[0] + (ptrdiff_t)(it * cg->nph) * Hq * Wq;
+    end_of = base + (ptrdiff_t)cg->nph * Hq * Wq;
+    /* Row y of every phase before row y + 1 of any: the input rows are read
+     * in order, each once per column phase while it is in L1. (Phase by
+     * phase, a stride-2 stem read the plane four times, every other row at
+     * a time, from memory in a network: MobileNetV2's 3 x 224 x 224
+     * pre-pass there 0.107 -> 0.036-0.039 ms, SqueezeNet's 0.086 ->
+     * 0.036-0.043, on a Zen 4.) */
+    for (int64_t y = 0; y < Hq; y++)
+      for (uint32_t f = 0; f < cg->nph; f++) {
+        const int64_t py = cg->py_of[f], px = cg->px_of[f];
+        float *dst = base + ((ptrdiff_t)f * Hq + y) * Wq;
+        /* Columns x of the phase whose input column x sw + px - pw is in [0, W). */
+        const int64_t c0 = px - pw; /* input column of x = 0 */
+        int64_t lo = c0 >= 0 ? 0 : (-c0 + sw - 1) / sw;
+        int64_t hi = W - c0 > 0 ? (W - c0 + sw - 1) / sw : 0;
+        if (lo > Wq) lo = Wq;
+        if (hi > Wq) hi = Wq;
+        if (hi < lo) hi = lo;
         const int64_t iy = y * sh + py - ph;
         if (iy < 0 || iy >= H) {
           memset(dst, 0, (size_t)Wq * sizeof(float));
@@ -1236,8 +1244,7 @@ static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
         }
         if (hi < Wq) memset(dst + hi, 0, (size_t)(Wq - hi) * sizeof(float));
       }
-    }
-    if (it + 1 == cg->planes) memset(dst, 0, cg->g.uk.nr * sizeof(float));
+    if (it + 1 == cg->planes) memset(end_of, 0, cg->g.uk.nr * sizeof(float));
   }
 }
 
