@@ -908,6 +908,30 @@ typedef struct conv_gemm {
   uint64_t pre_kb;
 } conv_gemm;
 
+/* d[u] = s[u] for u < n, and d[u] = 0: SSE2 moves inline (a library call
+ * per short row cost more than the copy, and GCC may turn a plain loop
+ * into one). */
+static inline void copy_run(float *d, const float *s, int64_t n) {
+  int64_t u = 0;
+#if defined(__SSE2__)
+  for (; u + 8 <= n; u += 8) {
+    const __m128 a = _mm_loadu_ps(s + u), b = _mm_loadu_ps(s + u + 4);
+    _mm_storeu_ps(d + u, a);
+    _mm_storeu_ps(d + u + 4, b);
+  }
+  for (; u + 4 <= n; u += 4) _mm_storeu_ps(d + u, _mm_loadu_ps(s + u));
+#endif
+  for (; u < n; u++) d[u] = s[u];
+}
+
+static inline void zero_run(float *d, int64_t n) {
+  int64_t u = 0;
+#if defined(__SSE2__)
+  for (; u + 4 <= n; u += 4) _mm_storeu_ps(d + u, _mm_setzero_ps());
+#endif
+  for (; u < n; u++) d[u] = 0.0f;
+}
+
 /* t[u] = src[u * sw] for u < n, reading src[0 .. (n - 1) sw] only: four
  * at a time in SSE2 vectors at strides 1 and 2 (the even floats of two
  * loads), the rest one by one. */
@@ -1231,18 +1255,18 @@ static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
         if (hi < lo) hi = lo;
         const int64_t iy = y * sh + py - ph;
         if (iy < 0 || iy >= H) {
-          memset(dst, 0, (size_t)Wq * sizeof(float));
+          zero_run(dst, Wq);
           continue;
         }
-        if (lo) memset(dst, 0, (size_t)lo * sizeof(float));
+        zero_run(dst, lo);
         if (hi > lo) {
           const float *row = src + iy * W + (lo * sw + c0); /* input of column lo */
           if (sw == 1)
-            memcpy(dst + lo, row, (size_t)(hi - lo) * sizeof(float));
+            copy_run(dst + lo, row, hi - lo);
           else
             gather_run(dst + lo, row, hi - lo, sw);
         }
-        if (hi < Wq) memset(dst + hi, 0, (size_t)(Wq - hi) * sizeof(float));
+        zero_run(dst + hi, Wq - hi);
       }
     if (it + 1 == cg->planes) memset(end_of, 0, cg->g.uk.nr * sizeof(float));
   }
@@ -1564,21 +1588,6 @@ typedef struct conv_wino {
 #define WINO_ROW_FLOATS (4 * WINO_NT_MAX + 24)
 /* Most floats of a block's strip of padded input rows (wino_in_block). */
 #define WINO_STRIP_FLOATS 6144
-
-/* d[u] = s[u] for u < n: SSE2 moves inline (a library call per short row
- * cost more than the copy; a plain loop GCC may turn into one). */
-static inline void copy_run(float *d, const float *s, int64_t n) {
-  int64_t u = 0;
-#if defined(__SSE2__)
-  for (; u + 8 <= n; u += 8) {
-    const __m128 a = _mm_loadu_ps(s + u), b = _mm_loadu_ps(s + u + 4);
-    _mm_storeu_ps(d + u, a);
-    _mm_storeu_ps(d + u + 4, b);
-  }
-  for (; u + 4 <= n; u += 4) _mm_storeu_ps(d + u, _mm_loadu_ps(s + u));
-#endif
-  for (; u < n; u++) d[u] = s[u];
-}
 
 /* dst[u] = input (iy, x0 + u) of plane |xc| for u < len, zero outside the
  * plane. */
