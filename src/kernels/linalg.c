@@ -908,9 +908,9 @@ typedef struct conv_gemm {
   uint64_t pre_kb;
 } conv_gemm;
 
-/* d[u] = s[u] for u < n, and d[u] = 0: SSE2 moves inline (a library call
- * per short row cost more than the copy, and GCC may turn a plain loop
- * into one). */
+/* copy_run: d[u] = s[u] for u < n; zero_run: d[u] = 0 for u < n. SSE2
+ * moves inline (a library call per short row cost more than the copy, and
+ * GCC may turn a plain loop into one). */
 static inline void copy_run(float *d, const float *s, int64_t n) {
   int64_t u = 0;
 #if defined(__SSE2__)
