@@ -529,6 +529,14 @@ void accy__ew_group_run_rect(const accy__kernel *k, void *const *bufs, uint64_t 
   }
 }
 
+/* How many of step |st|'s in[] entries it reads (a chain's run reads its
+ * sources through its group_chain instead). */
+static uint32_t step_inputs(const group_step *st) {
+  return st->kind == GK_EW || st->kind == GK_EW_ROWS ? st->ew->arity
+         : st->kind == GK_EW_X1                      ? 2
+                                                     : 1;
+}
+
 static int32_t group_index(const uint32_t *list, uint32_t n, uint32_t node) {
   for (uint32_t i = 0; i < n; i++)
     if (list[i] == node) return (int32_t)i;
@@ -1271,9 +1279,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     for (uint32_t u = mi + 1; u < nm && one; u++) {
       const group_step *us = &steps[u];
       if (us->kind == GK_NONE) continue;
-      const uint32_t n_in = us->kind == GK_EW || us->kind == GK_EW_ROWS ? us->ew->arity
-                            : us->kind == GK_EW_X1                      ? 2
-                                                                        : 1;
+      const uint32_t n_in = step_inputs(us);
       for (uint32_t q = 0; q < n_in; q++)
         if (us->in[q] == steps[mi].out &&
             (us->kind != GK_EW || !us->x1 || q != 1 || us->in[0] == steps[mi].out))
@@ -1306,9 +1312,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
           read = c->ops[q].kind != CS_NONE && c->ops[q].src == steps[mi].out;
         continue;
       }
-      const uint32_t n_in = us->kind == GK_EW || us->kind == GK_EW_ROWS ? us->ew->arity
-                            : us->kind == GK_EW_X1                      ? 2
-                                                                        : 1;
+      const uint32_t n_in = step_inputs(us);
       for (uint32_t q = 0; q < n_in && !read; q++) read = us->in[q] == steps[mi].out;
     }
     if (!read) steps[mi].kind = GK_NONE;

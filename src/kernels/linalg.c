@@ -1231,6 +1231,19 @@ static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
   const conv_gemm *cg = k->params;
   const int64_t H = cg->H, W = cg->W, Hq = cg->Hq, Wq = cg->Wq, ph = cg->ph, pw = cg->pw;
   const int64_t sh = cg->sh, sw = cg->sw;
+  /* Per phase, the columns x whose input column x sw + px - pw is in
+   * [0, W). */
+  int64_t span[CONV_PAD_MAX_STRIDE * CONV_PAD_MAX_STRIDE][2];
+  for (uint32_t f = 0; f < cg->nph; f++) {
+    const int64_t c0 = cg->px_of[f] - pw; /* input column of x = 0 */
+    int64_t lo = c0 >= 0 ? 0 : (-c0 + sw - 1) / sw;
+    int64_t hi = W - c0 > 0 ? (W - c0 + sw - 1) / sw : 0;
+    if (lo > Wq) lo = Wq;
+    if (hi > Wq) hi = Wq;
+    if (hi < lo) hi = lo;
+    span[f][0] = lo;
+    span[f][1] = hi;
+  }
   float *end_of = NULL;
   for (uint64_t it = begin; it < end; it++) {
     const float *src = (const float *)bufs[1] + (ptrdiff_t)it * H * W;
@@ -1244,16 +1257,9 @@ static void conv_pad_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
      * 0.036-0.043, on a Zen 4.) */
     for (int64_t y = 0; y < Hq; y++)
       for (uint32_t f = 0; f < cg->nph; f++) {
-        const int64_t py = cg->py_of[f], px = cg->px_of[f];
+        const int64_t c0 = cg->px_of[f] - pw, lo = span[f][0], hi = span[f][1];
         float *dst = base + ((ptrdiff_t)f * Hq + y) * Wq;
-        /* Columns x of the phase whose input column x sw + px - pw is in [0, W). */
-        const int64_t c0 = px - pw; /* input column of x = 0 */
-        int64_t lo = c0 >= 0 ? 0 : (-c0 + sw - 1) / sw;
-        int64_t hi = W - c0 > 0 ? (W - c0 + sw - 1) / sw : 0;
-        if (lo > Wq) lo = Wq;
-        if (hi > Wq) hi = Wq;
-        if (hi < lo) hi = lo;
-        const int64_t iy = y * sh + py - ph;
+        const int64_t iy = y * sh + cg->py_of[f] - ph;
         if (iy < 0 || iy >= H) {
           zero_run(dst, Wq);
           continue;
@@ -1591,18 +1597,22 @@ typedef struct conv_wino {
 
 /* dst[u] = input (iy, x0 + u) of plane |xc| for u < len, zero outside the
  * plane. */
+/* The columns [lo, hi) of a row of len floats from input column x0 that
+ * lie inside the plane's W columns. */
+static void wino_span(const conv_wino *cw, int64_t x0, int64_t len, int64_t *lo, int64_t *hi) {
+  *lo = x0 < 0 ? -x0 : 0;
+  *hi = cw->W - x0 < len ? cw->W - x0 : len;
+  if (*lo > len) *lo = len;
+  if (*hi < *lo) *hi = *lo;
+}
+
 static void wino_pad_row(const conv_wino *cw, const float *xc, int64_t iy, int64_t x0,
                          int64_t len, float *dst) {
   int64_t lo = 0, hi = 0;
-  if (iy >= 0 && iy < cw->H) {
-    lo = x0 < 0 ? -x0 : 0;
-    hi = cw->W - x0 < len ? cw->W - x0 : len;
-    if (lo > len) lo = len;
-    if (hi < lo) hi = lo;
-  }
-  if (lo) memset(dst, 0, (size_t)lo * sizeof(float));
-  if (hi > lo) memcpy(dst + lo, xc + iy * cw->W + x0 + lo, (size_t)(hi - lo) * sizeof(float));
-  if (hi < len) memset(dst + hi, 0, (size_t)(len - hi) * sizeof(float));
+  if (iy >= 0 && iy < cw->H) wino_span(cw, x0, len, &lo, &hi);
+  zero_run(dst, lo);
+  copy_run(dst + lo, xc + iy * cw->W + x0 + lo, hi - lo);
+  zero_run(dst + hi, len - hi);
 }
 
 static void wino_rows(const conv_wino *cw, const float *xc, int64_t ty, int64_t tx0, int64_t n,
@@ -1644,37 +1654,26 @@ static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uin
   float strip[WINO_STRIP_FLOATS];
   const bool use_strip = nrows * wb <= (int64_t)WINO_STRIP_FLOATS;
   float rows[6][WINO_ROW_FLOATS];
-  /* The strip's zeros are the same for every channel: written once; then
-   * each channel copies only its rows' spans inside the plane (rows r_lo ..
-   * r_hi, columns lo .. hi of the strip). (Three library calls a row per
-   * channel took 40% of F(4x4, 3x3)'s transform pre-pass at 64 x 56 x 56.) */
+  /* The strip's zeros are the same for every channel: the strip is zeroed
+   * once; then each channel copies only its rows' spans inside the plane
+   * (rows r_lo .. r_hi, columns lo .. hi of the strip). (Three library
+   * calls a row per channel took 40% of F(4x4, 3x3)'s transform pre-pass
+   * at 64 x 56 x 56.) */
+  const int64_t y0 = t * ty_a - cw->ph; /* input row of strip row 0 */
   int64_t r_lo = 0, r_hi = 0, lo = 0, hi = 0;
   if (use_strip) {
-    const int64_t y0 = t * ty_a - cw->ph; /* input row of strip row 0 */
+    memset(strip, 0, (size_t)(nrows * wb) * sizeof(float));
     r_lo = y0 < 0 ? -y0 : 0;
     r_hi = cw->H - y0 < nrows ? cw->H - y0 : nrows;
     if (r_lo > nrows) r_lo = nrows;
     if (r_hi < r_lo) r_hi = r_lo;
-    lo = cw->pw < wb ? cw->pw : wb;
-    if (lo < 0) lo = 0;
-    hi = cw->pw + cw->W < wb ? cw->pw + cw->W : wb;
-    if (hi < lo) hi = lo;
-    for (int64_t r = 0; r < nrows; r++) {
-      float *sr = strip + r * wb;
-      if (r < r_lo || r >= r_hi) {
-        memset(sr, 0, (size_t)wb * sizeof(float));
-        continue;
-      }
-      if (lo) memset(sr, 0, (size_t)lo * sizeof(float));
-      if (hi < wb) memset(sr + hi, 0, (size_t)(wb - hi) * sizeof(float));
-    }
+    wino_span(cw, -cw->pw, wb, &lo, &hi);
   }
   for (uint64_t c = c0; c < c1; c++) {
     const float *xc = xn + (int64_t)c * HW;
     if (use_strip)
       for (int64_t r = r_lo; r < r_hi; r++)
-        copy_run(strip + r * wb + lo, xc + (t * ty_a - cw->ph + r) * cw->W + (lo - cw->pw),
-                 hi - lo);
+        copy_run(strip + r * wb + lo, xc + (y0 + r) * cw->W + (lo - cw->pw), hi - lo);
     for (uint64_t jl = 0; jl < cols;) {
       const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
       int64_t seg = TW - tx0;
