@@ -179,6 +179,8 @@ static inline __m256 vm_erf(__m256 x) {
   const __m256 mids = _mm256_setr_ps(0.0f, 0.75f, 1.25f, 1.75f, 2.25f, 2.75f, 3.25f, 3.75f);
   const __m256 t = _mm256_sub_ps(ax, _mm256_permutevar8x32_ps(mids, idx));
   __m256 p = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kErf[10]), idx);
+  /* Unrolled, as vm_erf16 (avx512/ew.c) says: the same operations. */
+#pragma GCC unroll 10
   for (int k = 9; k >= 0; k--) p = _mm256_fmadd_ps(p, t, _mm256_permutevar8x32_ps(_mm256_loadu_ps(kErf[k]), idx));
   p = _mm256_blendv_ps(p, V8(1.0f), _mm256_cmp_ps(ax, V8(3.92f), _CMP_GE_OQ));
   p = _mm256_min_ps(p, V8(1.0f));
