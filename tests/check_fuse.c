@@ -24,6 +24,9 @@
 typedef struct prog {
   accy__program p;
   tu_rng *rng;
+  /* When set: some task of the fused plan says this in its description
+   * (accy describe --plan's "runs as"). */
+  const char *want_how;
 } prog;
 
 static uint32_t node(prog *g, uint16_t op, accy__type t, const uint32_t *ops, uint32_t n,
@@ -102,6 +105,12 @@ static float *run(prog *g, bool fuse, void **inputs, uint32_t *n_tasks) {
     const accy__ctask *ct = &plan.ctasks[t];
     const bool pre = ct->n_refs && ACCY__REF_TAG(plan.refs[ct->refs_offset]) == ACCY__REF_TEMP;
     *n_tasks += ct->kernel.n_items > 0 && !pre;
+  }
+  if (fuse && g->want_how) {
+    bool said = false;
+    for (uint32_t t = 0; t < plan.n_tasks && !said; t++)
+      said = plan.ctasks[t].kernel.how && strstr(plan.ctasks[t].kernel.how, g->want_how);
+    ck_assert_msg(said, "no task of the fused plan says \"%s\"", g->want_how);
   }
   accy_input ins[4];
   size_t in_bytes[4];
@@ -793,18 +802,29 @@ static uint32_t minus_row_max(prog *g, accy__type xt, uint32_t x) {
 START_TEST(test_elementwise_groups) {
   tu_rng rng;
   tu_rng_seed(&rng, 4400);
-  /* Softmax over rows of [37, 300]: one row group (max, broadcast,
-   * subtract, exp, sum, broadcast, divide; exp is read twice, inside). */
+  /* Softmax over rows: one row group (max, broadcast, subtract, exp, sum,
+   * broadcast, divide; exp is read twice, inside), whose exps go to the
+   * result's rows and are divided there in place, for blocks of 2, 1 and 8
+   * rows (the last one short); and the same with the exps read once more
+   * by a multiply after the division, where they keep their slot. */
   {
-    int64_t xd[2] = {37, 300}, rd[1] = {37}, ax0[1] = {0};
-    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), rt = tu_type(ACCY_DTYPE_F32, 1, rd);
-    prog g = {.rng = &rng};
-    accy__program_init(&g.p);
-    uint32_t x = param(&g, "x", xt);
-    uint32_t e = un(&g, ACCY_OP_EXP, xt, minus_row_max(&g, xt, x));
-    uint32_t sm = reduce_axis(&g, ACCY_REDUCE_SUM, e, rt, 1);
-    out(&g, bin(&g, ACCY_OP_DIVIDE, xt, e, bcast(&g, sm, xt, ax0, 1)));
-    compare(&g, 1);
+    static const int64_t shapes[][2] = {{37, 300}, {5, 1024}, {37, 100}, {3, 2000}};
+    for (size_t si = 0; si < 2 * sizeof shapes / sizeof shapes[0]; si++) {
+      const bool again = si >= sizeof shapes / sizeof shapes[0];
+      const int64_t *sh = shapes[si % (sizeof shapes / sizeof shapes[0])];
+      int64_t xd[2] = {sh[0], sh[1]}, rd[1] = {sh[0]}, ax0[1] = {0};
+      accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), rt = tu_type(ACCY_DTYPE_F32, 1, rd);
+      prog g = {.rng = &rng};
+      if (!again && accy__uk_get()->f32_chain) /* the portable level has no register chains */
+        g.want_how = "the summed run's values kept in the result's rows";
+      accy__program_init(&g.p);
+      uint32_t x = param(&g, "x", xt);
+      uint32_t e = un(&g, ACCY_OP_EXP, xt, minus_row_max(&g, xt, x));
+      uint32_t sm = reduce_axis(&g, ACCY_REDUCE_SUM, e, rt, 1);
+      uint32_t y = bin(&g, ACCY_OP_DIVIDE, xt, e, bcast(&g, sm, xt, ax0, 1));
+      out(&g, again ? bin(&g, ACCY_OP_MULTIPLY, xt, y, e) : y);
+      compare(&g, 1);
+    }
   }
   /* Layer norm as exporters write it (mean, centre, variance, eps, sqrt,
    * reciprocal, gamma and beta along the rows), for row counts around the
