@@ -560,6 +560,27 @@ static uint32_t step_inputs(const group_step *st) {
                                                      : 1;
 }
 
+/* Whether step |st| reads slot |slot| (a chain's run: as its first operand
+ * or any op's). */
+static bool step_reads(const group_step *st, group_src slot) {
+  if (st->kind == GK_CHAIN) {
+    const group_chain *c = st->chain;
+    bool reads = c->x0 == slot;
+    for (uint32_t q = 0; q < c->n_ops && !reads; q++)
+      reads = c->ops[q].kind != CS_NONE && c->ops[q].src == slot;
+    return reads;
+  }
+  const uint32_t n_in = step_inputs(st);
+  for (uint32_t q = 0; q < n_in; q++)
+    if (st->in[q] == slot) return true;
+  return false;
+}
+
+/* Appends |what| to the kernel's description for accy describe --plan. */
+static void add_how(accy__kernel *k, accy__arena *arena, const char *what) {
+  accy__kernel_set_how(k, arena, "%s%s%s", k->how ? k->how : "", k->how ? "; " : "", what);
+}
+
 static int32_t group_index(const uint32_t *list, uint32_t n, uint32_t node) {
   for (uint32_t i = 0; i < n; i++)
     if (list[i] == node) return (int32_t)i;
@@ -1328,15 +1349,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     for (uint32_t u = 0; u < nm && !read; u++) {
       const group_step *us = &steps[u];
       if (u == mi || us->absorbed || us->kind == GK_NONE) continue;
-      if (us->kind == GK_CHAIN) {
-        const group_chain *c = us->chain;
-        read = c->x0 == steps[mi].out;
-        for (uint32_t q = 0; q < c->n_ops && !read; q++)
-          read = c->ops[q].kind != CS_NONE && c->ops[q].src == steps[mi].out;
-        continue;
-      }
-      const uint32_t n_in = step_inputs(us);
-      for (uint32_t q = 0; q < n_in && !read; q++) read = us->in[q] == steps[mi].out;
+      read = step_reads(us, steps[mi].out);
     }
     if (!read) steps[mi].kind = GK_NONE;
   }
@@ -1365,17 +1378,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
        * the slot again (a slot carries several values in turn). */
       for (uint32_t rj = ri + 1; rj < gp->n_run; rj++) {
         const group_step *us = &steps[run[rj]];
-        bool reads = false;
-        if (us->kind == GK_CHAIN) {
-          const group_chain *uc = us->chain;
-          reads = uc->x0 == slot;
-          for (uint32_t q = 0; q < uc->n_ops && !reads; q++)
-            reads = uc->ops[q].kind != CS_NONE && uc->ops[q].src == slot;
-        } else {
-          const uint32_t n_in = step_inputs(us);
-          for (uint32_t q = 0; q < n_in && !reads; q++) reads = us->in[q] == slot;
-        }
-        if (reads) readers++, reader = (int32_t)rj;
+        if (step_reads(us, slot)) readers++, reader = (int32_t)rj;
         if (us->out == slot || (us->kind == GK_CHAIN && us->chain->store == slot)) break;
       }
       if (readers != 1) continue;
@@ -1384,8 +1387,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
           rs->in[1] != slot && rs->ew->elem_bytes[1] == 4) {
         st->to_root = true;
         rs->from_root = true;
-        accy__kernel_set_how(k, arena, "%s%sthe summed run's values kept in the result's rows",
-                             k->how ? k->how : "", k->how ? "; " : "");
+        add_how(k, arena, "the summed run's values kept in the result's rows");
       }
     }
   }
@@ -1420,8 +1422,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
    * L2), ran 3% slower with it, RMS norm (a division per element) 2-4%:
    * neither is prefetched. */
   gp->prefetch = 0;
-  if (L && L * 4 >= 4096 && accy__cpu_get()->l2_bytes &&
-      n_rows * L * 4 > accy__cpu_get()->l2_bytes) {
+  const uint64_t l2 = accy__cpu_get()->l2_bytes;
+  if (L && L * 4 >= 4096 && l2 && n_rows * L * 4 > l2) {
     bool cheap = true;
     for (uint32_t mi = 0; mi < nm && cheap; mi++)
       if (steps[mi].kind != GK_NONE && steps[mi].row && scost[mi] > 1) cheap = false;
@@ -1436,9 +1438,7 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
         break;
       }
     }
-    if (gp->prefetch)
-      accy__kernel_set_how(k, arena, "%s%sprefetching its input's next rows", k->how ? k->how : "",
-                           k->how ? "; " : "");
+    if (gp->prefetch) add_how(k, arena, "prefetching its input's next rows");
   }
   gp->n_steps = nm;
   gp->n_leaves = g->n_leaves;

@@ -1595,8 +1595,6 @@ typedef struct conv_wino {
 /* Most floats of a block's strip of padded input rows (wino_in_block). */
 #define WINO_STRIP_FLOATS 6144
 
-/* dst[u] = input (iy, x0 + u) of plane |xc| for u < len, zero outside the
- * plane. */
 /* The columns [lo, hi) of a row of len floats from input column x0 that
  * lie inside the plane's W columns. */
 static void wino_span(const conv_wino *cw, int64_t x0, int64_t len, int64_t *lo, int64_t *hi) {
@@ -1606,6 +1604,8 @@ static void wino_span(const conv_wino *cw, int64_t x0, int64_t len, int64_t *lo,
   if (*hi < *lo) *hi = *lo;
 }
 
+/* dst[u] = input (iy, x0 + u) of plane |xc| for u < len, zero outside the
+ * plane. */
 static void wino_pad_row(const conv_wino *cw, const float *xc, int64_t iy, int64_t x0,
                          int64_t len, float *dst) {
   int64_t lo = 0, hi = 0;
