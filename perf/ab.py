@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """perf/ab.py: two or more builds of perf_prof on one program, interleaved.
 
-    perf/ab.py PROGRAM VARIANT VARIANT... [--rounds 10] [--iterations 30]
+    perf/ab.py PROGRAM VARIANT VARIANT... [--rounds 10] [--iterations 30] [--threads 1]
 
 A VARIANT is a perf_prof binary (a copy of perf/perf_prof saved from one
 build), optionally followed by ":" and comma-separated VAR=VALUE settings
@@ -9,8 +9,10 @@ for its environment, for example /tmp/old_prof /tmp/new_prof or
 perf/perf_prof:ACCY_MAX_ISA=avx2 perf/perf_prof:ACCY_MAX_ISA=avx512.
 
 Each round runs every variant once, in the order given (perf_prof PROGRAM
---iterations N, one thread), and takes the run's fastest launch; at the end
-it prints per variant the least and the median of those over the rounds.
+--iterations N --threads T; one thread unless --threads says more, in
+perf_prof's mode of two spinning threads that perf/README.md describes),
+and takes the run's fastest launch; at the end it prints per variant the
+least and the median of those over the rounds.
 Interleaving shares the machine's slow and quiet spells among the variants;
 the median says more than the least where the program reads memory (its
 time then moves with other tenants' traffic), the least where it works in
@@ -39,11 +41,12 @@ def parse_variant(text):
     return path, env
 
 
-def fastest(path, env, program, iterations):
+def fastest(path, env, program, iterations, threads):
     """The fastest launch of one perf_prof run, in ms."""
     child_env = dict(os.environ)
     child_env.update(env)
-    out = subprocess.run([path, program, "--iterations", str(iterations)], env=child_env,
+    out = subprocess.run([path, program, "--iterations", str(iterations), "--threads",
+                          str(threads)], env=child_env,
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit("perf/ab.py: %s failed (%d): %s" % (path, out.returncode, out.stderr.strip()))
@@ -59,6 +62,7 @@ def main(argv):
     ap.add_argument("variants", nargs="+")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
     if len(args.variants) < 2:
         sys.exit("perf/ab.py: give at least two variants")
@@ -66,7 +70,7 @@ def main(argv):
     times = [[] for _ in variants]
     for _ in range(args.rounds):
         for i, (path, env) in enumerate(variants):
-            times[i].append(fastest(path, env, args.program, args.iterations))
+            times[i].append(fastest(path, env, args.program, args.iterations, args.threads))
     width = max(len(v) for v in args.variants)
     for text, ts in zip(args.variants, times):
         print("%-*s  least %.3f ms  median %.3f ms  (%d rounds)" %
