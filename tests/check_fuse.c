@@ -832,21 +832,29 @@ START_TEST(test_elementwise_groups) {
    * rows; and RMS norm, x / sqrt(mean(x * x) + eps) * gamma, whose square
    * of the input is summed in registers (a register chain that reads the
    * group's input and folds into the row sum): one row group each. The
-   * fifth is larger than an L2 of up to 2 MiB, with rows longer than a
-   * page: its steps prefetch the input's next row (the last row has none). */
+   * fifth and sixth are larger than an L2 of up to 2 MiB, with rows of a
+   * page or longer: where the last pass runs as one register chain over
+   * four arrays (the rows, gamma, beta, the result) their steps prefetch
+   * the input's and the result's next rows, the sixth in blocks of two
+   * rows (its last block one row), else (no register chains: the portable
+   * level) the input's next rows only (the last row has none). */
   {
     static const struct {
       int64_t rows, len;
       bool layer;
-    } cases[] = {{37, 300, true},  {5, 2000, true},  {1, 64, true},   {3, 5000, true},
-                 {131, 5000, true}, {37, 300, false}, {6, 1000, false}, {3, 77, false}};
+    } cases[] = {{37, 300, true},   {5, 2000, true},   {1, 64, true},
+                 {3, 5000, true},   {131, 5000, true}, {601, 1024, true},
+                 {37, 300, false},  {6, 1000, false},  {3, 77, false}};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
       const norm_types nt = norm_types_of(cases[ci].rows, cases[ci].len);
       const accy__type xt = nt.xt, kt = nt.kt, lt = nt.lt;
       int64_t ax01[2] = {0, 1}, ax1[1] = {1};
       prog g = {.rng = &rng};
       if (cases[ci].layer && cases[ci].rows * cases[ci].len * 4 > (INT64_C(2) << 20))
-        g.want_how = "prefetching its input's next rows";
+        g.want_how = !accy__uk_get()->f32_chain ? "prefetching its input's next rows"
+                     : cases[ci].len == 1024
+                         ? "prefetching its input's and result's next rows; 2 rows a block"
+                         : "prefetching its input's and result's next rows";
       accy__program_init(&g.p);
       uint32_t x = param(&g, "x", xt), y;
       if (cases[ci].layer) {
