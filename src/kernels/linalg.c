@@ -2018,14 +2018,25 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   /* Fewer than 8 blocks of tiles (28 x 28: 7; 14 x 14 and 7 x 7: one)
    * would leave a second thread idle part of the time: a pre-pass
    * transforms the patches once per launch, and the blocks of channels
-   * are halved (down to 32) until there are 8 items. From the shape only,
-   * so the same for every thread count. */
+   * are halved (down to 32) until there are 8 items, and to 16 where
+   * that still leaves one (never below the kernel's width of a block).
+   * From the shape only, so the same for every thread count; a channel's
+   * outputs never depend on the block it is in. The small CNN's second
+   * convolution (32 channels of 16 x 16: one block of tiles) had one item,
+   * half its launch's time on one thread: in two blocks of 16, 0.070 ->
+   * 0.057-0.064 ms a launch at two threads (perf/ab.py --threads 2), the
+   * same at one. SqueezeNet's 128-channel 27 x 27 layers in blocks of 16
+   * instead of 32 (8 items, not 4) ran 1-3% slower: they stay at 32. */
   uint64_t nv = 0;
   if ((uint64_t)N * cw->n_tb < 8) {
     const uint64_t unit = cw->trans ? nr : mr;
     uint64_t mb = cw->mb;
-    while ((uint64_t)N * cw->n_tb * (((uint64_t)O + mb - 1) / mb) < 8 && mb / 2 >= 32)
-      mb = (mb / 2 + unit - 1) / unit * unit;
+    for (;;) {
+      const uint64_t half = (mb / 2 + unit - 1) / unit * unit;
+      const uint64_t items = (uint64_t)N * cw->n_tb * (((uint64_t)O + mb - 1) / mb);
+      if (items >= 8 || half >= mb || half < 16 || (half < 32 && items >= 2)) break;
+      mb = half;
+    }
     if (mb < cw->mb) {
       cw->mb = mb;
       cw->pre = true;
