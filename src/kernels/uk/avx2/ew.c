@@ -216,13 +216,17 @@ static inline __m256 ch_one8(const float *x0, size_t i, const accy__uk_chain_op 
 #define CH_EIGHT(f)                                                   \
   _Pragma("GCC unroll 8") for (int u = 0; u < 8; u++) v[u] = f(v[u])
 
-void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
-                           uint32_t n_ops, float *sum) {
+/* The chain over n elements, its ops' codes given; |heavy|: whether any op
+ * is a transcendental or a cube. Compiled twice: without the heavy ops'
+ * code, GCC keeps a light chain's partial sums in registers (with it, it
+ * spilled them in the loop every chain shares: a tenth of a layer norm's
+ * samples were those loads and stores). */
+static inline __attribute__((always_inline)) void chain8(size_t n, float *o, const float *x0,
+                                                         const accy__uk_chain_op *ops,
+                                                         uint32_t n_ops, float *sum,
+                                                         const uint8_t *code, const bool heavy) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                    _mm256_setzero_ps()};
-  uint8_t code[ACCY__UK_CHAIN_MAX];
-  if (n_ops > ACCY__UK_CHAIN_MAX) n_ops = ACCY__UK_CHAIN_MAX;
-  for (uint32_t k = 0; k < n_ops; k++) code[k] = accy__uk_chain_code(&ops[k]);
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     __m256 v[8];
@@ -261,10 +265,11 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
           break;
         /* exp (softmax's), tanh and erf inline, eight polynomials in flight
          * (out of line, tanh's chain ran 13% slower, erf's GELU 11%). */
-        case 2 * ACCY__CH_EXP: CH_EIGHT(vm_exp); break;
-        case 2 * ACCY__CH_TANH: CH_EIGHT(vm_tanh); break;
-        case 2 * ACCY__CH_ERF: CH_EIGHT(vm_erf); break;
+        case 2 * ACCY__CH_EXP: if (heavy) CH_EIGHT(vm_exp); break;
+        case 2 * ACCY__CH_TANH: if (heavy) CH_EIGHT(vm_tanh); break;
+        case 2 * ACCY__CH_ERF: if (heavy) CH_EIGHT(vm_erf); break;
         default: { /* through a copy: v itself stays in registers */
+          if (!heavy) break;
           __m256 t[8];
 #pragma GCC unroll 8
           for (int u = 0; u < 8; u++) t[u] = v[u];
@@ -316,6 +321,21 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
     for (size_t j = 0; j < r; j++) a = a + ty[j];
     *sum = accy__canon_nan_f32(a);
   }
+}
+
+void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
+                           uint32_t n_ops, float *sum) {
+  uint8_t code[ACCY__UK_CHAIN_MAX];
+  if (n_ops > ACCY__UK_CHAIN_MAX) n_ops = ACCY__UK_CHAIN_MAX;
+  bool heavy = false;
+  for (uint32_t k = 0; k < n_ops; k++) {
+    code[k] = accy__uk_chain_code(&ops[k]);
+    heavy |= ch_heavy(ops[k].op);
+  }
+  if (heavy)
+    chain8(n, o, x0, ops, n_ops, sum, code, true);
+  else
+    chain8(n, o, x0, ops, n_ops, sum, code, false);
 }
 
 static accy__uk_ew_fn avx2_override_x1(uint16_t op, int32_t dt) {
