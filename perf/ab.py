@@ -8,11 +8,11 @@ build), optionally followed by ":" and comma-separated VAR=VALUE settings
 for its environment, for example /tmp/old_prof /tmp/new_prof or
 perf/perf_prof:ACCY_MAX_ISA=avx2 perf/perf_prof:ACCY_MAX_ISA=avx512.
 
-Each round runs every variant once, the order turned by one each round (perf_prof PROGRAM
---iterations N --threads T; one thread unless --threads says more, in
-perf_prof's mode of two spinning threads that perf/README.md describes),
-and takes the run's fastest launch; at the end it prints per variant the
-least and the median of those over the rounds.
+Each round runs every variant once, the order turned by one each round
+(perf_prof PROGRAM --iterations N --threads T; one thread unless --threads
+says more, in perf_prof's mode of two spinning threads that perf/README.md
+describes), and takes the run's fastest launch; at the end it prints per
+variant the least and the median of those over the rounds.
 Interleaving shares the machine's slow and quiet spells among the variants;
 the median says more than the least where the program reads memory (its
 time then moves with other tenants' traffic), the least where it works in

@@ -605,6 +605,7 @@ static uint32_t step_row_streams(const group_step *st) {
     writes = !c->fold || c->store >= 0 || st->to_root;
   } else if (st->kind == GK_EW_X1 && st->row) {
     STREAM(st->from_root ? ROOT : st->in[0]);
+    writes = !st->from_root; /* in place: the stream it reads */
   } else if ((st->kind == GK_EW || st->kind == GK_EW_ROWS) && st->row) {
     for (uint32_t i = 0; i < st->ew->arity; i++)
       if (!(st->kind == GK_EW && st->x1 && i == 1) && st->ew->stride[1 + i] != 0)
@@ -616,8 +617,7 @@ static uint32_t step_row_streams(const group_step *st) {
     return 0;
   }
 #undef STREAM
-  if (writes && !(st->kind == GK_EW_X1 && st->from_root)) n++;
-  return n;
+  return n + writes;
 }
 
 /* Appends |what| to the kernel's description for accy describe --plan. */
