@@ -219,13 +219,16 @@ static uint32_t pre_passes(prog *g) {
 /* A GEMM whose B is an input, packed once per launch by a pre-pass (several
  * row blocks of more than eight tiles each, or columns that are not
  * contiguous), gives the bits of the same GEMM with B a constant packed at
- * compile time: row-major B and B read transposed, with a bias and ReLU
- * fused, inline and on two workers. */
+ * compile time: row-major B and B read transposed (its panels turned by the
+ * level's transpose; N and K with partial panels and blocks too), with a
+ * bias and ReLU fused, inline and on two workers. */
 START_TEST(test_dot_input_b_packed_per_launch) {
   tu_rng rng;
   tu_rng_seed(&rng, 4100);
-  const int64_t M = 300, K = 40, N = 2048;
-  for (int transposed = 0; transposed < 2; transposed++) {
+  static const int64_t shapes[][4] = {{300, 40, 2048, 0}, {300, 40, 2048, 1}, {70, 37, 77, 1}};
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+    const int64_t M = shapes[si][0], K = shapes[si][1], N = shapes[si][2];
+    const int transposed = (int)shapes[si][3];
     int64_t xd[2] = {M, K}, od[2] = {M, N};
     int64_t wd[2] = {transposed ? N : K, transposed ? K : N};
     int64_t attrs[4] = {0, 1, 1, transposed ? 1 : 0};
@@ -240,7 +243,7 @@ START_TEST(test_dot_input_b_packed_per_launch) {
     for (int as_const = 0; as_const < 2; as_const++) {
       /* The same constants (the bias) in both programs. */
       tu_rng prng;
-      tu_rng_seed(&prng, 4101 + (uint64_t)transposed);
+      tu_rng_seed(&prng, 4101 + (uint64_t)si);
       prog g = {.rng = &prng};
       accy__program_init(&g.p);
       uint32_t ops[2] = {param(&g, "x", tu_type(ACCY_DTYPE_F32, 2, xd)), 0};
@@ -262,8 +265,9 @@ START_TEST(test_dot_input_b_packed_per_launch) {
       accy__program_free(&g.p);
     }
     ck_assert_msg(memcmp(outs[0], outs[1], (size_t)(M * N) * 4) == 0,
-                  "B packed per launch (transposed %d) differs from B packed at compile time",
-                  transposed);
+                  "B packed per launch (%lld x %lld x %lld, transposed %d) differs from B "
+                  "packed at compile time",
+                  (long long)M, (long long)K, (long long)N, transposed);
     free(outs[0]);
     free(outs[1]);
     free(w);

@@ -22,6 +22,17 @@
 
 #include "src/base/cpu.h"
 
+/* ---- f32 transpose ------------------------------------------------------------ */
+
+/* dst[j * dst_rs + i] = src[i * src_rs + j] for i < rows, j < cols: a copy
+ * of 4-byte values (a NaN's payload kept), so every level gives the same
+ * bytes; nothing outside those elements is read or written. Vector levels
+ * move square blocks of a vector's width through registers (the
+ * transposed convolution form's store: a scalar copy, element by element
+ * across rows, took a fifth of a 160 -> 960 pointwise layer at 7 x 7). */
+typedef void (*accy__uk_f32_transpose_fn)(size_t rows, size_t cols, const float *src,
+                                          ptrdiff_t src_rs, float *dst, ptrdiff_t dst_rs);
+
 /* ---- f32 GEMM -------------------------------------------------------------- */
 
 /* What a GEMM microkernel does after the sum, on the tile in registers. */
@@ -217,6 +228,9 @@ typedef struct accy__uk_f32_gemm {
   accy__uk_f32_gemv_split_fn gemv_split; /* NULL: one chain per output (portable) */
   const char *gemv_split_name;
   accy__uk_f32_gemm_panels_fn panels; /* NULL: the driver calls fn once per panel */
+  /* The level's f32 transpose, for packing B's panels from rows of B^T
+   * (B(k, j) at j * js + k: attention's keys) 16 rows at a time. */
+  accy__uk_f32_transpose_fn transpose;
 } accy__uk_f32_gemm;
 
 /* ---- f32 epilogue over a row of results ------------------------------------ */
@@ -390,17 +404,6 @@ typedef struct accy__uk_gather_row {
 typedef void (*accy__uk_f32_gather_rows_fn)(size_t kcur, size_t w, float *d,
                                             const float *const *src,
                                             const accy__uk_gather_row *const *rows);
-
-/* ---- f32 transpose ------------------------------------------------------------ */
-
-/* dst[j * dst_rs + i] = src[i * src_rs + j] for i < rows, j < cols: a copy
- * of 4-byte values (a NaN's payload kept), so every level gives the same
- * bytes; nothing outside those elements is read or written. Vector levels
- * move square blocks of a vector's width through registers (the
- * transposed convolution form's store: a scalar copy, element by element
- * across rows, took a fifth of a 160 -> 960 pointwise layer at 7 x 7). */
-typedef void (*accy__uk_f32_transpose_fn)(size_t rows, size_t cols, const float *src,
-                                          ptrdiff_t src_rs, float *dst, ptrdiff_t dst_rs);
 
 /* ---- elementwise ------------------------------------------------------------- */
 
