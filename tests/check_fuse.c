@@ -1252,6 +1252,86 @@ START_TEST(test_transposes_folded_into_dots) {
 }
 END_TEST
 
+/* ---- scales folded into weights (src/compile/simplify.h) --------------------- */
+
+/* Attention's scores over x [1, T, 32] with Q = x Wq + bq and K = x Wk + bk
+ * (constants), per head through a reshape and a transpose, read by exp.
+ * Case 0: the scores divided by 8; 1: Q times 0.25 before the product;
+ * both fold into Wq and bq (three rewrites with the two transposes); 3, Wq
+ * read by a second output: the scale goes into Wk and bk. Cases that must
+ * keep the scale (two rewrites): 2, a scale of 3; 4, a weight of 1e-38 in
+ * both Wq and Wk (an eighth of it is subnormal); 5, the scaled scores an
+ * output themselves. The simplified program must give the same bits. */
+static uint32_t build_scaled_attention(prog *g, int which) {
+  const int64_t T = 24, H = 2, D = 16, E = H * D;
+  const int64_t xd[3] = {1, T, E}, wd[2] = {E, E}, hd[4] = {1, T, H, D}, qd[4] = {1, H, T, D},
+                kd[4] = {1, H, D, T}, sd[4] = {1, H, T, T};
+  const accy__type xt = tu_type(ACCY_DTYPE_F32, 3, xd), st = tu_type(ACCY_DTYPE_F32, 4, sd);
+  const uint32_t x = param(g, "x", xt);
+  uint32_t heads[2], wq = 0;
+  for (int s = 0; s < 2; s++) {
+    const uint32_t w = constant(g, tu_type(ACCY_DTYPE_F32, 2, wd), 0, false);
+    if (s == 0) wq = w;
+    if (which == 4) ((float *)g->p.nodes[w].payload)[5 + s] = 1e-38f;
+    const int64_t da[4] = {0, 1, 2, 0};
+    const uint32_t o[2] = {x, w};
+    uint32_t y = node(g, ACCY_OP_DOT_GENERAL, xt, o, 2, da, 4);
+    y = bin(g, ACCY_OP_ADD, xt, y, channel_bias(g, xt, 2));
+    y = node(g, ACCY_OP_RESHAPE, tu_type(ACCY_DTYPE_F32, 4, hd), &y, 1, NULL, 0);
+    if (s == 0 && which == 1)
+      y = bin(g, ACCY_OP_MULTIPLY, tu_type(ACCY_DTYPE_F32, 4, hd), y,
+              scalar(g, tu_type(ACCY_DTYPE_F32, 4, hd), 0.25f));
+    const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+    heads[s] = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 4, s ? kd : qd), &y, 1,
+                    s ? p0231 : p0213, 4);
+  }
+  const int64_t sa[8] = {2, 0, 1, 0, 1, 1, 3, 2};
+  uint32_t sc = node(g, ACCY_OP_DOT_GENERAL, st, heads, 2, sa, 8);
+  if (which != 1)
+    sc = bin(g, ACCY_OP_DIVIDE, st, sc, scalar(g, st, which == 2 ? 3.0f : 8.0f));
+  out(g, un(g, ACCY_OP_EXP, st, sc));
+  if (which == 3) {
+    const int64_t da[4] = {0, 1, 2, 0};
+    const uint32_t o[2] = {x, wq};
+    ck_assert_int_eq(
+        accy__program_add_output(&g->p, node(g, ACCY_OP_DOT_GENERAL, xt, o, 2, da, 4), "z", 1),
+        ACCY_STATUS_OK);
+  }
+  if (which == 5) ck_assert_int_eq(accy__program_add_output(&g->p, sc, "s", 1), ACCY_STATUS_OK);
+  return which <= 1 || which == 3 ? 3 : 2;
+}
+
+START_TEST(test_scales_folded_into_weights) {
+  tu_rng rng, ca, cb;
+  tu_rng_seed(&ca, 70 + (uint64_t)_i);
+  tu_rng_seed(&cb, 70 + (uint64_t)_i);
+  prog a = {.rng = &ca}, b = {.rng = &cb};
+  accy__program_init(&a.p);
+  accy__program_init(&b.p);
+  const uint32_t want = build_scaled_attention(&a, _i);
+  build_scaled_attention(&b, _i);
+  ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
+  ck_assert_uint_eq(accy__simplify(&b.p), want);
+  ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "simplified: %s", accy__cause());
+  tu_rng_seed(&rng, 80 + (uint64_t)_i);
+  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
+  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
+  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, false, 2);
+  uint32_t ta, tb;
+  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
+  uint64_t n = 0;
+  for (uint32_t o = 0; o < a.p.n_outputs; o++) n += tu_elems(&a.p.nodes[a.p.outputs[o]].type);
+  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g simplified", _i, d,
+                (double)ra[d], (double)rb[d]);
+  free(ra);
+  free(rb);
+  free(inputs[0]);
+  accy__program_free(&a.p);
+  accy__program_free(&b.p);
+}
+END_TEST
+
 static Suite *fuse_suite(void) {
   Suite *s = suite_create("fuse");
   TCase *tc = tcase_create("epilogues");
@@ -1268,6 +1348,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_groups_after_convs, 0, 11);
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 11);
   tcase_add_loop_test(tc, test_transposes_folded_into_dots, 0, 4);
+  tcase_add_loop_test(tc, test_scales_folded_into_weights, 0, 6);
   suite_add_tcase(s, tc);
   return s;
 }
