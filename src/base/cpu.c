@@ -75,7 +75,8 @@ static void probe(void) {
     memcpy(c->vendor + 8, &cc, 4);
     unsigned max_leaf = a;
     __cpuid(1, a, b, cc, d);
-    bool osxsave = (cc >> 27) & 1u, fma = (cc >> 12) & 1u, avx = (cc >> 28) & 1u;
+    bool osxsave = (cc >> 27) & 1u, fma = (cc >> 12) & 1u, avx = (cc >> 28) & 1u,
+         f16c = (cc >> 29) & 1u;
     uint64_t xcr0 = osxsave ? xgetbv0() : 0;
     bool ymm = (xcr0 & 6u) == 6u;           /* SSE and AVX state */
     bool zmm = ymm && (xcr0 & 0xe0u) == 0xe0u; /* opmask, ZMM_Hi256, Hi16_ZMM */
@@ -83,6 +84,7 @@ static void probe(void) {
       __cpuid_count(7, 0, a, b, cc, d);
       c->avx2 = ymm && avx && ((b >> 5) & 1u);
       c->fma = ymm && fma;
+      c->f16c = ymm && f16c;
       c->avx512f = zmm && ((b >> 16) & 1u);
       c->avx512dq = zmm && ((b >> 17) & 1u);
       c->avx512bw = zmm && ((b >> 30) & 1u);
@@ -106,7 +108,7 @@ static void probe(void) {
   }
 #endif
   c->detected = ACCY__ISA_PORTABLE;
-  if (ACCY__BUILD_HAS_AVX2 && c->avx2 && c->fma) c->detected = ACCY__ISA_AVX2;
+  if (ACCY__BUILD_HAS_AVX2 && c->avx2 && c->fma && c->f16c) c->detected = ACCY__ISA_AVX2;
   if (ACCY__BUILD_HAS_AVX512 && c->detected == ACCY__ISA_AVX2 && c->avx512f && c->avx512bw &&
       c->avx512dq && c->avx512vl)
     c->detected = ACCY__ISA_AVX512;

@@ -13,13 +13,13 @@
 
 typedef enum accy__isa {
   ACCY__ISA_PORTABLE = 0,
-  ACCY__ISA_AVX2 = 1,   /* AVX2 + FMA */
+  ACCY__ISA_AVX2 = 1,   /* AVX2 + FMA + F16C (every AVX2 CPU has F16C) */
   ACCY__ISA_AVX512 = 2, /* AVX-512 F, BW, DQ, VL (+ the AVX2 level's features) */
   ACCY__ISA_COUNT
 } accy__isa;
 
 typedef struct accy__cpu {
-  bool avx2, fma, avx512f, avx512bw, avx512dq, avx512vl; /* usable: OS saves the state */
+  bool avx2, fma, f16c, avx512f, avx512bw, avx512dq, avx512vl; /* usable: OS saves the state */
   uint32_t l1d_bytes, l2_bytes, l3_bytes;               /* per core (l3: total); 0 unknown */
   char vendor[13];
   accy__isa detected; /* the best level the CPU has and this build contains */

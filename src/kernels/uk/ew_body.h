@@ -625,7 +625,14 @@ accy__uk_ew_fn EW_EXPORT(ew_compare)(int64_t dir, int32_t dt) {
   return NULL;
 }
 
+/* A level's own conversion spans, as EW_OVERRIDE_MAP. */
+#ifndef EW_OVERRIDE_CONVERT
+#define EW_OVERRIDE_CONVERT(src, dst) ((accy__uk_ew_fn)NULL)
+#endif
+
 accy__uk_ew_fn EW_EXPORT(ew_convert)(int32_t src, int32_t dst) {
+  accy__uk_ew_fn over = EW_OVERRIDE_CONVERT(src, dst);
+  if (over) return over;
   /* Both are valid dtypes (1..13) here, so src * 16 + dst is unique. */
   switch (src * 16 + dst) {
     EW_CONV_ALL(EW_CONV_CASE)

@@ -338,11 +338,24 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
     chain8(n, o, x0, ops, n_ops, sum, code, false);
 }
 
+/* f16 through F16C (every AVX2 CPU has it; the level requires it): the
+ * exact ops (those whose f32 result every level computes alike) widen
+ * blocks of F16_BLOCK elements to f32 with vcvtph2ps, run the f32 span,
+ * and round back to nearest even with vcvtps2ph. The conversions give
+ * src/base/half.h's bits (quiet NaNs keep their payload's top bits, as
+ * there), so these are the software path's bits: the f32 op once, rounded
+ * once (check_uk compares them with the portable level). The software
+ * conversion, a loop of branches per element, left f16 adds 25x slower
+ * than f32 ones. */
+static accy__uk_ew_fn f16_map(uint16_t op);
+static accy__uk_ew_fn f16_convert(int32_t src, int32_t dst);
+
 static accy__uk_ew_fn avx2_override_x1(uint16_t op, int32_t dt) {
   return op == ACCY_OP_DIVIDE && dt == ACCY_DTYPE_F32 ? v_divide_f32_x1 : NULL;
 }
 
 static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
+  if (dt == ACCY_DTYPE_F16) return f16_map(op);
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
     case ACCY_OP_MAXIMUM: return v_maximum_f32;
@@ -360,5 +373,83 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
 
 #define EW_OVERRIDE_MAP(op, dt) avx2_override(op, dt)
 #define EW_OVERRIDE_MAP_X1(op, dt) avx2_override_x1(op, dt)
+#define EW_OVERRIDE_CONVERT(src, dst) f16_convert(src, dst)
 #define EW_EXPORT(name) accy__##name##__avx2
 #include "src/kernels/uk/ew_body.h"
+
+#define F16_BLOCK 256
+#define F16C __attribute__((target("f16c")))
+
+static inline F16C void f16_widen(float *d, const uint16_t *s, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(s + i))));
+  for (; i < n; i++) d[i] = accy__f16_to_f32(s[i]);
+}
+
+static inline F16C void f16_narrow(uint16_t *d, const float *s, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(void *)(d + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; i++) d[i] = accy__f32_to_f16(s[i]);
+}
+
+/* o = f16(F32(f32(x0)[, f32(x1)])), block by block (every block read
+ * before it is written, so o may be x0 or x1). */
+#define F16_VIA_F32(name, F32, ARITY)                                                        \
+  static F16C void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,  \
+                        size_t s0, size_t s2) {                                             \
+    (void)x2, (void)s0, (void)s2;                                                           \
+    float a[F16_BLOCK], b[F16_BLOCK], c[F16_BLOCK];                                         \
+    for (size_t i = 0; i < n; i += F16_BLOCK) {                                             \
+      const size_t k = n - i < F16_BLOCK ? n - i : F16_BLOCK;                               \
+      f16_widen(a, (const uint16_t *)x0 + i, k);                                            \
+      if (ARITY == 2) f16_widen(b, (const uint16_t *)x1 + i, k);                            \
+      F32(k, c, a, b, NULL, 0, 0);                                                          \
+      f16_narrow((uint16_t *)o + i, c, k);                                                  \
+    }                                                                                       \
+  }
+F16_VIA_F32(v_add_f16, uk_add_f32, 2)
+F16_VIA_F32(v_subtract_f16, uk_subtract_f32, 2)
+F16_VIA_F32(v_multiply_f16, uk_multiply_f32, 2)
+F16_VIA_F32(v_divide_f16, uk_divide_f32, 2)
+F16_VIA_F32(v_maximum_f16, uk_maximum_f32, 2)
+F16_VIA_F32(v_minimum_f16, uk_minimum_f32, 2)
+F16_VIA_F32(v_abs_f16, uk_abs_f32, 1)
+F16_VIA_F32(v_negate_f16, uk_negate_f32, 1)
+F16_VIA_F32(v_sqrt_f16, uk_sqrt_f32, 1)
+#undef F16_VIA_F32
+
+static F16C void v_conv_f16_f32(size_t n, void *o, const void *x0, const void *x1,
+                                const void *x2, size_t s0, size_t s2) {
+  (void)x1, (void)x2, (void)s0, (void)s2;
+  f16_widen(o, x0, n);
+}
+
+static F16C void v_conv_f32_f16(size_t n, void *o, const void *x0, const void *x1,
+                                const void *x2, size_t s0, size_t s2) {
+  (void)x1, (void)x2, (void)s0, (void)s2;
+  f16_narrow(o, x0, n);
+}
+
+static accy__uk_ew_fn f16_map(uint16_t op) {
+  switch (op) {
+    case ACCY_OP_ADD: return v_add_f16;
+    case ACCY_OP_SUBTRACT: return v_subtract_f16;
+    case ACCY_OP_MULTIPLY: return v_multiply_f16;
+    case ACCY_OP_DIVIDE: return v_divide_f16;
+    case ACCY_OP_MAXIMUM: return v_maximum_f16;
+    case ACCY_OP_MINIMUM: return v_minimum_f16;
+    case ACCY_OP_ABS: return v_abs_f16;
+    case ACCY_OP_NEGATE: return v_negate_f16;
+    case ACCY_OP_SQRT: return v_sqrt_f16;
+    default: return NULL;
+  }
+}
+
+static accy__uk_ew_fn f16_convert(int32_t src, int32_t dst) {
+  if (src == ACCY_DTYPE_F16 && dst == ACCY_DTYPE_F32) return v_conv_f16_f32;
+  if (src == ACCY_DTYPE_F32 && dst == ACCY_DTYPE_F16) return v_conv_f32_f16;
+  return NULL;
+}

@@ -443,6 +443,7 @@ static accy__uk_ew_fn avx512_override_x1(uint16_t op, int32_t dt) {
 }
 
 static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
+  if (dt == ACCY_DTYPE_F16) return accy__ew_map__avx2(op, dt); /* its F16C spans, or NULL */
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
     case ACCY_OP_EXP: return v_exp16_f32;
@@ -458,7 +459,15 @@ static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
   }
 }
 
+/* The AVX2 level's F16C conversions (f16 <-> f32), or NULL. */
+static accy__uk_ew_fn avx512_override_convert(int32_t src, int32_t dst) {
+  const bool f16 = (src == ACCY_DTYPE_F16 && dst == ACCY_DTYPE_F32) ||
+                   (src == ACCY_DTYPE_F32 && dst == ACCY_DTYPE_F16);
+  return f16 ? accy__ew_convert__avx2(src, dst) : NULL;
+}
+
 #define EW_OVERRIDE_MAP(op, dt) avx512_override(op, dt)
 #define EW_OVERRIDE_MAP_X1(op, dt) avx512_override_x1(op, dt)
+#define EW_OVERRIDE_CONVERT(src, dst) avx512_override_convert(src, dst)
 #define EW_EXPORT(name) accy__##name##__avx512
 #include "src/kernels/uk/ew_body.h"
