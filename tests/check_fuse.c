@@ -276,6 +276,52 @@ START_TEST(test_dot_input_b_packed_per_launch) {
 }
 END_TEST
 
+/* An f16 product with constant weights (widened as they are packed at
+ * compile time) gives the bits of the same product with the weights an
+ * input (widened per block by the GEMM's provider), which check_linalg
+ * holds to the reference: 41 x 300 x 77, so K blocks and panels end
+ * partway, and one row. */
+START_TEST(test_dot_f16_constant_weights) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4200);
+  for (int one_row = 0; one_row < 2; one_row++) {
+    const int64_t M = one_row ? 1 : 41, K = 300, N = 77;
+    int64_t xd[2] = {M, K}, wd[2] = {K, N}, od[2] = {M, N};
+    const accy__type xt = tu_type(ACCY_DTYPE_F16, 2, xd), wt = tu_type(ACCY_DTYPE_F16, 2, wd),
+                     ot = tu_type(ACCY_DTYPE_F16, 2, od);
+    uint16_t *w = malloc((size_t)(K * N) * 2), *x = malloc((size_t)(M * K) * 2);
+    tu_fill_random(&rng, ACCY_DTYPE_F16, w, (size_t)(K * N), true, 2);
+    tu_fill_random(&rng, ACCY_DTYPE_F16, x, (size_t)(M * K), true, 2);
+    uint16_t *outs[2];
+    for (int as_const = 0; as_const < 2; as_const++) {
+      prog g = {.rng = &rng};
+      accy__program_init(&g.p);
+      uint32_t ops[2] = {param(&g, "x", xt), 0};
+      if (as_const)
+        ck_assert_int_eq(accy__program_add_node(&g.p, ACCY_OP_CONSTANT, &wt, NULL, 0, NULL, 0,
+                                                "w", 1, w, (uint64_t)(K * N) * 2, &ops[1]),
+                         ACCY_STATUS_OK);
+      else
+        ops[1] = param(&g, "w", wt);
+      const int64_t attrs[4] = {0, 1, 1, 0};
+      out(&g, node(&g, ACCY_OP_DOT_GENERAL, ot, ops, 2, attrs, 4));
+      void *inputs[2] = {x, w};
+      uint32_t nt;
+      outs[as_const] = (uint16_t *)(void *)run(&g, true, inputs, &nt);
+      accy__program_free(&g.p);
+    }
+    ck_assert_msg(tu_first_difference(ACCY_DTYPE_F16, outs[0], outs[1], (size_t)(M * N)) ==
+                      SIZE_MAX,
+                  "f16 weights packed at compile time differ from weights an input (M %lld)",
+                  (long long)M);
+    free(outs[0]);
+    free(outs[1]);
+    free(w);
+    free(x);
+  }
+}
+END_TEST
+
 START_TEST(test_dot_epilogues) {
   tu_rng rng;
   tu_rng_seed(&rng, 4000 + (uint64_t)_i);
@@ -1338,6 +1384,7 @@ static Suite *fuse_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
   tcase_add_test(tc, test_dot_input_b_packed_per_launch);
+  tcase_add_test(tc, test_dot_f16_constant_weights);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);

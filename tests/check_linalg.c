@@ -414,6 +414,37 @@ START_TEST(test_dot_matmul_matches_reference_for_every_dtype) {
 }
 END_TEST
 
+/* f16 products through the f32 GEMM (linalg.c's half providers): the
+ * reference's bits (products exact in f32, one chain in k order, one
+ * rounding) for K over a provider's block of 256, columns past a panel,
+ * two batches, A read across (lhs contracting axis first), B read across
+ * (rhs transposed), one row (the GEMV tiles), with and without edge
+ * values. */
+START_TEST(test_dot_f16_through_the_gemm) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 150);
+  const int32_t dt = ACCY_DTYPE_F16;
+  for (int edges = 0; edges < 2; edges++) {
+    int64_t ld[] = {2, 37, 300}, rd[] = {2, 300, 70};
+    accy__type lt = tu_type(dt, 3, ld), rt = tu_type(dt, 3, rd);
+    int64_t attrs[] = {1, 0, 0, 1, 2, 1};
+    dot_case(&rng, &lt, &rt, attrs, 6, edges);
+    int64_t ld2[] = {300, 37}, rd2[] = {300, 70};
+    accy__type lt2 = tu_type(dt, 2, ld2), rt2 = tu_type(dt, 2, rd2);
+    int64_t attrs2[] = {0, 1, 0, 0};
+    dot_case(&rng, &lt2, &rt2, attrs2, 4, edges);
+    int64_t ld3[] = {37, 300}, rd3[] = {70, 300};
+    accy__type lt3 = tu_type(dt, 2, ld3), rt3 = tu_type(dt, 2, rd3);
+    int64_t attrs3[] = {0, 1, 1, 1};
+    dot_case(&rng, &lt3, &rt3, attrs3, 4, edges);
+    int64_t ld4[] = {1, 300};
+    accy__type lt4 = tu_type(dt, 2, ld4);
+    int64_t attrs4[] = {0, 1, 1, 0};
+    dot_case(&rng, &lt4, &rt2, attrs4, 4, edges);
+  }
+}
+END_TEST
+
 START_TEST(test_dot_batched_with_odd_axis_placement) {
   const int32_t dt = kNumeric[_i];
   tu_rng rng;
@@ -1329,6 +1360,7 @@ static Suite *linalg_suite(void) {
   Suite *s = suite_create("linalg");
   TCase *tc = tcase_create("dot_general");
   tcase_add_loop_test(tc, test_dot_matmul_matches_reference_for_every_dtype, 0, N_NUMERIC);
+  tcase_add_test(tc, test_dot_f16_through_the_gemm);
   tcase_add_loop_test(tc, test_dot_batched_with_odd_axis_placement, 0, N_NUMERIC);
   tcase_add_loop_test(tc, test_dot_constant_rhs_is_packed, 0, 2);
   tcase_add_loop_test(tc, test_dot_random_layouts_match_reference, 0, 2 * N_NUMERIC);

@@ -365,7 +365,79 @@ bool accy__kernel_epilogue_axis(const accy__program *p, uint32_t node, uint32_t 
 typedef struct dot_pack {
   accy__gemm g;
   ptrdiff_t bs, ks, js; /* B(b, k, j) = rhs[b * bs + k * ks + j * js] */
+  /* f16 operands through the f32 GEMM (half_a_block, half_b_block,
+   * half_c_store): A(b, i, k) = lhs[b * a_bs + i * a_rs + k * a_cs], C's
+   * strides, and the level's conversions. */
+  ptrdiff_t a_bs, a_rs, a_cs, c_bs, c_rs;
+  accy__uk_ew_fn widen, narrow;
 } dot_pack;
+
+/* f16 products run through the f32 GEMM: the providers widen each block of
+ * A and B to f32 as they pack it (the level's conversion, F16C above
+ * portable), and C's finished blocks are rounded to f16 (to nearest even).
+ * Each output is then one chain over k in order from +0 whose products are
+ * exact in f32 (11-bit significands, exponents far inside f32's range), so
+ * a fused multiply-add gives the rounded product's sum: the generic kernel's
+ * bits (docs/ops.md: f16 accumulates in f32 and rounds once), at every
+ * level. The GEMM never splits such a product into four chains (its
+ * providers rule that out). */
+static void half_a_block(const void *vctx, const float *a, uint64_t bi, uint64_t m0,
+                         uint64_t rows, uint64_t k0, uint64_t kcur, float *dst) {
+  const dot_pack *dk = vctx;
+  const uint64_t mr = dk->g.uk.mr;
+  const uint16_t *base = (const uint16_t *)(const void *)a + (ptrdiff_t)bi * dk->a_bs;
+  float row[ACCY__GEMM_KC];
+  for (uint64_t t = 0; t * mr < rows; t++) {
+    float *d = dst + t * kcur * mr;
+    const uint64_t n = rows - t * mr < mr ? rows - t * mr : mr;
+    for (uint64_t i = 0; i < mr; i++) {
+      if (i >= n) { /* computed, never stored */
+        for (uint64_t k = 0; k < kcur; k++) d[k * mr + i] = 0.0f;
+        continue;
+      }
+      const uint16_t *src =
+          base + (ptrdiff_t)(m0 + t * mr + i) * dk->a_rs + (ptrdiff_t)k0 * dk->a_cs;
+      if (dk->a_cs == 1) {
+        dk->widen((size_t)kcur, row, src, NULL, NULL, 0, 0);
+        for (uint64_t k = 0; k < kcur; k++) d[k * mr + i] = row[k];
+      } else {
+        for (uint64_t k = 0; k < kcur; k++)
+          d[k * mr + i] = accy__f16_to_f32(src[(ptrdiff_t)k * dk->a_cs]);
+      }
+    }
+  }
+}
+
+static void half_b_block(const void *vctx, const float *b, uint64_t bi, uint64_t k0,
+                         uint64_t kcur, uint64_t n0, uint64_t cols, float *dst) {
+  const dot_pack *dk = vctx;
+  const uint64_t nr = dk->g.uk.nr, np = (cols + nr - 1) / nr;
+  const uint16_t *base = (const uint16_t *)(const void *)b + (ptrdiff_t)bi * dk->bs;
+  float row[ACCY__GEMM_NB_MAX];
+  for (uint64_t k = 0; k < kcur; k++) {
+    const uint16_t *src = base + (ptrdiff_t)(k0 + k) * dk->ks + (ptrdiff_t)n0 * dk->js;
+    if (dk->js == 1)
+      dk->widen((size_t)cols, row, src, NULL, NULL, 0, 0);
+    else
+      for (uint64_t j = 0; j < cols; j++) row[j] = accy__f16_to_f32(src[(ptrdiff_t)j * dk->js]);
+    for (uint64_t p = 0; p < np; p++) {
+      float *d = dst + (p * kcur + k) * nr;
+      const uint64_t w = cols - p * nr < nr ? cols - p * nr : nr;
+      memcpy(d, row + p * nr, (size_t)w * sizeof(float));
+      for (uint64_t j = w; j < nr; j++) d[j] = 0.0f;
+    }
+  }
+}
+
+static void half_c_store(const void *vctx, uint64_t bi, uint64_t m0, uint64_t rows, uint64_t n0,
+                         uint64_t cols, float *tile, size_t ld, float *c, const float *r) {
+  (void)r;
+  const dot_pack *dk = vctx;
+  uint16_t *out = (uint16_t *)(void *)c + (ptrdiff_t)bi * dk->c_bs + (ptrdiff_t)n0;
+  for (uint64_t i = 0; i < rows; i++)
+    dk->narrow((size_t)cols, out + (ptrdiff_t)(m0 + i) * dk->c_rs, tile + i * ld, NULL, NULL, 0,
+               0);
+}
 
 /* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
  * level's microkernel, when the operands' index spaces are single strides
@@ -430,12 +502,19 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
                                     const epi *e, accy__arena *arena, accy__kernel *k, bool *used) {
   *used = false;
   const accy__node *nd = &p->nodes[node];
-  if (nd->type.dtype != ACCY_DTYPE_F32 || dp->bl.tab || dp->m.tab || dp->kl.tab) return ACCY_STATUS_OK;
+  const bool half = nd->type.dtype == ACCY_DTYPE_F16;
+  if ((nd->type.dtype != ACCY_DTYPE_F32 && !half) || dp->bl.tab || dp->m.tab || dp->kl.tab)
+    return ACCY_STATUS_OK;
+  if (half && (e->bias || e->residual || e->clamp || e->pool || e->post)) return ACCY_STATUS_OK;
   const accy__node *rhs = &p->nodes[nd->operands[1]];
   const bool packed = rhs->op == ACCY_OP_CONSTANT;
   const bool strided = !dp->br.tab && !dp->kr.tab && !dp->n.tab;
   const bool direct = strided && (dp->n.stride == 1 || dp->n.count <= 1);
   if (!packed && !strided) return ACCY_STATUS_OK;
+  const accy__uk *lv = accy__uk_get();
+  if (half && (!lv->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32) ||
+               !lv->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16)))
+    return ACCY_STATUS_OK;
   /* A dot_pack, whose GEMM is the kernel's (a pre-pass may need it). */
   dot_pack *dk = accy__arena_alloc(arena, sizeof *dk, 64);
   if (!dk) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
@@ -451,6 +530,22 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   g->a_cs = dp->kl.stride;
   g->c_rs = (ptrdiff_t)g->N;
   g->c_bs = (ptrdiff_t)(g->M * g->N);
+  if (half) {
+    dk->a_bs = g->a_bs, dk->a_rs = g->a_rs, dk->a_cs = g->a_cs;
+    dk->c_bs = g->c_bs, dk->c_rs = g->c_rs;
+    dk->widen = lv->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32);
+    dk->narrow = lv->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16);
+    g->a_bs = 0; /* the providers offset by the batch index themselves */
+    g->a_block = half_a_block;
+    g->a_block_ctx = dk;
+    g->c_store = half_c_store;
+    g->c_store_ctx = dk;
+    if (!packed) {
+      dk->bs = dp->br.stride, dk->ks = dp->kr.stride, dk->js = dp->n.stride;
+      g->b_block = half_b_block;
+      g->b_block_ctx = dk;
+    }
+  }
   static const float kNoWeights[1];
   if (packed) g->b_packed = kNoWeights; /* the plan needs to know; the pointer comes below */
   /* Few columns (a classifier's 10 at batch 1): panels half as wide, read
@@ -472,6 +567,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
       return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "%llu bytes of packed weights",
                        (unsigned long long)nf * 4);
     const float *src = rhs->payload;
+    const uint16_t *src16 = rhs->payload; /* half: widened as they are packed */
     const uint64_t nr = g->b_pnr ? g->b_pnr : g->uk.nr, panels = (g->N + nr - 1) / nr;
     for (uint64_t b = 0; b < g->batch; b++)
       for (uint64_t pn = 0; pn < panels; pn++)
@@ -480,11 +576,12 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
           const int64_t base = map_off(&dp->br, b) + map_off(&dp->kr, kk);
           for (uint64_t j = 0; j < nr; j++) {
             uint64_t col = pn * nr + j;
-            d[j] = col < g->N ? src[base + map_off(&dp->n, col)] : 0.0f;
+            const int64_t at = base + map_off(&dp->n, col < g->N ? col : 0);
+            d[j] = col >= g->N ? 0.0f : half ? accy__f16_to_f32(src16[at]) : src[at];
           }
         }
     if (dst) g->b_packed = dst; /* else empty: kNoWeights keeps packed mode */
-  } else {
+  } else if (!half) {
     g->b_bs = dp->br.stride;
     g->b_rs = dp->kr.stride;
     /* Packed once per launch by a pre-pass when items would otherwise pack
@@ -505,10 +602,11 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   char kb[48] = "";
   if (!g->split && g->K > g->kc)
     snprintf(kb, sizeof kb, ", K in blocks of %llu", (unsigned long long)g->kc);
-  accy__kernel_set_how(k, arena, "GEMM %s%s%s%s, B %s", g->split ? g->uk.gemv_split_name : g->uk.name,
+  accy__kernel_set_how(k, arena, "GEMM %s%s%s%s, B %s%s", g->split ? g->uk.gemv_split_name : g->uk.name,
           !g->split && g->uk.gemv ? " / " : "", !g->split && g->uk.gemv ? g->uk.gemv_name : "", kb,
           packed ? "packed at compile time" : g->b_run_packed ? "packed per launch (pre-pass)"
-                                                              : "packed per item");
+                                                              : "packed per item",
+          half ? ", f16 widened to f32 per block" : "");
   k->run = dot_gemm_f32;
   k->params = dk;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
