@@ -1,6 +1,7 @@
 /* tests/check_vmath.c: the error of every vector transcendental of every ISA
- * level this CPU has (the f32 exp, log, tanh, logistic and erf spans of the
- * level's elementwise table, src/kernels/uk/avx2/vmath.h), measured against
+ * level this CPU has (the f32 exp, log, tanh, logistic, erf, sin and cos
+ * spans of the level's elementwise table, src/kernels/uk/avx2/vmath.h and
+ * avx2/ew.c), measured against
  * a double-precision reference over the whole f32 range:
  *  - a sweep of bit patterns (every 61st of all 2^32 by default; every one
  *    with ACCY_VMATH_EXHAUSTIVE=1, a few minutes per function and level;
@@ -40,6 +41,8 @@ static const vfun kFuns[] = {
     {ACCY_OP_TANH, "tanh", tanh, 3.0},
     {ACCY_OP_LOGISTIC, "logistic", ref_logistic, 3.0},
     {ACCY_OP_ERF, "erf", erf, 3.0},
+    {ACCY_OP_SIN, "sin", sin, 1.0},
+    {ACCY_OP_COS, "cos", cos, 1.0},
 };
 
 static float f32_of_bits(uint32_t u) {

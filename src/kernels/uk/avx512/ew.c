@@ -454,6 +454,8 @@ static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
     case ACCY_OP_MAXIMUM:
     case ACCY_OP_MINIMUM:
     case ACCY_OP_CLAMP:
+    case ACCY_OP_SIN:
+    case ACCY_OP_COS:
     case ACCY_OP_POWER: return accy__ew_map__avx2(op, dt);
     default: return NULL;
   }
