@@ -58,18 +58,21 @@ EW_V1(v_tanh_f32, vm_tanh)
 EW_V1(v_logistic_f32, vm_logistic)
 EW_V1(v_erf_f32, vm_erf)
 
-/* f32 sin and cos: x = n π/2 + r in double (π/2 in three parts, each
+/* f32 sin, cos and tan: x = n π/2 + r in double (π/2 in three parts, each
  * step a fused multiply-add, so r is x's distance to the nearest multiple
  * of π/2 to about 2^-52 of x for |x| <= 2^20), sin r and cos r by their
  * Taylor polynomials in double on |r| <= π/4 (to r^11 and r^12: below
- * 2^-36 of the result), the quadrant's pick and sign, then one rounding to
- * f32, so every result is within about half an ulp (docs/ops.md, "Vector
- * math"). Lanes with |x| over 2^20, infinities and NaNs take the C
- * library's sinf / cosf, as the portable level; ±0 keeps its sign in sin
- * (cos gives 1). */
+ * 2^-36 of the result), the quadrant's pick and sign (tan: their quotient),
+ * then one rounding to f32, so every result is within about half an ulp
+ * (docs/ops.md, "Vector math"). Lanes with |x| over 2^20, infinities and
+ * NaNs take the C library's sinf / cosf / tanf, as the portable level; ±0
+ * keeps its sign in sin and tan (cos gives 1). */
 #define SC_LIMIT 0x1p20f
 
-static inline __m256d sc_quad(__m128 xh, bool cosine) {
+/* SC_SIN, SC_COS or SC_TAN of four lanes, in double. */
+enum { SC_SIN, SC_COS, SC_TAN };
+
+static inline __m256d sc_quad(__m128 xh, int fn) {
   const __m256d x = _mm256_cvtps_pd(xh);
   const __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(0x1.45f306dc9c883p-1)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -91,44 +94,49 @@ static inline __m256d sc_quad(__m128 xh, bool cosine) {
   pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(-0.5));
   const __m256d cs = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(1.0));
   /* sin x: quadrant n; cos x = sin(x + π/2): quadrant n + 1. An odd
-   * quadrant takes the other polynomial, quadrants 2 and 3 negate. */
+   * quadrant takes the other polynomial, quadrants 2 and 3 negate; tan x
+   * is sin r / cos r, or -cos r / sin r in an odd quadrant. */
   __m256i q = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n));
-  if (cosine) q = _mm256_add_epi64(q, _mm256_set1_epi64x(1));
+  if (fn == SC_COS) q = _mm256_add_epi64(q, _mm256_set1_epi64x(1));
   const __m256d odd = _mm256_castsi256_pd(
       _mm256_cmpeq_epi64(_mm256_and_si256(q, _mm256_set1_epi64x(1)), _mm256_set1_epi64x(1)));
+  if (fn == SC_TAN)
+    return _mm256_blendv_pd(_mm256_div_pd(sn, cs),
+                            _mm256_xor_pd(_mm256_div_pd(cs, sn), _mm256_set1_pd(-0.0)), odd);
   const __m256d sign = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_and_si256(q, _mm256_set1_epi64x(2)), 62));
   return _mm256_xor_pd(_mm256_blendv_pd(sn, cs, odd), sign);
 }
 
-static inline __m256 vm_sincos(__m256 x, bool cosine) {
-  const __m128 lo = _mm256_cvtpd_ps(sc_quad(_mm256_castps256_ps128(x), cosine));
-  const __m128 hi = _mm256_cvtpd_ps(sc_quad(_mm256_extractf128_ps(x, 1), cosine));
+static inline __m256 vm_sincos(__m256 x, int fn) {
+  const __m128 lo = _mm256_cvtpd_ps(sc_quad(_mm256_castps256_ps128(x), fn));
+  const __m128 hi = _mm256_cvtpd_ps(sc_quad(_mm256_extractf128_ps(x, 1), fn));
   const __m256 y = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-  /* sin(±0) = ±0 (r is +0 there) */
-  return cosine ? y : _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
+  /* sin(±0) = tan(±0) = ±0 (r is +0 there) */
+  return fn == SC_COS ? y
+                      : _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
 }
 
 /* Eight at a time straight from and to the arrays, the tail through a
  * copy; lanes out of the vector range are redone by the C library. */
-static inline void sincos8(float *y, const float *a, bool cosine) {
+static inline void sincos8(float *y, const float *a, int fn) {
   const __m256 x = _mm256_loadu_ps(a);
-  _mm256_storeu_ps(y, vm_sincos(x, cosine));
+  _mm256_storeu_ps(y, vm_sincos(x, fn));
   /* not (|x| <= limit): large, infinite or NaN lanes */
   int big = _mm256_movemask_ps(_mm256_cmp_ps(vm_abs(x), _mm256_set1_ps(SC_LIMIT), _CMP_NLE_UQ));
   while (big) {
     const int j = __builtin_ctz((unsigned)big);
     big &= big - 1;
-    y[j] = cosine ? cosf(a[j]) : sinf(a[j]);
+    y[j] = fn == SC_COS ? cosf(a[j]) : fn == SC_TAN ? tanf(a[j]) : sinf(a[j]);
   }
 }
 
-static inline void sincos_span(size_t n, float *y, const float *a, bool cosine) {
+static inline void sincos_span(size_t n, float *y, const float *a, int fn) {
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) sincos8(y + i, a + i, cosine);
+  for (; i + 8 <= n; i += 8) sincos8(y + i, a + i, fn);
   if (i < n) {
     float ta[8] = {0}, ty[8];
     for (size_t j = 0; j < n - i; j++) ta[j] = a[i + j];
-    sincos8(ty, ta, cosine);
+    sincos8(ty, ta, fn);
     for (size_t j = 0; j < n - i; j++) y[i + j] = ty[j];
   }
 }
@@ -136,13 +144,19 @@ static inline void sincos_span(size_t n, float *y, const float *a, bool cosine) 
 static void v_sin_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
                       size_t s0, size_t s2) {
   (void)x1, (void)x2, (void)s0, (void)s2;
-  sincos_span(n, o, x0, false);
+  sincos_span(n, o, x0, SC_SIN);
 }
 
 static void v_cos_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
                       size_t s0, size_t s2) {
   (void)x1, (void)x2, (void)s0, (void)s2;
-  sincos_span(n, o, x0, true);
+  sincos_span(n, o, x0, SC_COS);
+}
+
+static void v_tan_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                      size_t s0, size_t s2) {
+  (void)x1, (void)x2, (void)s0, (void)s2;
+  sincos_span(n, o, x0, SC_TAN);
 }
 
 /* f32 power: where all eight exponents of a vector are 2 or 3 (the squares
@@ -457,6 +471,7 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
     case ACCY_OP_ERF: return v_erf_f32;
     case ACCY_OP_SIN: return v_sin_f32;
     case ACCY_OP_COS: return v_cos_f32;
+    case ACCY_OP_TAN: return v_tan_f32;
     default: return NULL;
   }
 }

@@ -456,6 +456,7 @@ static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
     case ACCY_OP_CLAMP:
     case ACCY_OP_SIN:
     case ACCY_OP_COS:
+    case ACCY_OP_TAN:
     case ACCY_OP_POWER: return accy__ew_map__avx2(op, dt);
     default: return NULL;
   }
