@@ -159,6 +159,43 @@ static void v_tan_f32(size_t n, void *o, const void *x0, const void *x1, const v
   sincos_span(n, o, x0, SC_TAN);
 }
 
+/* f32 expm1 in double: x clamped to [-30, 89.5] (beyond, the f32 result is
+ * -1 or +Inf either way), x = n ln 2 + r with |r| <= ln 2 / 2 (ln 2 in
+ * two parts by fused multiply-adds), e^r - 1 by its Taylor polynomial to
+ * r^12 (below 2^-50 of it), then 2^n (e^r - 1) + (2^n - 1) (exact for n = 0,
+ * so no cancellation near 0) and one rounding to f32: within about half
+ * an ulp (docs/ops.md, "Vector math"). NaN stays NaN, ±0 stays ±0. */
+static inline __m256d em1_quad(__m128 xh) {
+  const __m256d x = _mm256_min_pd(_mm256_max_pd(_mm256_cvtps_pd(xh), _mm256_set1_pd(-30.0)),
+                                  _mm256_set1_pd(89.5));
+  const __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(0x1.71547652b82fep+0)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(0x1.62e42fefa39efp-1), x);
+  r = _mm256_fnmadd_pd(n, _mm256_set1_pd(0x1.abc9e3b39803fp-56), r);
+  static const double kInvFact[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                                    1.0 / 362880.0,    1.0 / 40320.0,    1.0 / 5040.0,
+                                    1.0 / 720.0,       1.0 / 120.0,      1.0 / 24.0,
+                                    1.0 / 6.0,         0.5};
+  __m256d q = _mm256_set1_pd(kInvFact[0]);
+  for (int i = 1; i < 11; i++) q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(kInvFact[i]));
+  const __m256d p = _mm256_fmadd_pd(_mm256_mul_pd(r, r), q, r); /* e^r - 1 */
+  const __m256i e = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n)),
+                                     _mm256_set1_epi64x(1023));
+  const __m256d s = _mm256_castsi256_pd(_mm256_slli_epi64(e, 52)); /* 2^n, n in [-44, 130] */
+  return _mm256_fmadd_pd(s, p, _mm256_sub_pd(s, _mm256_set1_pd(1.0)));
+}
+
+static inline __m256 vm_expm1(__m256 x) {
+  const __m128 lo = _mm256_cvtpd_ps(em1_quad(_mm256_castps256_ps128(x)));
+  const __m128 hi = _mm256_cvtpd_ps(em1_quad(_mm256_extractf128_ps(x, 1)));
+  const __m256 y = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+  /* ±0 and NaN as they came (the clamp turned NaN into -30) */
+  const __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ),
+                                   _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  return _mm256_blendv_ps(y, _mm256_add_ps(x, x), keep);
+}
+EW_V1(v_expm1_f32, vm_expm1)
+
 /* f32 power: where all eight exponents of a vector are 2 or 3 (the squares
  * and cubes models write), the product in double rounded once to f32, as
  * accy__pow_f32 (scalar.h) computes it per element (same bits); any other
@@ -472,6 +509,7 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
     case ACCY_OP_SIN: return v_sin_f32;
     case ACCY_OP_COS: return v_cos_f32;
     case ACCY_OP_TAN: return v_tan_f32;
+    case ACCY_OP_EXPM1: return v_expm1_f32;
     default: return NULL;
   }
 }
