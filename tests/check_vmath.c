@@ -1,6 +1,6 @@
 /* tests/check_vmath.c: the error of every vector transcendental of every ISA
- * level this CPU has (the f32 exp, expm1, log, tanh, logistic, erf, sin, cos
- * and tan spans of the level's elementwise table, src/kernels/uk/avx2/vmath.h and
+ * level this CPU has (the f32 exp, expm1, log, log1p, tanh, logistic, erf,
+ * sin, cos and tan spans of the level's elementwise table, src/kernels/uk/avx2/vmath.h and
  * avx2/ew.c), measured against
  * a double-precision reference over the whole f32 range:
  *  - a sweep of bit patterns (every 61st of all 2^32 by default; every one
@@ -45,6 +45,7 @@ static const vfun kFuns[] = {
     {ACCY_OP_COS, "cos", cos, 1.0},
     {ACCY_OP_TAN, "tan", tan, 1.5},
     {ACCY_OP_EXPM1, "expm1", expm1, 1.0},
+    {ACCY_OP_LOG1P, "log1p", log1p, 1.0},
 };
 
 static float f32_of_bits(uint32_t u) {

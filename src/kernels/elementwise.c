@@ -66,9 +66,10 @@ static uint64_t op_cost(uint16_t op) {
     case ACCY_OP_EXP: case ACCY_OP_LOG: case ACCY_OP_LOGISTIC: case ACCY_OP_TANH:
     case ACCY_OP_ERF:
       return vec ? 4 : 20;
-    case ACCY_OP_EXPM1: case ACCY_OP_SIN: case ACCY_OP_COS: case ACCY_OP_TAN:
+    case ACCY_OP_EXPM1: case ACCY_OP_LOG1P: case ACCY_OP_SIN: case ACCY_OP_COS:
+    case ACCY_OP_TAN:
       return vec ? 8 : 20; /* in double */
-    case ACCY_OP_LOG1P: case ACCY_OP_ATAN2:
+    case ACCY_OP_ATAN2:
       return 20;
     case ACCY_OP_POWER:
       return 40;

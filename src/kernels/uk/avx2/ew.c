@@ -196,6 +196,59 @@ static inline __m256 vm_expm1(__m256 x) {
 }
 EW_V1(v_expm1_f32, vm_expm1)
 
+/* f32 log1p in double: u = 1 + x (exact for 2^-26 <= |x| <= 2^29, rounded
+ * once beyond, far below an f32 ulp of the result), and
+ * log u = e ln 2 + 2 atanh(s), u = 2^e m with m in [√½, √2), f = m - 1,
+ * s = f / (2 + f) (|s| <= 0.172), atanh's odd series to s^15 (below 2^-50
+ * of it); below 2^-26 log1p(x) rounds to x itself. One rounding to f32:
+ * within about half an ulp (docs/ops.md, "Vector math"). x = -1 gives
+ * -Inf, x < -1 NaN, +Inf +Inf, NaN NaN, ±0 ±0. */
+static inline __m256d l1p_quad(__m128 xh) {
+  const __m256d x = _mm256_cvtps_pd(xh);
+  const __m256d u = _mm256_add_pd(x, _mm256_set1_pd(1.0));
+  const __m256i ub = _mm256_castpd_si256(u);
+  __m256i e = _mm256_sub_epi64(_mm256_srli_epi64(ub, 52), _mm256_set1_epi64x(1023));
+  __m256d m = _mm256_castsi256_pd(_mm256_or_si256(
+      _mm256_and_si256(ub, _mm256_set1_epi64x(0x000fffffffffffffLL)),
+      _mm256_set1_epi64x(0x3ff0000000000000LL)));
+  const __m256d big = _mm256_cmp_pd(m, _mm256_set1_pd(0x1.6a09e667f3bcdp+0), _CMP_GT_OQ);
+  m = _mm256_blendv_pd(m, _mm256_mul_pd(m, _mm256_set1_pd(0.5)), big);
+  e = _mm256_sub_epi64(e, _mm256_castpd_si256(big)); /* big lanes are all ones: e + 1 */
+  const __m256d f = _mm256_sub_pd(m, _mm256_set1_pd(1.0));
+  const __m256d sv = _mm256_div_pd(f, _mm256_add_pd(f, _mm256_set1_pd(2.0)));
+  const __m256d z = _mm256_mul_pd(sv, sv);
+  __m256d q = _mm256_set1_pd(1.0 / 15.0);
+  q = _mm256_fmadd_pd(q, z, _mm256_set1_pd(1.0 / 13.0));
+  q = _mm256_fmadd_pd(q, z, _mm256_set1_pd(1.0 / 11.0));
+  q = _mm256_fmadd_pd(q, z, _mm256_set1_pd(1.0 / 9.0));
+  q = _mm256_fmadd_pd(q, z, _mm256_set1_pd(1.0 / 7.0));
+  q = _mm256_fmadd_pd(q, z, _mm256_set1_pd(1.0 / 5.0));
+  q = _mm256_fmadd_pd(q, z, _mm256_set1_pd(1.0 / 3.0));
+  const __m256d at = _mm256_fmadd_pd(_mm256_mul_pd(sv, z), q, sv); /* atanh s */
+  /* e as a double: e is small (|e| <= 128), so through its low 32 bits */
+  const __m128i e32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+      e, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+  const __m256d ed = _mm256_cvtepi32_pd(e32);
+  const __m256d lg = _mm256_fmadd_pd(ed, _mm256_set1_pd(0x1.62e42fefa39efp-1),
+                                     _mm256_fmadd_pd(ed, _mm256_set1_pd(0x1.abc9e3b39803fp-56),
+                                                     _mm256_add_pd(at, at)));
+  return lg;
+}
+
+static inline __m256 vm_log1p(__m256 x) {
+  const __m128 lo = _mm256_cvtpd_ps(l1p_quad(_mm256_castps256_ps128(x)));
+  const __m128 hi = _mm256_cvtpd_ps(l1p_quad(_mm256_extractf128_ps(x, 1)));
+  __m256 y = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+  /* tiny (and ±0): x itself; x = -1: -Inf; below -1 and NaN: NaN; +Inf: +Inf */
+  y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(vm_abs(x), _mm256_set1_ps(0x1p-26f), _CMP_LT_OQ));
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY),
+                       _mm256_cmp_ps(x, _mm256_set1_ps(-1.0f), _CMP_EQ_OQ));
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(NAN), _mm256_cmp_ps(x, _mm256_set1_ps(-1.0f), _CMP_LT_OQ));
+  y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ));
+  return _mm256_blendv_ps(y, _mm256_add_ps(x, x), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+EW_V1(v_log1p_f32, vm_log1p)
+
 /* f32 power: where all eight exponents of a vector are 2 or 3 (the squares
  * and cubes models write), the product in double rounded once to f32, as
  * accy__pow_f32 (scalar.h) computes it per element (same bits); any other
@@ -510,6 +563,7 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
     case ACCY_OP_COS: return v_cos_f32;
     case ACCY_OP_TAN: return v_tan_f32;
     case ACCY_OP_EXPM1: return v_expm1_f32;
+    case ACCY_OP_LOG1P: return v_log1p_f32;
     default: return NULL;
   }
 }

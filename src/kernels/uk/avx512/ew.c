@@ -458,6 +458,7 @@ static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
     case ACCY_OP_COS:
     case ACCY_OP_TAN:
     case ACCY_OP_EXPM1:
+    case ACCY_OP_LOG1P:
     case ACCY_OP_POWER: return accy__ew_map__avx2(op, dt);
     default: return NULL;
   }
