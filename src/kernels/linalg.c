@@ -511,10 +511,6 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   const bool strided = !dp->br.tab && !dp->kr.tab && !dp->n.tab;
   const bool direct = strided && (dp->n.stride == 1 || dp->n.count <= 1);
   if (!packed && !strided) return ACCY_STATUS_OK;
-  const accy__uk *lv = accy__uk_get();
-  if (half && (!lv->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32) ||
-               !lv->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16)))
-    return ACCY_STATUS_OK;
   /* A dot_pack, whose GEMM is the kernel's (a pre-pass may need it). */
   dot_pack *dk = accy__arena_alloc(arena, sizeof *dk, 64);
   if (!dk) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
@@ -533,8 +529,8 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   if (half) {
     dk->a_bs = g->a_bs, dk->a_rs = g->a_rs, dk->a_cs = g->a_cs;
     dk->c_bs = g->c_bs, dk->c_rs = g->c_rs;
-    dk->widen = lv->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32);
-    dk->narrow = lv->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16);
+    dk->widen = accy__uk_get()->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32);
+    dk->narrow = accy__uk_get()->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16);
     g->a_bs = 0; /* the providers offset by the batch index themselves */
     g->a_block = half_a_block;
     g->a_block_ctx = dk;

@@ -58,6 +58,16 @@ EW_V1(v_tanh_f32, vm_tanh)
 EW_V1(v_logistic_f32, vm_logistic)
 EW_V1(v_erf_f32, vm_erf)
 
+/* ---- f32 transcendentals computed in double (sin, cos, tan, expm1, log1p)
+ * Each works on four lanes at a time in double and rounds once to f32. */
+#define D_LN2_HI 0x1.62e42fefa39efp-1 /* ln 2 in two parts */
+#define D_LN2_LO 0x1.abc9e3b39803fp-56
+
+/* Eight f32 lanes from the double results of their two halves. */
+static inline __m256 f32_of_halves(__m256d lo, __m256d hi) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+
 /* f32 sin, cos and tan: x = n π/2 + r in double (π/2 in three parts, each
  * step a fused multiply-add, so r is x's distance to the nearest multiple
  * of π/2 to about 2^-52 of x for |x| <= 2^20), sin r and cos r by their
@@ -108,9 +118,8 @@ static inline __m256d sc_quad(__m128 xh, int fn) {
 }
 
 static inline __m256 vm_sincos(__m256 x, int fn) {
-  const __m128 lo = _mm256_cvtpd_ps(sc_quad(_mm256_castps256_ps128(x), fn));
-  const __m128 hi = _mm256_cvtpd_ps(sc_quad(_mm256_extractf128_ps(x, 1), fn));
-  const __m256 y = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+  const __m256 y = f32_of_halves(sc_quad(_mm256_castps256_ps128(x), fn),
+                                 sc_quad(_mm256_extractf128_ps(x, 1), fn));
   /* sin(±0) = tan(±0) = ±0 (r is +0 there) */
   return fn == SC_COS ? y
                       : _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
@@ -170,8 +179,8 @@ static inline __m256d em1_quad(__m128 xh) {
                                   _mm256_set1_pd(89.5));
   const __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(0x1.71547652b82fep+0)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(0x1.62e42fefa39efp-1), x);
-  r = _mm256_fnmadd_pd(n, _mm256_set1_pd(0x1.abc9e3b39803fp-56), r);
+  __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(D_LN2_HI), x);
+  r = _mm256_fnmadd_pd(n, _mm256_set1_pd(D_LN2_LO), r);
   static const double kInvFact[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
                                     1.0 / 362880.0,    1.0 / 40320.0,    1.0 / 5040.0,
                                     1.0 / 720.0,       1.0 / 120.0,      1.0 / 24.0,
@@ -186,9 +195,8 @@ static inline __m256d em1_quad(__m128 xh) {
 }
 
 static inline __m256 vm_expm1(__m256 x) {
-  const __m128 lo = _mm256_cvtpd_ps(em1_quad(_mm256_castps256_ps128(x)));
-  const __m128 hi = _mm256_cvtpd_ps(em1_quad(_mm256_extractf128_ps(x, 1)));
-  const __m256 y = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+  const __m256 y = f32_of_halves(em1_quad(_mm256_castps256_ps128(x)),
+                                 em1_quad(_mm256_extractf128_ps(x, 1)));
   /* ±0 and NaN as they came (the clamp turned NaN into -30) */
   const __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ),
                                    _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
@@ -229,16 +237,13 @@ static inline __m256d l1p_quad(__m128 xh) {
   const __m128i e32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
       e, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
   const __m256d ed = _mm256_cvtepi32_pd(e32);
-  const __m256d lg = _mm256_fmadd_pd(ed, _mm256_set1_pd(0x1.62e42fefa39efp-1),
-                                     _mm256_fmadd_pd(ed, _mm256_set1_pd(0x1.abc9e3b39803fp-56),
-                                                     _mm256_add_pd(at, at)));
-  return lg;
+  return _mm256_fmadd_pd(ed, _mm256_set1_pd(D_LN2_HI),
+                         _mm256_fmadd_pd(ed, _mm256_set1_pd(D_LN2_LO), _mm256_add_pd(at, at)));
 }
 
 static inline __m256 vm_log1p(__m256 x) {
-  const __m128 lo = _mm256_cvtpd_ps(l1p_quad(_mm256_castps256_ps128(x)));
-  const __m128 hi = _mm256_cvtpd_ps(l1p_quad(_mm256_extractf128_ps(x, 1)));
-  __m256 y = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+  __m256 y = f32_of_halves(l1p_quad(_mm256_castps256_ps128(x)),
+                           l1p_quad(_mm256_extractf128_ps(x, 1)));
   /* tiny (and ±0): x itself; x = -1: -Inf; below -1 and NaN: NaN; +Inf: +Inf */
   y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(vm_abs(x), _mm256_set1_ps(0x1p-26f), _CMP_LT_OQ));
   y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY),

@@ -443,7 +443,9 @@ static accy__uk_ew_fn avx512_override_x1(uint16_t op, int32_t dt) {
 }
 
 static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
-  if (dt == ACCY_DTYPE_F16) return accy__ew_map__avx2(op, dt); /* its F16C spans, or NULL */
+  /* f16: the AVX2 level's spans (F16C for the exact ops; for the rest its
+   * generic ones, the same bits as this level's) */
+  if (dt == ACCY_DTYPE_F16) return accy__ew_map__avx2(op, dt);
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
     case ACCY_OP_EXP: return v_exp16_f32;
