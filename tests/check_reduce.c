@@ -111,22 +111,38 @@ static void run_split(const accy__kernel *k, void *const *bufs, tu_rng *rng, uns
   for (unsigned i = 0; i < n_tiles; i++) k->run(k, bufs, cuts[order[i]], cuts[order[i] + 1]);
 }
 
-/* Per output of an f32 sum: the exact sum of its finite elements, the sum
- * of their magnitudes, their count and whether a non-finite one came in. */
+/* Per output of a float sum (f32, f16 or bf16, accumulated in f32): the
+ * exact sum of its finite elements, the sum of their magnitudes, their
+ * count and whether a non-finite one came in. */
 typedef struct sum_bound {
+  int32_t dt;
   double *exact, *abssum;
   uint64_t *n;
   bool *nonfinite;
 } sum_bound;
 
 /* Agreement of output |i| with the reduce bound of docs/ops.md: within
- * n * 2^-24 * sum |x| of the exact sum; with an inf or NaN in, the
- * reference's value (any order gives it, NaN-aware), unless a partial sum
- * may overflow (finite magnitudes over FLT_MAX), when nothing is promised. */
-static bool within_sum_bound(const sum_bound *sb, uint64_t i, const float *got, const float *ref) {
+ * n * 2^-24 * sum |x| of the exact sum, and for f16 and bf16 the one
+ * rounding of that f32 sum to the element type (half an ulp: 2^-11 or 2^-8
+ * of the magnitude, or half the smallest subnormal; infinity where the f32
+ * sum may lie at or past the type's largest finite value); with an inf or
+ * NaN in, the reference's value (any order gives it, NaN-aware), unless a
+ * partial sum may overflow (finite magnitudes over FLT_MAX), when nothing
+ * is promised. */
+static bool within_sum_bound(const sum_bound *sb, uint64_t i, const void *got, const void *ref) {
+  const size_t es = accy_dtype_size(sb->dt);
   if (sb->abssum[i] > FLT_MAX) return true;
-  if (sb->nonfinite[i]) return tu_first_difference(ACCY_DTYPE_F32, got + i, ref + i, 1) == SIZE_MAX;
-  return fabs((double)got[i] - sb->exact[i]) <= (double)sb->n[i] * 0x1p-24 * sb->abssum[i];
+  if (sb->nonfinite[i])
+    return tu_first_difference(sb->dt, (const char *)got + i * es, (const char *)ref + i * es, 1) ==
+           SIZE_MAX;
+  const double g = tu_get_f64(sb->dt, got, (size_t)i);
+  const double tol = (double)sb->n[i] * 0x1p-24 * sb->abssum[i];
+  const double far = fabs(sb->exact[i]) + tol;
+  double rnd = 0, top = 0;
+  if (sb->dt == ACCY_DTYPE_F16) rnd = 0x1p-11 * far + 0x1p-25, top = 65504.0;
+  if (sb->dt == ACCY_DTYPE_BF16) rnd = 0x1p-8 * far + 0x1p-134, top = 0x1.fep127;
+  if (isinf(g) && top > 0) return far >= top && (g > 0) == (sb->exact[i] > 0);
+  return fabs(g - sb->exact[i]) <= tol + rnd;
 }
 
 /* Runs the kernel whole and split several ways; requires identical bytes
@@ -153,7 +169,7 @@ static void run_and_compare(const built *b, const void *in, const void *ref, con
   size_t d = SIZE_MAX;
   if (sb) {
     for (uint64_t i = 0; i < n_out && d == SIZE_MAX; i++)
-      if (!within_sum_bound(sb, i, (const float *)(const void *)whole, ref)) d = (size_t)i;
+      if (!within_sum_bound(sb, i, whole, ref)) d = (size_t)i;
   } else {
     d = tu_first_difference(rt->dtype, whole, ref, (size_t)n_out);
   }
@@ -367,11 +383,12 @@ static void ref_reduce(const reduce_case *c, int kind, int32_t dt, const void *i
   racc_finish(&r, out, g.n_out);
 }
 
-/* The sum_bound of an f32 sum over |c| (the output index as ref_reduce
+/* The sum_bound of a float sum over |c| (the output index as ref_reduce
  * finds it). The caller frees the four arrays. */
-static void ref_sum_bound(const reduce_case *c, const float *in, sum_bound *sb) {
+static void ref_sum_bound(const reduce_case *c, int32_t dt, const void *in, sum_bound *sb) {
   const red_geom g = reduce_geom(c);
   const size_t m = (size_t)g.n_out + 1;
+  sb->dt = dt;
   sb->exact = calloc(m, sizeof(double));
   sb->abssum = calloc(m, sizeof(double));
   sb->n = calloc(m, sizeof(uint64_t));
@@ -379,13 +396,14 @@ static void ref_sum_bound(const reduce_case *c, const float *in, sum_bound *sb) 
   ck_assert(sb->exact && sb->abssum && sb->n && sb->nonfinite);
   for (uint64_t i = 0; i < g.n_in; i++) {
     const uint64_t o = reduce_out_index(c, &g, i);
+    const double x = tu_get_f64(dt, in, (size_t)i);
     sb->n[o]++;
-    if (!isfinite(in[i])) {
+    if (!isfinite(x)) {
       sb->nonfinite[o] = true;
       continue;
     }
-    sb->exact[o] += in[i];
-    sb->abssum[o] += fabs(in[i]);
+    sb->exact[o] += x;
+    sb->abssum[o] += fabs(x);
   }
 }
 
@@ -422,10 +440,11 @@ static void check_reduce_case(const reduce_case *c, int kind, int32_t dt, tu_rng
   snprintf(what, sizeof what, "reduce %s %s case rank %u, %u axes, dims[0] %lld%s", kKind[kind],
            accy_dtype_name(dt), c->rank, c->n_axes, (long long)c->dims[0],
            edges ? " (edges)" : "");
-  /* Above portable, f32 sums run in the level's blocked order. */
+  /* Above portable, f32, f16 and bf16 sums run in the level's blocked order. */
   sum_bound sb, *psb = NULL;
-  if (dt == ACCY_DTYPE_F32 && kind == ACCY_REDUCE_SUM && accy__isa_level() != ACCY__ISA_PORTABLE) {
-    ref_sum_bound(c, in, &sb);
+  if ((dt == ACCY_DTYPE_F32 || dt == ACCY_DTYPE_F16 || dt == ACCY_DTYPE_BF16) &&
+      kind == ACCY_REDUCE_SUM && accy__isa_level() != ACCY__ISA_PORTABLE) {
+    ref_sum_bound(c, dt, in, &sb);
     psb = &sb;
   }
   run_and_compare(&b, in, ref, what, rng, psb);

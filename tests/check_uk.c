@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "src/base/cpu.h"
+#include "src/base/half.h"
 #include "src/kernels/gemm.h"
 #include "src/kernels/scalar.h"
 #include "src/kernels/uk/uk.h"
@@ -1681,6 +1682,152 @@ START_TEST(test_reduce_rows_levels_match_portable) {
 }
 END_TEST
 
+/* Random 16-bit floats of |src| with the specials of the reduce tests
+ * (zeros of both signs, infinities, quiet NaNs with payloads) mixed in when
+ * |special|, or only small integers and zeros (max and min answer a zero)
+ * when |zeros|. */
+static void fill_h16(tu_rng *r, uint16_t *x, size_t n, accy__uk_src src, bool special,
+                     bool zeros) {
+  const bool f16 = src == ACCY__UK_SRC_F16;
+  static const uint16_t kF16[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe01, 0x0001, 0x7bff};
+  static const uint16_t kBF16[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x0001, 0x7f7f};
+  for (size_t i = 0; i < n; i++) {
+    const float v = zeros ? (tu_rng_range(r, 0, 3) == 0 ? (tu_rng_range(r, 0, 1) ? 0.0f : -0.0f)
+                                                        : (float)tu_rng_range(r, -5, 5))
+                          : rnd(r) * (float)tu_rng_range(r, 1, 3);
+    x[i] = f16 ? accy__f32_to_f16(v) : accy__f32_to_bf16(v);
+    if (special && tu_rng_range(r, 0, 9) == 0)
+      x[i] = (f16 ? kF16 : kBF16)[tu_rng_range(r, 0, 7)];
+  }
+}
+
+static float widen_h16(uint16_t h, accy__uk_src src) {
+  return src == ACCY__UK_SRC_F16 ? accy__f16_to_f32(h) : accy__bf16_to_f32(h);
+}
+
+/* h16_reduce_rows: every level gives, bit for bit, its own f32_reduce_rows
+ * of the rows widened to f32 (so the f16 and bf16 sums share the f32 sums'
+ * order and bound, and products, max and min the portable bits), for f16
+ * and bf16, each kind, lengths around the vector blocks of 8 and 32, rows
+ * side by side and apart, special values; nothing past the rows is
+ * written. */
+START_TEST(test_h16_reduce_rows_are_the_widened_f32_rows) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  tu_rng r;
+  tu_rng_seed(&r, 59);
+  enum { RS = 1100, ROWS = 9 };
+  static const size_t kLens[] = {0, 1, 7, 8, 9, 16, 31, 32, 33, 40, 63, 64, 65, 100, 1029};
+  static uint16_t x[ROWS * RS];
+  static float w[ROWS * RS];
+  float want[ROWS + 1], got[ROWS + 1];
+  long checked = 0;
+  for (int l = 0; l < nl; l++) {
+    ck_assert_ptr_nonnull(ts[l]->h16_reduce_rows);
+    for (int s = ACCY__UK_SRC_F16; s <= ACCY__UK_SRC_BF16; s++)
+      for (int kind = ACCY_REDUCE_SUM; kind <= ACCY_REDUCE_MIN; kind++)
+        for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++)
+          for (int rep = 0; rep < 4; rep++) {
+            const accy__uk_src src = (accy__uk_src)s;
+            const size_t len = kLens[li];
+            const ptrdiff_t rs = rep == 1 ? (ptrdiff_t)len : RS;
+            fill_h16(&r, x, ROWS * RS, src, rep == 2, rep == 3);
+            for (size_t i = 0; i < ROWS * RS; i++) w[i] = widen_h16(x[i], src);
+            want[ROWS] = got[ROWS] = 12345.0f;
+            ts[l]->f32_reduce_rows(len, w, rs, ROWS, want, kind);
+            ts[l]->h16_reduce_rows(len, x, src, rs, ROWS, got, kind);
+            ck_assert_msg(got[ROWS] == 12345.0f, "%s: h16_reduce_rows wrote past its rows",
+                          accy__isa_name(ts[l]->isa));
+            for (size_t j = 0; j < ROWS; j++, checked++)
+              ck_assert_msg(memcmp(&want[j], &got[j], sizeof(float)) == 0,
+                            "%s: h16_reduce_rows %s kind %d len %zu row %zu: %a, f32 rows %a",
+                            accy__isa_name(ts[l]->isa), s == ACCY__UK_SRC_F16 ? "f16" : "bf16",
+                            kind, len, j, got[j], want[j]);
+          }
+  }
+  ck_assert_int_ge(checked, 2 * 4 * 15 * 4 * ROWS);
+}
+END_TEST
+
+/* Equal folds: the same bits, but for a NaN sum or product any NaN (its
+ * payload is the operand order's, and the reduce stores the default NaN). */
+static bool same_fold(int kind, const float *a, const float *b, size_t n) {
+  if (kind > ACCY_REDUCE_PRODUCT) return memcmp(a, b, n * sizeof(float)) == 0;
+  return tu_first_difference(ACCY_DTYPE_F32, a, b, n) == SIZE_MAX;
+}
+
+/* reduce_cols: every level gives the portable bits (each column its own
+ * chain in row order; a NaN sum or product any NaN), for f32, f16 and
+ * bf16, each kind, column counts
+ * around the vector blocks of 8 and 32 and over the band of rows, row
+ * strides wider than the columns, accumulators that start from values
+ * (calls chain), special values; nothing past the columns is written. The
+ * portable level itself is checked against a fold written out here. */
+START_TEST(test_reduce_cols_levels_match_portable) {
+  const accy__uk *ts[ACCY__ISA_COUNT];
+  int nl = levels(ts);
+  const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
+  tu_rng r;
+  tu_rng_seed(&r, 61);
+  enum { RS = 300, MAXR = 40 };
+  static const size_t kCols[] = {0, 1, 5, 8, 9, 31, 32, 33, 47, 64, 71, 256};
+  static const size_t kRows[] = {0, 1, 3, 16, 17, 40};
+  static float xf[MAXR * RS];
+  static uint16_t xh[MAXR * RS];
+  float acc0[257], want[257], got[257];
+  long checked = 0;
+  for (int l = 0; l < nl; l++) {
+    ck_assert_ptr_nonnull(ts[l]->reduce_cols);
+    for (int s = ACCY__UK_SRC_F32; s <= ACCY__UK_SRC_BF16; s++)
+      for (int kind = ACCY_REDUCE_SUM; kind <= ACCY_REDUCE_MIN; kind++)
+        for (size_t ci = 0; ci < sizeof kCols / sizeof kCols[0]; ci++)
+          for (size_t ri = 0; ri < sizeof kRows / sizeof kRows[0]; ri++) {
+            const accy__uk_src src = (accy__uk_src)s;
+            const size_t n = kCols[ci], rows = kRows[ri];
+            const int rep = (int)((ci + ri) % 3);
+            const ptrdiff_t rs = rep == 1 ? (ptrdiff_t)n : RS;
+            if (src == ACCY__UK_SRC_F32) {
+              tu_fill_random(&r, ACCY_DTYPE_F32, xf, MAXR * RS, rep == 2,
+                             kind == ACCY_REDUCE_PRODUCT ? 1.2 : 0);
+            } else {
+              fill_h16(&r, xh, MAXR * RS, src, rep == 2, rep == 1);
+              for (size_t i = 0; i < MAXR * RS; i++) xf[i] = widen_h16(xh[i], src);
+            }
+            const void *x = src == ACCY__UK_SRC_F32 ? (const void *)xf : (const void *)xh;
+            for (size_t j = 0; j <= n; j++) acc0[j] = rnd(&r);
+            if (rep == 2 && n > 2) acc0[1] = NAN, acc0[2] = -0.0f;
+            /* The fold written out, over the widened values. */
+            for (size_t j = 0; j < n; j++) {
+              float a = acc0[j];
+              for (size_t t = 0; t < rows; t++)
+                a = accy__fold_kind_f32(a, xf[(ptrdiff_t)t * rs + (ptrdiff_t)j], kind);
+              want[j] = a;
+            }
+            memcpy(got, acc0, sizeof acc0);
+            got[n] = 12345.0f;
+            if (ts[l] == port) {
+              port->reduce_cols(n, got, x, src, rs, rows, kind);
+            } else {
+              float p[257];
+              memcpy(p, acc0, sizeof acc0);
+              port->reduce_cols(n, p, x, src, rs, rows, kind);
+              ts[l]->reduce_cols(n, got, x, src, rs, rows, kind);
+              ck_assert_msg(same_fold(kind, p, got, n),
+                            "%s: reduce_cols src %d kind %d n %zu rows %zu differ from portable",
+                            accy__isa_name(ts[l]->isa), s, kind, n, rows);
+            }
+            ck_assert_msg(got[n] == 12345.0f, "%s: reduce_cols wrote past its columns",
+                          accy__isa_name(ts[l]->isa));
+            for (size_t j = 0; j < n; j++, checked++)
+              ck_assert_msg(same_fold(kind, &want[j], &got[j], 1),
+                            "%s: reduce_cols src %d kind %d n %zu rows %zu col %zu: %a, fold %a",
+                            accy__isa_name(ts[l]->isa), s, kind, n, rows, j, got[j], want[j]);
+          }
+  }
+  ck_assert_int_ge(checked, 3 * 4 * 3000);
+}
+END_TEST
+
 
 /* A one-row call (a matrix-vector product) gives each of its outputs the
  * bits a full tile gives that row, with and without accumulation, for
@@ -2614,6 +2761,8 @@ static Suite *uk_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_elementwise_levels_match_portable);
   tcase_add_test(tc, test_reduce_rows_levels_match_portable);
+  tcase_add_test(tc, test_h16_reduce_rows_are_the_widened_f32_rows);
+  tcase_add_test(tc, test_reduce_cols_levels_match_portable);
   tcase_add_test(tc, test_elementwise_x1_matches_repeated_operand);
   tcase_add_test(tc, test_divide_x1_is_the_quotient);
   tcase_add_test(tc, test_power_levels_match_portable);

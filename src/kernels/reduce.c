@@ -18,7 +18,10 @@
  *
  * Element types and kinds are specialised at compile time by the DEFINE_*
  * macros; prepare picks the tile function once, so tiles never dispatch on
- * dtype or kind per element. */
+ * dtype or kind per element. f32, f16 and bf16 sum, product, max and min go
+ * to the level's microkernels instead (uk.h's f32_reduce_rows and
+ * h16_reduce_rows for inner tiles of one contiguous run per output,
+ * reduce_cols for outer tiles), which widen f16 and bf16 as they load. */
 #include "src/internal.h"
 
 #include <math.h>
@@ -81,7 +84,12 @@ typedef struct reduce_params {
   uint64_t red_steps;  /* positions of |red| (product of its counts; 0 if empty input) */
   int64_t len;         /* inner: innermost reduced extent; outer: innermost kept extent */
   uint64_t n_blocks;   /* outer: items per row of |len| outputs */
+  /* The microkernel tiles of f32, f16 and bf16 sum..min (NULL otherwise). */
   accy__uk_f32_reduce_rows_fn reduce_rows; /* f32 inner tiles of one contiguous run each */
+  accy__uk_h16_reduce_rows_fn h16_rows;    /* the same of f16 and bf16 */
+  accy__uk_reduce_cols_fn reduce_cols;     /* outer tiles */
+  geom red_runs; /* outer: |red| but its innermost group, whose rows go to one reduce_cols call */
+  accy__uk_src src;
   int kind;
 } reduce_params;
 
@@ -350,15 +358,29 @@ DEFINE_REDUCE(u64_min, uint64_t, uint64_t, LD_ID, ST_ID, UINT64_MAX, C_MIN)
 DEFINE_REDUCE(bool_and, uint8_t, uint8_t, LD_BOOL, ST_ID, 1, C_AND)
 DEFINE_REDUCE(bool_or, uint8_t, uint8_t, LD_BOOL, ST_ID, 0, C_OR)
 
-/* f32 sum/product/max/min over one contiguous run per output: every output
- * goes to the reduce_rows microkernel, in runs of up to eight whose rows sit
- * a fixed stride apart (a row's bits never depend on its run, so a fused row
- * group that reduces the same rows gets the same bits). */
-static void reduce_inner_f32_rows(const accy__kernel *k, void *const *bufs, uint64_t begin,
-                                  uint64_t end) {
+/* The rows' results (f32, sums and products of NaN already the default NaN)
+ * stored in the element type: an f16 or bf16 rounded once. */
+static void store_results(const reduce_params *rp, void *out, uint64_t at, const float *v,
+                          size_t n) {
+  switch (rp->src) {
+    case ACCY__UK_SRC_F32: memcpy((float *)out + at, v, n * sizeof *v); break;
+    case ACCY__UK_SRC_F16:
+      for (size_t j = 0; j < n; j++) ((uint16_t *)out)[at + j] = accy__f32_to_f16(v[j]);
+      break;
+    default:
+      for (size_t j = 0; j < n; j++) ((uint16_t *)out)[at + j] = accy__f32_to_bf16(v[j]);
+      break;
+  }
+}
+
+/* f32, f16 and bf16 sum/product/max/min over one contiguous run per output:
+ * every output goes to the reduce_rows microkernel, in runs of up to eight
+ * whose rows sit a fixed stride apart (a row's bits never depend on its
+ * run, so a fused row group that reduces the same rows gets the same bits). */
+static void reduce_inner_rows(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                              uint64_t end) {
   const reduce_params *rp = k->params;
-  const float *in = bufs[1];
-  float *out = bufs[0];
+  const bool f32 = rp->src == ACCY__UK_SRC_F32;
   odo ko;
   odo_seek(&ko, &rp->keep, begin);
   for (uint64_t it = begin; it < end;) {
@@ -373,8 +395,52 @@ static void reduce_inner_f32_rows(const accy__kernel *k, void *const *bufs, uint
         n++;
       }
     }
-    rp->reduce_rows((size_t)rp->len, in + off0, (ptrdiff_t)rs, n, out + it, rp->kind);
+    if (f32) {
+      rp->reduce_rows((size_t)rp->len, (const float *)bufs[1] + off0, (ptrdiff_t)rs, n,
+                      (float *)bufs[0] + it, rp->kind);
+    } else {
+      float v[8];
+      rp->h16_rows((size_t)rp->len, (const uint16_t *)bufs[1] + off0, rp->src, (ptrdiff_t)rs, n,
+                   v, rp->kind);
+      store_results(rp, bufs[0], it, v, n);
+    }
     it += n;
+  }
+}
+
+/* The same kinds and types when the innermost axis is kept: an item's block
+ * of up to BLOCK columns gathers its rows through reduce_cols, a run of the
+ * innermost reduced group per call, each column in row-major reduced order
+ * (the portable bits at every level). */
+static void reduce_outer_cols(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                              uint64_t end) {
+  static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
+  const reduce_params *rp = k->params;
+  const size_t esz = rp->src == ACCY__UK_SRC_F32 ? 4 : 2;
+  const char *in = bufs[1];
+  const int64_t len = rp->len;
+  const uint64_t nb = rp->n_blocks;
+  const geom *rg = &rp->red;
+  const size_t run = rg->n ? (size_t)rg->count[rg->n - 1] : 1;
+  const ptrdiff_t rs = rg->n ? (ptrdiff_t)rg->stride[rg->n - 1] : 0;
+  const uint64_t runs = run ? rp->red_steps / run : 0;
+  float acc[BLOCK];
+  for (uint64_t it = begin; it < end; it++) {
+    const uint64_t row = it / nb;
+    const int64_t j0 = (int64_t)(it % nb) * BLOCK;
+    const size_t n = (size_t)(len - j0 < BLOCK ? len - j0 : BLOCK);
+    odo ko, ro;
+    odo_seek(&ko, &rp->keep, row);
+    odo_zero(&ro);
+    for (size_t j = 0; j < n; j++) acc[j] = kIdent[rp->kind];
+    for (uint64_t r = 0; r < runs; r++) {
+      rp->reduce_cols(n, acc, in + (size_t)(ko.off + ro.off + j0) * esz, rp->src, rs, run,
+                      rp->kind);
+      odo_next(&ro, &rp->red_runs);
+    }
+    if (rp->kind <= ACCY_REDUCE_PRODUCT)
+      for (size_t j = 0; j < n; j++) acc[j] = accy__canon_nan_f32(acc[j]);
+    store_results(rp, bufs[0], row * (uint64_t)len + (uint64_t)j0, acc, n);
   }
 }
 
@@ -699,21 +765,33 @@ static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__a
   rp->red_steps = 1;
   for (uint32_t g = 0; g < rp->red.n; g++) rp->red_steps *= (uint64_t)rp->red.count[g];
   uint64_t per_out; /* input elements combined per output */
+  const bool uk_type = xt->dtype == ACCY_DTYPE_F32 || xt->dtype == ACCY_DTYPE_F16 ||
+                       xt->dtype == ACCY_DTYPE_BF16;
+  rp->src = xt->dtype == ACCY_DTYPE_F32   ? ACCY__UK_SRC_F32
+            : xt->dtype == ACCY_DTYPE_F16 ? ACCY__UK_SRC_F16
+                                          : ACCY__UK_SRC_BF16;
+  rp->kind = (int)kind;
   if (outer) {
     rp->len = gcount[ng - 1];
     rp->n_blocks = ((uint64_t)rp->len + BLOCK - 1) / BLOCK;
     per_out = rp->red_steps;
     k->run = fns->outer;
+    if (uk_type && kind <= ACCY_REDUCE_MIN) {
+      rp->reduce_cols = accy__uk_get()->reduce_cols;
+      rp->red_runs = rp->red;
+      if (rp->red_runs.n > 0) rp->red_runs.n--;
+      k->run = reduce_outer_cols;
+    }
     k->n_items = n_out / (uint64_t)rp->len * rp->n_blocks;
     k->item_cost = sat_mul(per_out, rp->len < BLOCK ? (uint64_t)rp->len : BLOCK);
   } else {
     rp->len = ng > 0 ? gcount[ng - 1] : 1;
     per_out = rp->red_steps * (uint64_t)rp->len;
     k->run = fns->inner;
-    if (xt->dtype == ACCY_DTYPE_F32 && kind <= ACCY_REDUCE_MIN && rp->red_steps == 1) {
+    if (uk_type && kind <= ACCY_REDUCE_MIN && rp->red_steps == 1) {
       rp->reduce_rows = accy__uk_get()->f32_reduce_rows;
-      rp->kind = (int)kind;
-      k->run = reduce_inner_f32_rows;
+      rp->h16_rows = accy__uk_get()->h16_reduce_rows;
+      k->run = reduce_inner_rows;
     }
     k->n_items = n_out;
     k->item_cost = per_out;

@@ -1,7 +1,7 @@
 /* src/kernels/uk/uk.h: the microkernel layer. Microkernels know nothing of
  * the IR: they compute on pointers, strides and counts, one variant per
  * ISA level, each in a translation unit built with that level's flags
- * (portable/ with the baseline flags, avx2/ with -mavx2 -mfma, avx512/
+ * (portable/ with the baseline flags, avx2/ with -mavx2 -mfma -mf16c, avx512/
  * with those and -mavx512f -mavx512bw -mavx512dq -mavx512vl). A level may
  * take a lower level's variant where it has none of its own (the AVX-512
  * table holds AVX-512 GEMM, depthwise and elementwise kernels and the AVX2
@@ -381,6 +381,26 @@ typedef void (*accy__uk_f32_pool3s2_rows_fn)(size_t rows, size_t n, const float 
 typedef void (*accy__uk_f32_reduce_rows_fn)(size_t len, const float *x, ptrdiff_t rs, size_t rows,
                                             float *out, int kind);
 
+/* The element types the reduce microkernels below read, each element
+ * widened exactly to f32 (src/base/half.h's conversions: F16C's at the
+ * vector levels, the same bits). */
+typedef enum accy__uk_src { ACCY__UK_SRC_F32, ACCY__UK_SRC_F16, ACCY__UK_SRC_BF16 } accy__uk_src;
+
+/* f32_reduce_rows over rows of f16 or bf16 (src): out[j] gets, bit for bit,
+ * what the level's f32_reduce_rows gives for row j widened to f32 (the
+ * caller rounds it to the element type once). */
+typedef void (*accy__uk_h16_reduce_rows_fn)(size_t len, const uint16_t *x, accy__uk_src src,
+                                            ptrdiff_t rs, size_t rows, float *out, int kind);
+
+/* Column folds: acc[j] <- fold of |kind| (sum..min) of acc[j] with
+ * x[r * rs + j] widened to f32, for r = 0, 1, .., rows - 1 in that order and
+ * j < n (x and rs in elements of src). Each column is its own chain in row
+ * order, so every level gives the portable bits (max and min under the
+ * reduce fold rule of src/kernels/scalar.h; sums and products leave NaNs to
+ * the caller's store). */
+typedef void (*accy__uk_reduce_cols_fn)(size_t n, float *acc, const void *x, accy__uk_src src,
+                                        ptrdiff_t rs, size_t rows, int kind);
+
 /* ---- im2col gathers ------------------------------------------------------------- */
 
 /* Where the w <= 8 lanes of one row of an im2col^T micro-panel come from:
@@ -578,6 +598,8 @@ typedef struct accy__uk {
   accy__uk_f32_pool_row_fn f32_pool_row;
   accy__uk_f32_pool3s2_rows_fn f32_pool3s2_rows; /* or NULL */
   accy__uk_f32_reduce_rows_fn f32_reduce_rows;
+  accy__uk_h16_reduce_rows_fn h16_reduce_rows;
+  accy__uk_reduce_cols_fn reduce_cols;
   accy__uk_ew ew;
   accy__uk_f32_chain_fn f32_chain; /* or NULL */
   accy__uk_f32_gather_rows_fn f32_gather_rows;
@@ -710,6 +732,14 @@ void accy__f32_reduce_rows__avx512(size_t len, const float *x, ptrdiff_t rs, siz
                                    float *out, int kind);
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
                                  int kind);
+void accy__h16_reduce_rows__portable(size_t len, const uint16_t *x, accy__uk_src src, ptrdiff_t rs,
+                                     size_t rows, float *out, int kind);
+void accy__h16_reduce_rows__avx2(size_t len, const uint16_t *x, accy__uk_src src, ptrdiff_t rs,
+                                 size_t rows, float *out, int kind);
+void accy__reduce_cols__portable(size_t n, float *acc, const void *x, accy__uk_src src,
+                                 ptrdiff_t rs, size_t rows, int kind);
+void accy__reduce_cols__avx2(size_t n, float *acc, const void *x, accy__uk_src src, ptrdiff_t rs,
+                             size_t rows, int kind);
 void accy__f32_wino_in__portable(size_t n, const float *const rows[4], float *v, size_t vs);
 void accy__f32_wino_in__avx2(size_t n, const float *const rows[4], float *v, size_t vs);
 void accy__f32_wino_in__avx512(size_t n, const float *const rows[4], float *v, size_t vs);

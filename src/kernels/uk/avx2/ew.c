@@ -580,16 +580,15 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
 #include "src/kernels/uk/ew_body.h"
 
 #define F16_BLOCK 256
-#define F16C __attribute__((target("f16c")))
 
-static inline F16C void f16_widen(float *d, const uint16_t *s, size_t n) {
+static inline void f16_widen(float *d, const uint16_t *s, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(s + i))));
   for (; i < n; i++) d[i] = accy__f16_to_f32(s[i]);
 }
 
-static inline F16C void f16_narrow(uint16_t *d, const float *s, size_t n) {
+static inline void f16_narrow(uint16_t *d, const float *s, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128((__m128i *)(void *)(d + i),
@@ -600,7 +599,7 @@ static inline F16C void f16_narrow(uint16_t *d, const float *s, size_t n) {
 /* o = f16(F32(f32(x0)[, f32(x1)])), block by block (every block read
  * before it is written, so o may be x0 or x1). */
 #define F16_VIA_F32(name, F32, ARITY)                                                        \
-  static F16C void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,  \
+  static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,  \
                         size_t s0, size_t s2) {                                             \
     (void)x2, (void)s0, (void)s2;                                                           \
     float a[F16_BLOCK], b[F16_BLOCK], c[F16_BLOCK];                                         \
@@ -623,13 +622,13 @@ F16_VIA_F32(v_negate_f16, uk_negate_f32, 1)
 F16_VIA_F32(v_sqrt_f16, uk_sqrt_f32, 1)
 #undef F16_VIA_F32
 
-static F16C void v_conv_f16_f32(size_t n, void *o, const void *x0, const void *x1,
+static void v_conv_f16_f32(size_t n, void *o, const void *x0, const void *x1,
                                 const void *x2, size_t s0, size_t s2) {
   (void)x1, (void)x2, (void)s0, (void)s2;
   f16_widen(o, x0, n);
 }
 
-static F16C void v_conv_f32_f16(size_t n, void *o, const void *x0, const void *x1,
+static void v_conv_f32_f16(size_t n, void *o, const void *x0, const void *x1,
                                 const void *x2, size_t s0, size_t s2) {
   (void)x1, (void)x2, (void)s0, (void)s2;
   f16_narrow(o, x0, n);

@@ -1,5 +1,6 @@
-/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_row__avx2 and
- * accy__f32_reduce_rows__avx2 (uk.h), built with -mavx2 -mfma.
+/* src/kernels/uk/avx2/f32_pool.c: accy__f32_pool_row__avx2,
+ * accy__f32_reduce_rows__avx2, accy__h16_reduce_rows__avx2 and
+ * accy__reduce_cols__avx2 (uk.h), built with -mavx2 -mfma -mf16c.
  *
  * Pooling rows: eight outputs per vector, each window's taps folded in
  * registers. Max and min run on order keys (integer max and min, see
@@ -9,13 +10,16 @@
  * directly; stride 2 (the common pooling stride) loads 16 floats and keeps
  * the even ones; other strides run the scalar rule.
  *
- * Whole rows: sums in the level's blocked order (sum_row), max and min with
- * max_ps/min_ps and a second, ordered fold when the order matters (a NaN, a
- * zero), products eight rows at a time through transposes (row order). */
+ * Whole rows (of f32, f16 or bf16): sums in the level's blocked order
+ * (sum_row), max and min with max_ps/min_ps and a second, ordered fold when
+ * the order matters (a NaN, a zero), products eight rows at a time through
+ * transposes (row order). Columns: a vector of columns per register, folded
+ * row by row (each column's own order). */
 #include "src/internal.h"
 
 #include <immintrin.h>
 
+#include "src/base/half.h"
 #include "src/kernels/scalar.h"
 #include "src/kernels/uk/avx2/vmath.h"
 #include "src/kernels/uk/uk.h"
@@ -323,16 +327,48 @@ void accy__f32_pool_row__avx2(size_t n, const float *x, ptrdiff_t x_rs, size_t k
 }
 
 
+/* ---- whole rows and columns of f32, f16 or bf16 ------------------------------
+ * Each kernel takes the element type as a constant after inlining: its
+ * elements are widened to f32 as they load (F16C for f16, a shift for bf16,
+ * the exact conversions of src/base/half.h), so the f16 and bf16 kernels
+ * fold the same f32 values in the same order as the f32 ones. */
+
+/* The element |i| places after |p|. */
+static inline __attribute__((always_inline)) const void *src_at(const void *p, ptrdiff_t i,
+                                                                accy__uk_src src) {
+  return (const char *)p + i * (src == ACCY__UK_SRC_F32 ? 4 : 2);
+}
+
+/* Eight elements from p widened to f32. */
+static inline __attribute__((always_inline)) __m256 load8_src(const void *p, accy__uk_src src) {
+  switch (src) {
+    case ACCY__UK_SRC_F32: return _mm256_loadu_ps(p);
+    case ACCY__UK_SRC_F16: return _mm256_cvtph_ps(_mm_loadu_si128(p));
+    default:
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(p)), 16));
+  }
+}
+
+/* Element i of p widened to f32. */
+static inline __attribute__((always_inline)) float load1_src(const void *p, ptrdiff_t i,
+                                                             accy__uk_src src) {
+  switch (src) {
+    case ACCY__UK_SRC_F32: return ((const float *)p)[i];
+    case ACCY__UK_SRC_F16: return accy__f16_to_f32(((const uint16_t *)p)[i]);
+    default: return accy__bf16_to_f32(((const uint16_t *)p)[i]);
+  }
+}
+
 /* Eight rows side by side, one per lane: each block of eight columns is
  * transposed so that lane j meets row j's elements in their order. */
 /* The vector part of fold8 for one kind (|kind| a constant after inlining,
  * so the loop has no switch). */
-static inline __attribute__((always_inline)) __m256 fold8_blocks(size_t len, const float *x,
+static inline __attribute__((always_inline)) __m256 fold8_blocks(size_t len, const void *x,
                                                                  ptrdiff_t rs, __m256 acc,
-                                                                 int kind) {
+                                                                 int kind, accy__uk_src src) {
   for (size_t l = 0; l + 8 <= len; l += 8) {
     __m256 r[8];
-    for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(x + j * rs + (ptrdiff_t)l);
+    for (int j = 0; j < 8; j++) r[j] = load8_src(src_at(x, j * rs + (ptrdiff_t)l, src), src);
     vm_transpose8(r); /* r[k]: column k of the eight rows */
     for (int k = 0; k < 8; k++) acc = combine(acc, r[k], kind);
   }
@@ -340,22 +376,25 @@ static inline __attribute__((always_inline)) __m256 fold8_blocks(size_t len, con
 }
 
 /* Eight rows' products in row order (the portable bits). */
-static void fold8_product(size_t len, const float *x, ptrdiff_t rs, float *out) {
-  __m256 acc = fold8_blocks(len, x, rs, _mm256_set1_ps(1.0f), ACCY_REDUCE_PRODUCT);
+static inline __attribute__((always_inline)) void fold8_product(size_t len, const void *x,
+                                                                ptrdiff_t rs, float *out,
+                                                                accy__uk_src src) {
+  __m256 acc = fold8_blocks(len, x, rs, _mm256_set1_ps(1.0f), ACCY_REDUCE_PRODUCT, src);
   const size_t l = len & ~(size_t)7;
   float a[8];
   _mm256_storeu_ps(a, acc);
   for (int j = 0; j < 8; j++) {
-    const float *p = x + j * rs;
-    for (size_t t = l; t < len; t++) a[j] = a[j] * p[t];
+    const void *p = src_at(x, j * rs, src);
+    for (size_t t = l; t < len; t++) a[j] = a[j] * load1_src(p, (ptrdiff_t)t, src);
     out[j] = accy__canon_nan_f32(a[j]);
   }
 }
 
-static float fold_row_in_order(size_t n, const float *p, int kind) {
+static inline __attribute__((always_inline)) float fold_row_in_order(size_t n, const void *p,
+                                                                     int kind, accy__uk_src src) {
   static const float kIdent[4] = {0.0f, 1.0f, -INFINITY, INFINITY};
   float a = kIdent[kind];
-  for (size_t l = 0; l < n; l++) a = accy__fold_kind_f32(a, p[l], kind);
+  for (size_t l = 0; l < n; l++) a = accy__fold_kind_f32(a, load1_src(p, (ptrdiff_t)l, src), kind);
   return kind <= ACCY_REDUCE_PRODUCT ? accy__canon_nan_f32(a) : a;
 }
 
@@ -364,33 +403,36 @@ static float fold_row_in_order(size_t n, const float *p, int kind) {
  * (at most three) go to the first, second, third; the vectors are added as
  * (v0 + v1) + (v2 + v3), their lanes as ((l0 + l4) + (l2 + l6)) +
  * ((l1 + l5) + (l3 + l7)); the last len % 8 elements follow one by one. */
-static float sum_row(size_t n, const float *p) {
+static inline __attribute__((always_inline)) float sum_row(size_t n, const void *p,
+                                                           accy__uk_src src) {
   __m256 v0 = _mm256_setzero_ps(), v1 = v0, v2 = v0, v3 = v0;
   size_t i = 0;
+#define AT(k) load8_src(src_at(p, (ptrdiff_t)(i + (k)), src), src)
   for (; i + 32 <= n; i += 32) {
-    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(p + i));
-    v1 = _mm256_add_ps(v1, _mm256_loadu_ps(p + i + 8));
-    v2 = _mm256_add_ps(v2, _mm256_loadu_ps(p + i + 16));
-    v3 = _mm256_add_ps(v3, _mm256_loadu_ps(p + i + 24));
+    v0 = _mm256_add_ps(v0, AT(0));
+    v1 = _mm256_add_ps(v1, AT(8));
+    v2 = _mm256_add_ps(v2, AT(16));
+    v3 = _mm256_add_ps(v3, AT(24));
   }
   if (i + 8 <= n) {
-    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(p + i));
+    v0 = _mm256_add_ps(v0, AT(0));
     i += 8;
     if (i + 8 <= n) {
-      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(p + i));
+      v1 = _mm256_add_ps(v1, AT(0));
       i += 8;
       if (i + 8 <= n) {
-        v2 = _mm256_add_ps(v2, _mm256_loadu_ps(p + i));
+        v2 = _mm256_add_ps(v2, AT(0));
         i += 8;
       }
     }
   }
+#undef AT
   const __m256 v = _mm256_add_ps(_mm256_add_ps(v0, v1), _mm256_add_ps(v2, v3));
   __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l0+l4 .. l3+l7 */
   h = _mm_add_ps(h, _mm_movehl_ps(h, h));                 /* (l0+l4)+(l2+l6), (l1+l5)+(l3+l7) */
   h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
   float r = _mm_cvtss_f32(h);
-  for (; i < n; i++) r = r + p[i];
+  for (; i < n; i++) r = r + load1_src(p, (ptrdiff_t)i, src);
   return accy__canon_nan_f32(r);
 }
 
@@ -399,29 +441,29 @@ static float sum_row(size_t n, const float *p) {
  * decides; so vectors fold in their own order and the row is folded again
  * in order when it holds a NaN or the answer is a zero. The last vector
  * overlaps its neighbour (folding an element twice changes nothing). */
-static inline __attribute__((always_inline)) float minmax_row(size_t n, const float *p,
-                                                              int kind) {
-  if (n < 8) return fold_row_in_order(n, p, kind);
+static inline __attribute__((always_inline)) float minmax_row(size_t n, const void *p, int kind,
+                                                              accy__uk_src src) {
+  if (n < 8) return fold_row_in_order(n, p, kind, src);
   const bool mx = kind == ACCY_REDUCE_MAX;
   __m256 v0 = _mm256_set1_ps(mx ? -INFINITY : INFINITY), v1 = v0, v2 = v0, v3 = v0;
   __m256 nan = _mm256_setzero_ps();
-#define MM_FOLD(v, x)                                                  \
-  do {                                                                 \
-    const __m256 x_ = (x);                                             \
-    v = mx ? _mm256_max_ps(v, x_) : _mm256_min_ps(v, x_);              \
-    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x_, x_, _CMP_UNORD_Q));      \
+#define MM_FOLD(v, k)                                                            \
+  do {                                                                           \
+    const __m256 x_ = load8_src(src_at(p, (ptrdiff_t)(k), src), src);            \
+    v = mx ? _mm256_max_ps(v, x_) : _mm256_min_ps(v, x_);                        \
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x_, x_, _CMP_UNORD_Q));                \
   } while (0)
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    MM_FOLD(v0, _mm256_loadu_ps(p + i));
-    MM_FOLD(v1, _mm256_loadu_ps(p + i + 8));
-    MM_FOLD(v2, _mm256_loadu_ps(p + i + 16));
-    MM_FOLD(v3, _mm256_loadu_ps(p + i + 24));
+    MM_FOLD(v0, i);
+    MM_FOLD(v1, i + 8);
+    MM_FOLD(v2, i + 16);
+    MM_FOLD(v3, i + 24);
   }
-  for (; i + 8 <= n; i += 8) MM_FOLD(v1, _mm256_loadu_ps(p + i));
-  if (i < n) MM_FOLD(v2, _mm256_loadu_ps(p + n - 8));
+  for (; i + 8 <= n; i += 8) MM_FOLD(v1, i);
+  if (i < n) MM_FOLD(v2, n - 8);
 #undef MM_FOLD
-  if (_mm256_movemask_ps(nan)) return fold_row_in_order(n, p, kind);
+  if (_mm256_movemask_ps(nan)) return fold_row_in_order(n, p, kind, src);
   __m256 v = mx ? _mm256_max_ps(_mm256_max_ps(v0, v1), _mm256_max_ps(v2, v3))
                 : _mm256_min_ps(_mm256_min_ps(v0, v1), _mm256_min_ps(v2, v3));
   __m128 h = mx ? _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1))
@@ -429,30 +471,111 @@ static inline __attribute__((always_inline)) float minmax_row(size_t n, const fl
   h = mx ? _mm_max_ps(h, _mm_movehl_ps(h, h)) : _mm_min_ps(h, _mm_movehl_ps(h, h));
   h = mx ? _mm_max_ss(h, _mm_shuffle_ps(h, h, 1)) : _mm_min_ss(h, _mm_shuffle_ps(h, h, 1));
   const float r = _mm_cvtss_f32(h);
-  return r == 0.0f ? fold_row_in_order(n, p, kind) : r;
+  return r == 0.0f ? fold_row_in_order(n, p, kind, src) : r;
+}
+
+static inline __attribute__((always_inline)) void reduce_rows(size_t len, const void *x,
+                                                              accy__uk_src src, ptrdiff_t rs,
+                                                              size_t rows, float *out, int kind) {
+  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  size_t j = 0;
+#define ROW(j) src_at(x, (ptrdiff_t)(j) * rs, src)
+  switch (kind) {
+    case ACCY_REDUCE_SUM:
+      for (; j < rows; j++) out[j] = sum_row(len, ROW(j), src);
+      break;
+    case ACCY_REDUCE_PRODUCT:
+      if (len >= 8)
+        for (; j + 8 <= rows; j += 8) fold8_product(len, ROW(j), rs, out + j, src);
+      for (; j < rows; j++) out[j] = fold_row_in_order(len, ROW(j), kind, src);
+      break;
+    case ACCY_REDUCE_MAX:
+      for (; j < rows; j++) out[j] = minmax_row(len, ROW(j), ACCY_REDUCE_MAX, src);
+      break;
+    default:
+      for (; j < rows; j++) out[j] = minmax_row(len, ROW(j), ACCY_REDUCE_MIN, src);
+      break;
+  }
+#undef ROW
 }
 
 void accy__f32_reduce_rows__avx2(size_t len, const float *x, ptrdiff_t rs, size_t rows, float *out,
                                  int kind) {
-  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  reduce_rows(len, x, ACCY__UK_SRC_F32, rs, rows, out, kind);
+}
+
+void accy__h16_reduce_rows__avx2(size_t len, const uint16_t *x, accy__uk_src src, ptrdiff_t rs,
+                                 size_t rows, float *out, int kind) {
+  if (src == ACCY__UK_SRC_F16)
+    reduce_rows(len, x, ACCY__UK_SRC_F16, rs, rows, out, kind);
+  else
+    reduce_rows(len, x, ACCY__UK_SRC_BF16, rs, rows, out, kind);
+}
+
+/* Column folds (uk.h: accy__uk_reduce_cols_fn): 32 columns held in four
+ * vectors over a band of up to COL_BAND rows, then stored back, so that the
+ * accumulators leave registers once a band and the band's rows stay in
+ * cache; columns past the last full vector fold one by one (the same
+ * scalar rule, lane for lane). */
+#define COL_BAND 16
+
+static inline __attribute__((always_inline)) void cols_band(size_t n, float *acc, const void *x,
+                                                            accy__uk_src src, ptrdiff_t rs,
+                                                            size_t rows, int kind) {
+#define XR(r, j) src_at(x, (ptrdiff_t)(r) * rs + (ptrdiff_t)(j), src)
   size_t j = 0;
-  switch (kind) {
-    case ACCY_REDUCE_SUM:
-      for (; j < rows; j++) out[j] = sum_row(len, x + (ptrdiff_t)j * rs);
-      break;
-    case ACCY_REDUCE_PRODUCT:
-      if (len >= 8)
-        for (; j + 8 <= rows; j += 8) fold8_product(len, x + (ptrdiff_t)j * rs, rs, out + j);
-      for (; j < rows; j++) out[j] = fold_row_in_order(len, x + (ptrdiff_t)j * rs, kind);
-      break;
-    case ACCY_REDUCE_MAX:
-      for (; j < rows; j++) out[j] = minmax_row(len, x + (ptrdiff_t)j * rs, ACCY_REDUCE_MAX);
-      break;
-    default:
-      for (; j < rows; j++) out[j] = minmax_row(len, x + (ptrdiff_t)j * rs, ACCY_REDUCE_MIN);
-      break;
+  for (; j + 32 <= n; j += 32) {
+    __m256 a0 = _mm256_loadu_ps(acc + j), a1 = _mm256_loadu_ps(acc + j + 8);
+    __m256 a2 = _mm256_loadu_ps(acc + j + 16), a3 = _mm256_loadu_ps(acc + j + 24);
+    for (size_t r = 0; r < rows; r++) {
+      a0 = combine(a0, load8_src(XR(r, j), src), kind);
+      a1 = combine(a1, load8_src(XR(r, j + 8), src), kind);
+      a2 = combine(a2, load8_src(XR(r, j + 16), src), kind);
+      a3 = combine(a3, load8_src(XR(r, j + 24), src), kind);
+    }
+    _mm256_storeu_ps(acc + j, a0);
+    _mm256_storeu_ps(acc + j + 8, a1);
+    _mm256_storeu_ps(acc + j + 16, a2);
+    _mm256_storeu_ps(acc + j + 24, a3);
+  }
+  for (; j + 8 <= n; j += 8) {
+    __m256 a = _mm256_loadu_ps(acc + j);
+    for (size_t r = 0; r < rows; r++) a = combine(a, load8_src(XR(r, j), src), kind);
+    _mm256_storeu_ps(acc + j, a);
+  }
+  for (size_t r = 0; r < rows && j < n; r++) {
+    const void *p = XR(r, 0);
+    for (size_t t = j; t < n; t++)
+      acc[t] = accy__fold_kind_f32(acc[t], load1_src(p, (ptrdiff_t)t, src), kind);
+  }
+#undef XR
+}
+
+static inline __attribute__((always_inline)) void cols_src(size_t n, float *acc, const void *x,
+                                                           accy__uk_src src, ptrdiff_t rs,
+                                                           size_t rows, int kind) {
+  for (size_t r = 0; r < rows; r += COL_BAND) {
+    const size_t b = rows - r < COL_BAND ? rows - r : COL_BAND;
+    const void *xr = src_at(x, (ptrdiff_t)r * rs, src);
+    switch (kind) {
+      case ACCY_REDUCE_SUM: cols_band(n, acc, xr, src, rs, b, ACCY_REDUCE_SUM); break;
+      case ACCY_REDUCE_PRODUCT: cols_band(n, acc, xr, src, rs, b, ACCY_REDUCE_PRODUCT); break;
+      case ACCY_REDUCE_MAX: cols_band(n, acc, xr, src, rs, b, ACCY_REDUCE_MAX); break;
+      default: cols_band(n, acc, xr, src, rs, b, ACCY_REDUCE_MIN); break;
+    }
   }
 }
+
+void accy__reduce_cols__avx2(size_t n, float *acc, const void *x, accy__uk_src src, ptrdiff_t rs,
+                             size_t rows, int kind) {
+  if (kind < ACCY_REDUCE_SUM || kind > ACCY_REDUCE_MIN) return;
+  switch (src) {
+    case ACCY__UK_SRC_F32: cols_src(n, acc, x, ACCY__UK_SRC_F32, rs, rows, kind); break;
+    case ACCY__UK_SRC_F16: cols_src(n, acc, x, ACCY__UK_SRC_F16, rs, rows, kind); break;
+    default: cols_src(n, acc, x, ACCY__UK_SRC_BF16, rs, rows, kind); break;
+  }
+}
+#undef COL_BAND
 
 /* accy__f32_gather_rows (uk.h): a row made of runs is the OR of one masked
  * load per run (masked-off lanes read nothing and give +0); any other row
