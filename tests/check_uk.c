@@ -470,74 +470,83 @@ START_TEST(test_elementwise_levels_match_portable) {
 END_TEST
 
 
-/* f16 at the vector levels (F16C, uk/avx2/ew.c): every f16 value through
- * the unary ops and the widening, every one against random partners
- * (special values among them) through the binary ops, and the narrowing
- * over every f32 exponent with the rounding bits in every case that matters
- * (ties, just past them, sticky bits, NaN payloads), all of it in one call
- * of more than a block and a tail: the portable level's bits, NaNs
- * included (the narrowing and widening keep the same payload bits), but
- * where two NaNs meet (either may propagate, docs/ops.md). */
-START_TEST(test_f16_levels_match_portable_bit_for_bit) {
+/* f16 (F16C) and bf16 at the vector levels (uk/avx2/ew.c): every value
+ * of the type through the unary ops and the widening, every one against
+ * random partners (special values among them) through the binary ops, and
+ * the narrowing over every f32 exponent with the rounding bits in every
+ * case that matters (ties, just past them, sticky bits, NaN payloads), all
+ * of it in one call of more than a block and a tail: the portable level's
+ * bits, NaNs included (the narrowing and widening keep the same payload
+ * bits), but where two NaNs meet (either may propagate, docs/ops.md). */
+START_TEST(test_half_levels_match_portable_bit_for_bit) {
   const accy__uk *ts[ACCY__ISA_COUNT];
   int nl = levels(ts);
   const accy__uk *port = accy__uk_for(ACCY__ISA_PORTABLE);
   enum { NH = 65536 + 13, NF = 512 * 20 + 5 };
   static uint16_t h0[NH], h1[NH], hw[NH], hg[NH];
   static float f[NF > NH ? NF : NH], fw[NF > NH ? NF : NH], fg[NF > NH ? NF : NH];
-  tu_rng r;
-  tu_rng_seed(&r, 97);
-  for (size_t i = 0; i < NH; i++) {
-    h0[i] = (uint16_t)i;
-    h1[i] = i % 7 == 0 ? (uint16_t)(0x7c00u + (i % 3) * 0x200u + (i & 1)) /* inf, NaNs */
-                       : (uint16_t)tu_rng_range(&r, 0, 0xffff);
-  }
-  static const uint32_t kLow[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x1fff, 0x17ff, 0x0800};
-  for (size_t i = 0; i < NF; i++) {
-    uint32_t u = (uint32_t)(i / 8 % 512) << 23 | (uint32_t)tu_rng_range(&r, 0, 0x3ff) << 13 |
-                 kLow[i % 8];
-    if (i % 8 == 7) u ^= (uint32_t)tu_rng_range(&r, 0, 0x1fff); /* any low bits */
-    memcpy(&f[i], &u, 4);
-  }
   static const uint16_t kUnary[] = {ACCY_OP_ABS, ACCY_OP_NEGATE, ACCY_OP_SQRT};
   static const uint16_t kBinary[] = {ACCY_OP_ADD, ACCY_OP_SUBTRACT, ACCY_OP_MULTIPLY,
                                      ACCY_OP_DIVIDE, ACCY_OP_MAXIMUM, ACCY_OP_MINIMUM};
   int tried = 0;
-  for (int l = 0; l < nl; l++) {
-    if (ts[l]->isa == ACCY__ISA_PORTABLE) continue;
-    tried++;
-    const char *lv = accy__isa_name(ts[l]->isa);
-    for (size_t k = 0; k < 3 + 6; k++) {
-      const uint16_t op = k < 3 ? kUnary[k] : kBinary[k - 3];
-      accy__uk_ew_fn pf = port->ew.map(op, ACCY_DTYPE_F16), vf = ts[l]->ew.map(op, ACCY_DTYPE_F16);
-      ck_assert_ptr_nonnull(pf);
-      ck_assert_ptr_nonnull(vf);
-      hw[NH - 1] = hg[NH - 1] = 0x1234;
-      pf(NH - 1, hw, h0, h1, NULL, 0, 0);
-      vf(NH - 1, hg, h0, h1, NULL, 0, 0);
-      ck_assert_uint_eq(hg[NH - 1], 0x1234);
-      for (size_t i = 0; i < NH - 1; i++) {
-        /* Two NaNs meeting may give either one (docs/ops.md). */
-        const bool nans = k >= 3 && (h0[i] & 0x7fffu) > 0x7c00u && (h1[i] & 0x7fffu) > 0x7c00u;
-        ck_assert_msg(hw[i] == hg[i] || (nans && (hg[i] & 0x7fffu) > 0x7c00u),
-                      "%s: f16 %s(0x%04x, 0x%04x) = 0x%04x, portable 0x%04x", lv,
-                      accy__op_name(op), h0[i], h1[i], hg[i], hw[i]);
-      }
+  for (int d = 0; d < 2; d++) {
+    const int32_t dt = d == 0 ? ACCY_DTYPE_F16 : ACCY_DTYPE_BF16;
+    const char *tn = d == 0 ? "f16" : "bf16";
+    /* The type's infinity; its narrowing drops 13 or 16 bits of f32. */
+    const uint32_t inf = d == 0 ? 0x7c00u : 0x7f80u, drop = d == 0 ? 13 : 16;
+    const uint32_t quiet = d == 0 ? 0x200u : 0x40u; /* a NaN's quiet bit */
+    tu_rng r;
+    tu_rng_seed(&r, 97 + (uint64_t)d);
+    for (size_t i = 0; i < NH; i++) {
+      h0[i] = (uint16_t)i;
+      h1[i] = i % 7 == 0 ? (uint16_t)(inf + (i % 3) * quiet + (i & 1)) /* inf, NaNs */
+                         : (uint16_t)tu_rng_range(&r, 0, 0xffff);
     }
-    accy__uk_ew_fn pw = port->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32),
-                   vw = ts[l]->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32);
-    pw(NH, fw, h0, NULL, NULL, 0, 0);
-    vw(NH, fg, h0, NULL, NULL, 0, 0);
-    ck_assert_msg(memcmp(fw, fg, NH * 4) == 0, "%s: f16 -> f32 differs", lv);
-    accy__uk_ew_fn pn = port->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16),
-                   vn = ts[l]->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16);
-    pn(NF, hw, f, NULL, NULL, 0, 0);
-    vn(NF, hg, f, NULL, NULL, 0, 0);
-    for (size_t i = 0; i < NF; i++)
-      ck_assert_msg(hw[i] == hg[i], "%s: f32 %a -> f16 0x%04x, portable 0x%04x", lv, (double)f[i],
-                    hg[i], hw[i]);
+    /* The dropped bits: 0, the lowest, just under / at / past the tie, all. */
+    const uint32_t half = 1u << (drop - 1), all = (1u << drop) - 1u;
+    const uint32_t kLow[] = {0, 1, half - 1, half, half + 1, all, half + (half >> 1) - 1, half >> 1};
+    for (size_t i = 0; i < NF; i++) {
+      uint32_t u = (uint32_t)(i / 8 % 512) << 23 |
+                   (uint32_t)tu_rng_range(&r, 0, (1 << (23 - drop)) - 1) << drop | kLow[i % 8];
+      if (i % 8 == 7) u ^= (uint32_t)tu_rng_range(&r, 0, (int64_t)all); /* any low bits */
+      memcpy(&f[i], &u, 4);
+    }
+    for (int l = 0; l < nl; l++) {
+      if (ts[l]->isa == ACCY__ISA_PORTABLE) continue;
+      tried++;
+      const char *lv = accy__isa_name(ts[l]->isa);
+      for (size_t k = 0; k < 3 + 6; k++) {
+        const uint16_t op = k < 3 ? kUnary[k] : kBinary[k - 3];
+        accy__uk_ew_fn pf = port->ew.map(op, dt), vf = ts[l]->ew.map(op, dt);
+        ck_assert_ptr_nonnull(pf);
+        ck_assert_ptr_nonnull(vf);
+        hw[NH - 1] = hg[NH - 1] = 0x1234;
+        pf(NH - 1, hw, h0, h1, NULL, 0, 0);
+        vf(NH - 1, hg, h0, h1, NULL, 0, 0);
+        ck_assert_uint_eq(hg[NH - 1], 0x1234);
+        for (size_t i = 0; i < NH - 1; i++) {
+          /* Two NaNs meeting may give either one (docs/ops.md). */
+          const bool nans = k >= 3 && (h0[i] & 0x7fffu) > inf && (h1[i] & 0x7fffu) > inf;
+          ck_assert_msg(hw[i] == hg[i] || (nans && (hg[i] & 0x7fffu) > inf),
+                        "%s: %s %s(0x%04x, 0x%04x) = 0x%04x, portable 0x%04x", lv, tn,
+                        accy__op_name(op), h0[i], h1[i], hg[i], hw[i]);
+        }
+      }
+      accy__uk_ew_fn pw = port->ew.convert(dt, ACCY_DTYPE_F32),
+                     vw = ts[l]->ew.convert(dt, ACCY_DTYPE_F32);
+      pw(NH, fw, h0, NULL, NULL, 0, 0);
+      vw(NH, fg, h0, NULL, NULL, 0, 0);
+      ck_assert_msg(memcmp(fw, fg, NH * 4) == 0, "%s: %s -> f32 differs", lv, tn);
+      accy__uk_ew_fn pn = port->ew.convert(ACCY_DTYPE_F32, dt),
+                     vn = ts[l]->ew.convert(ACCY_DTYPE_F32, dt);
+      pn(NF, hw, f, NULL, NULL, 0, 0);
+      vn(NF, hg, f, NULL, NULL, 0, 0);
+      for (size_t i = 0; i < NF; i++)
+        ck_assert_msg(hw[i] == hg[i], "%s: f32 %a -> %s 0x%04x, portable 0x%04x", lv,
+                      (double)f[i], tn, hg[i], hw[i]);
+    }
   }
-  if (!tried) fprintf(stderr, "check_uk: no vector level here: f16 not compared\n");
+  if (!tried) fprintf(stderr, "check_uk: no vector level here: f16 and bf16 not compared\n");
 }
 END_TEST
 
@@ -2767,7 +2776,7 @@ static Suite *uk_suite(void) {
   tcase_add_test(tc, test_divide_x1_is_the_quotient);
   tcase_add_test(tc, test_power_levels_match_portable);
   tcase_add_test(tc, test_transcendentals_above_avx2_give_avx2_bits);
-  tcase_add_test(tc, test_f16_levels_match_portable_bit_for_bit);
+  tcase_add_test(tc, test_half_levels_match_portable_bit_for_bit);
   tcase_add_test(tc, test_gemm_one_row_matches_full_tile);
   tcase_add_test(tc, test_gemv_matches_gemm_row_per_panel);
   tcase_add_test(tc, test_gemv_split_order);

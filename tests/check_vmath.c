@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "src/base/cpu.h"
+#include "src/base/half.h"
 #include "src/kernels/uk/uk.h"
 
 typedef struct vfun {
@@ -152,11 +153,70 @@ START_TEST(test_vector_math_error) {
 }
 END_TEST
 
+/* f16 and bf16 (uk/avx2/ew.c): every value of the type through the level's
+ * span, which widens to f32, runs the f32 vector math and rounds once.
+ * Within the f32 bound B of the function the f32 result lies in
+ * [ref - B ulp, ref + B ulp], and rounding is monotone, so the result must
+ * lie between the roundings of those two ends: the correctly rounded value
+ * or, where a rounding boundary falls within B f32 ulps of the exact
+ * result, its neighbour (docs/ops.md). NaN gives NaN, infinities are exact.
+ * How many results are not the correctly rounded one is printed. */
+static double widen_half(uint16_t h, bool bf) {
+  return bf ? (double)accy__bf16_to_f32(h) : (double)accy__f16_to_f32(h);
+}
+
+static double round_half(double v, bool bf) {
+  const float o = accy__f64_to_f32_odd(v); /* round to odd, then once to the type */
+  return widen_half(bf ? accy__f32_to_bf16(o) : accy__f32_to_f16(o), bf);
+}
+
+START_TEST(test_half_math_error) {
+  const accy__cpu *cpu = accy__cpu_get();
+  const vfun *f = &kFuns[_i];
+  const char *only = getenv("ACCY_VMATH_ONLY");
+  if (only && *only && strcmp(only, f->name) != 0) return;
+  static uint16_t in[65536], out[65536];
+  for (uint32_t i = 0; i < 65536; i++) in[i] = (uint16_t)i;
+  int measured = 0;
+  for (int l = ACCY__ISA_PORTABLE + 1; l < ACCY__ISA_COUNT; l++) {
+    const accy__uk *t = accy__uk_for((accy__isa)l);
+    if (!t || l > (int)cpu->detected) continue;
+    for (int b = 0; b < 2; b++) {
+      const bool bf = b == 1;
+      accy__uk_ew_fn fn = t->ew.map(f->op, bf ? ACCY_DTYPE_BF16 : ACCY_DTYPE_F16);
+      ck_assert_ptr_nonnull(fn);
+      fn(65536, out, in, NULL, NULL, 0, 0);
+      unsigned off = 0;
+      for (uint32_t i = 0; i < 65536; i++) {
+        const double x = widen_half(in[i], bf), ref = f->ref(x), got = widen_half(out[i], bf);
+        const char *tn = bf ? "bf16" : "f16";
+        if (isnan(ref) || isinf(ref)) {
+          ck_assert_msg(isnan(ref) ? isnan(got) : got == ref, "%s %s %s(%.9g) = %.9g, want %.9g",
+                        accy__isa_name(t->isa), tn, f->name, x, got, ref);
+          continue;
+        }
+        const double e = f->bound_ulps * ulp_at(ref);
+        const double lo = round_half(ref - e, bf), hi = round_half(ref + e, bf);
+        ck_assert_msg(got >= lo && got <= hi,
+                      "%s %s %s(%.9g) = %.9g, outside [%.9g, %.9g] (exact %.17g)",
+                      accy__isa_name(t->isa), tn, f->name, x, got, lo, hi, ref);
+        off += got != round_half(ref, bf);
+      }
+      fprintf(stderr, "check_vmath: %s %s %s: %u of 65536 results not the correctly rounded one\n",
+              accy__isa_name(t->isa), bf ? "bf16" : "f16", f->name, off);
+    }
+    measured++;
+  }
+  if (!measured) fprintf(stderr, "check_vmath: no level above portable to measure\n");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vmath");
   TCase *tc = tcase_create("error");
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_vector_math_error, 0, (int)(sizeof kFuns / sizeof kFuns[0]));
+  tcase_add_loop_test(tc, test_half_math_error, 0, (int)(sizeof kFuns / sizeof kFuns[0]));
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

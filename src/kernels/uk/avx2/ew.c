@@ -535,24 +535,28 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
     chain8(n, o, x0, ops, n_ops, sum, code, false);
 }
 
-/* f16 through F16C (every AVX2 CPU has it; the level requires it): the
- * exact ops (those whose f32 result every level computes alike) widen
- * blocks of F16_BLOCK elements to f32 with vcvtph2ps, run the f32 span,
- * and round back to nearest even with vcvtps2ph. The conversions give
- * src/base/half.h's bits (quiet NaNs keep their payload's top bits, as
- * there), so these are the software path's bits: the f32 op once, rounded
- * once (check_uk compares them with the portable level). The software
- * conversion, a loop of branches per element, left f16 adds 25x slower
- * than f32 ones. */
-static accy__uk_ew_fn f16_map(uint16_t op);
-static accy__uk_ew_fn f16_convert(int32_t src, int32_t dst);
+/* f16 through F16C (every AVX2 CPU has it; the level requires it), and
+ * bf16 through shifts: the exact ops (those whose f32 result every level
+ * computes alike) widen blocks of HALF_BLOCK elements to f32 (vcvtph2ps;
+ * a shift by 16), run the f32 span, and round back to nearest even
+ * (vcvtps2ph; bf16_round8). The conversions give src/base/half.h's bits
+ * (quiet NaNs keep their payload's top bits, as there), so these are the
+ * software path's bits: the f32 op once, rounded once (check_uk compares
+ * them with the portable level). The software conversion, a loop of
+ * branches per element, left f16 adds 25x slower than f32 ones. The
+ * transcendentals run this level's f32 vector math the same way, rounded
+ * once to f16 or bf16 (docs/ops.md bounds them; check_vmath measures every
+ * f16 and bf16 input): the C library's per element had been 26x slower
+ * than the f32 spans. */
+static accy__uk_ew_fn half_map(uint16_t op, int32_t dt);
+static accy__uk_ew_fn half_convert(int32_t src, int32_t dst);
 
 static accy__uk_ew_fn avx2_override_x1(uint16_t op, int32_t dt) {
   return op == ACCY_OP_DIVIDE && dt == ACCY_DTYPE_F32 ? v_divide_f32_x1 : NULL;
 }
 
 static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
-  if (dt == ACCY_DTYPE_F16) return f16_map(op);
+  if (dt == ACCY_DTYPE_F16 || dt == ACCY_DTYPE_BF16) return half_map(op, dt);
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
     case ACCY_OP_MAXIMUM: return v_maximum_f32;
@@ -575,11 +579,11 @@ static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
 
 #define EW_OVERRIDE_MAP(op, dt) avx2_override(op, dt)
 #define EW_OVERRIDE_MAP_X1(op, dt) avx2_override_x1(op, dt)
-#define EW_OVERRIDE_CONVERT(src, dst) f16_convert(src, dst)
+#define EW_OVERRIDE_CONVERT(src, dst) half_convert(src, dst)
 #define EW_EXPORT(name) accy__##name##__avx2
 #include "src/kernels/uk/ew_body.h"
 
-#define F16_BLOCK 256
+#define HALF_BLOCK 256
 
 static inline void f16_widen(float *d, const uint16_t *s, size_t n) {
   size_t i = 0;
@@ -596,61 +600,126 @@ static inline void f16_narrow(uint16_t *d, const float *s, size_t n) {
   for (; i < n; i++) d[i] = accy__f32_to_f16(s[i]);
 }
 
-/* o = f16(F32(f32(x0)[, f32(x1)])), block by block (every block read
- * before it is written, so o may be x0 or x1). */
-#define F16_VIA_F32(name, F32, ARITY)                                                        \
-  static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,  \
-                        size_t s0, size_t s2) {                                             \
-    (void)x2, (void)s0, (void)s2;                                                           \
-    float a[F16_BLOCK], b[F16_BLOCK], c[F16_BLOCK];                                         \
-    for (size_t i = 0; i < n; i += F16_BLOCK) {                                             \
-      const size_t k = n - i < F16_BLOCK ? n - i : F16_BLOCK;                               \
-      f16_widen(a, (const uint16_t *)x0 + i, k);                                            \
-      if (ARITY == 2) f16_widen(b, (const uint16_t *)x1 + i, k);                            \
-      F32(k, c, a, b, NULL, 0, 0);                                                          \
-      f16_narrow((uint16_t *)o + i, c, k);                                                  \
-    }                                                                                       \
+static inline void bf16_widen(float *d, const uint16_t *s, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+    _mm256_storeu_ps(d + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
   }
-F16_VIA_F32(v_add_f16, uk_add_f32, 2)
-F16_VIA_F32(v_subtract_f16, uk_subtract_f32, 2)
-F16_VIA_F32(v_multiply_f16, uk_multiply_f32, 2)
-F16_VIA_F32(v_divide_f16, uk_divide_f32, 2)
-F16_VIA_F32(v_maximum_f16, uk_maximum_f32, 2)
-F16_VIA_F32(v_minimum_f16, uk_minimum_f32, 2)
-F16_VIA_F32(v_abs_f16, uk_abs_f32, 1)
-F16_VIA_F32(v_negate_f16, uk_negate_f32, 1)
-F16_VIA_F32(v_sqrt_f16, uk_sqrt_f32, 1)
-#undef F16_VIA_F32
+  for (; i < n; i++) d[i] = accy__bf16_to_f32(s[i]);
+}
 
-static void v_conv_f16_f32(size_t n, void *o, const void *x0, const void *x1,
-                                const void *x2, size_t s0, size_t s2) {
+/* accy__f32_to_bf16 on eight lanes: a NaN keeps its top half, made quiet;
+ * anything else rounds to nearest even by adding 0x7fff and the kept
+ * half's lowest bit (a carry into the exponent is the right rounding,
+ * up to infinity). */
+static inline __m128i bf16_round8(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i top = _mm256_srli_epi32(u, 16);
+  const __m256i odd = _mm256_and_si256(top, _mm256_set1_epi32(1));
+  const __m256i r =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+  const __m256i qnan = _mm256_or_si256(top, _mm256_set1_epi32(0x40));
+  const __m256i w =
+      _mm256_blendv_epi8(r, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  /* 32 -> 16 bits (every value fits): lane halves hold w0..3 and w4..7. */
+  const __m256i p = _mm256_packus_epi32(w, w);
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08));
+}
+
+static inline void bf16_narrow(uint16_t *d, const float *s, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(void *)(d + i), bf16_round8(_mm256_loadu_ps(s + i)));
+  for (; i < n; i++) d[i] = accy__f32_to_bf16(s[i]);
+}
+
+/* o = T(F32(f32(x0)[, f32(x1)])), block by block (every block read before
+ * it is written, so o may be x0 or x1), T f16 or bf16. */
+#define HALF_VIA_F32(name, F32, ARITY, T)                                                     \
+  static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,        \
+                   size_t s0, size_t s2) {                                                    \
+    (void)x2, (void)s0, (void)s2;                                                             \
+    float a[HALF_BLOCK], b[HALF_BLOCK], c[HALF_BLOCK];                                        \
+    for (size_t i = 0; i < n; i += HALF_BLOCK) {                                              \
+      const size_t k = n - i < HALF_BLOCK ? n - i : HALF_BLOCK;                               \
+      T##_widen(a, (const uint16_t *)x0 + i, k);                                              \
+      if (ARITY == 2) T##_widen(b, (const uint16_t *)x1 + i, k);                              \
+      F32(k, c, a, b, NULL, 0, 0);                                                            \
+      T##_narrow((uint16_t *)o + i, c, k);                                                    \
+    }                                                                                         \
+  }
+#define HALF_OPS(X, T)                                                                        \
+  X(ADD, v_add_##T, uk_add_f32, 2, T)                                                         \
+  X(SUBTRACT, v_subtract_##T, uk_subtract_f32, 2, T)                                          \
+  X(MULTIPLY, v_multiply_##T, uk_multiply_f32, 2, T)                                          \
+  X(DIVIDE, v_divide_##T, uk_divide_f32, 2, T)                                                \
+  X(MAXIMUM, v_maximum_##T, uk_maximum_f32, 2, T)                                             \
+  X(MINIMUM, v_minimum_##T, uk_minimum_f32, 2, T)                                             \
+  X(ABS, v_abs_##T, uk_abs_f32, 1, T)                                                         \
+  X(NEGATE, v_negate_##T, uk_negate_f32, 1, T)                                                \
+  X(SQRT, v_sqrt_##T, uk_sqrt_f32, 1, T)                                                      \
+  X(EXP, v_exp_##T, v_exp_f32, 1, T)                                                          \
+  X(LOG, v_log_##T, v_log_f32, 1, T)                                                          \
+  X(TANH, v_tanh_##T, v_tanh_f32, 1, T)                                                       \
+  X(LOGISTIC, v_logistic_##T, v_logistic_f32, 1, T)                                           \
+  X(ERF, v_erf_##T, v_erf_f32, 1, T)                                                          \
+  X(SIN, v_sin_##T, v_sin_f32, 1, T)                                                          \
+  X(COS, v_cos_##T, v_cos_f32, 1, T)                                                          \
+  X(TAN, v_tan_##T, v_tan_f32, 1, T)                                                          \
+  X(EXPM1, v_expm1_##T, v_expm1_f32, 1, T)                                                    \
+  X(LOG1P, v_log1p_##T, v_log1p_f32, 1, T)
+#define HALF_DEFINE(OP, name, F32, ARITY, T) HALF_VIA_F32(name, F32, ARITY, T)
+HALF_OPS(HALF_DEFINE, f16)
+HALF_OPS(HALF_DEFINE, bf16)
+#undef HALF_DEFINE
+#undef HALF_VIA_F32
+
+static void v_conv_f16_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                           size_t s0, size_t s2) {
   (void)x1, (void)x2, (void)s0, (void)s2;
   f16_widen(o, x0, n);
 }
 
-static void v_conv_f32_f16(size_t n, void *o, const void *x0, const void *x1,
-                                const void *x2, size_t s0, size_t s2) {
+static void v_conv_f32_f16(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                           size_t s0, size_t s2) {
   (void)x1, (void)x2, (void)s0, (void)s2;
   f16_narrow(o, x0, n);
 }
 
-static accy__uk_ew_fn f16_map(uint16_t op) {
-  switch (op) {
-    case ACCY_OP_ADD: return v_add_f16;
-    case ACCY_OP_SUBTRACT: return v_subtract_f16;
-    case ACCY_OP_MULTIPLY: return v_multiply_f16;
-    case ACCY_OP_DIVIDE: return v_divide_f16;
-    case ACCY_OP_MAXIMUM: return v_maximum_f16;
-    case ACCY_OP_MINIMUM: return v_minimum_f16;
-    case ACCY_OP_ABS: return v_abs_f16;
-    case ACCY_OP_NEGATE: return v_negate_f16;
-    case ACCY_OP_SQRT: return v_sqrt_f16;
-    default: return NULL;
-  }
+static void v_conv_bf16_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                            size_t s0, size_t s2) {
+  (void)x1, (void)x2, (void)s0, (void)s2;
+  bf16_widen(o, x0, n);
 }
 
-static accy__uk_ew_fn f16_convert(int32_t src, int32_t dst) {
+static void v_conv_f32_bf16(size_t n, void *o, const void *x0, const void *x1, const void *x2,
+                            size_t s0, size_t s2) {
+  (void)x1, (void)x2, (void)s0, (void)s2;
+  bf16_narrow(o, x0, n);
+}
+
+static accy__uk_ew_fn half_map(uint16_t op, int32_t dt) {
+#define HALF_CASE(OP, name, F32, ARITY, T) \
+  case ACCY_OP_##OP: return name;
+  if (dt == ACCY_DTYPE_F16) {
+    switch (op) {
+      HALF_OPS(HALF_CASE, f16)
+      default: return NULL;
+    }
+  }
+  switch (op) {
+    HALF_OPS(HALF_CASE, bf16)
+    default: return NULL;
+  }
+#undef HALF_CASE
+}
+#undef HALF_OPS
+
+static accy__uk_ew_fn half_convert(int32_t src, int32_t dst) {
   if (src == ACCY_DTYPE_F16 && dst == ACCY_DTYPE_F32) return v_conv_f16_f32;
   if (src == ACCY_DTYPE_F32 && dst == ACCY_DTYPE_F16) return v_conv_f32_f16;
+  if (src == ACCY_DTYPE_BF16 && dst == ACCY_DTYPE_F32) return v_conv_bf16_f32;
+  if (src == ACCY_DTYPE_F32 && dst == ACCY_DTYPE_BF16) return v_conv_f32_bf16;
   return NULL;
 }
