@@ -23,6 +23,7 @@
 
 #include "src/base/alloc.h"
 #include "src/base/cpu.h"
+#include "src/base/half.h"
 #include "src/compile/compile.h"
 #include "src/compile/simplify.h"
 #include "src/ir/verify.h"
@@ -185,6 +186,11 @@ int main(int argc, char **argv) {
     for (size_t b = 0; b < nb; b++) d[b] = (unsigned char)((b * 7u + 3u) & 0x0f);
     if (t->dtype == ACCY_DTYPE_F32)
       for (size_t e = 0; e < nb / 4; e++) ((float *)d)[e] = (float)((int)(e % 17) - 8) * 0.0625f;
+    if (t->dtype == ACCY_DTYPE_F16 || t->dtype == ACCY_DTYPE_BF16) /* the same values */
+      for (size_t e = 0; e < nb / 2; e++) {
+        const float v = (float)((int)(e % 17) - 8) * 0.0625f;
+        ((uint16_t *)d)[e] = t->dtype == ACCY_DTYPE_F16 ? accy__f32_to_f16(v) : accy__f32_to_bf16(v);
+      }
     ins[i] = (accy_input){d, nb};
   }
   for (uint32_t j = 0; j < p.n_outputs; j++) {

@@ -414,33 +414,69 @@ START_TEST(test_dot_matmul_matches_reference_for_every_dtype) {
 }
 END_TEST
 
-/* f16 products through the f32 GEMM (linalg.c's half providers): the
- * reference's bits (products exact in f32, one chain in k order, one
+/* A dot case whose operands are random bf16 scaled into the range where
+ * products underflow (about 2^-140: rounded to a subnormal one by one,
+ * their sums differ from a fused multiply-add's), in every element
+ * (|rows| 0) or in one row of lhs (its items alone leave the GEMM). */
+static void dot_case_tiny_bf16(tu_rng *rng, const accy__type *lt, const accy__type *rt,
+                               const int64_t *attrs, uint32_t n_attrs, int64_t row) {
+  accy__type ot = dot_result_type(lt, rt, attrs);
+  lin_case c;
+  ck_assert_msg(case_build(&c, ACCY_OP_DOT_GENERAL, lt, rt, &ot, attrs, n_attrs) ==
+                    ACCY_STATUS_OK,
+                "prepare: %s", accy__cause());
+  fill(rng, &c, false);
+  uint16_t *l = c.lhs, *r = c.rhs;
+  const uint64_t nl = tu_elems(lt), nr = tu_elems(rt), kl = (uint64_t)lt->dims[lt->rank - 1];
+  for (uint64_t i = 0; i < nl; i++) /* exponent field 57: 2^-70 .. 2^-69 */
+    if (row < 0 || i / kl == (uint64_t)row) l[i] = (uint16_t)((l[i] & 0x807fu) | (57u << 7));
+  if (row < 0)
+    for (uint64_t i = 0; i < nr; i++) r[i] = (uint16_t)((r[i] & 0x807fu) | (57u << 7));
+  void *ref = calloc(tu_elems(&ot) + 1, accy__dtype_size(ot.dtype));
+  ref_dot(&c, attrs, ref);
+  check_runs(&c, ref, rng);
+  free(ref);
+  case_free(&c);
+}
+
+/* f16 and bf16 products through the f32 GEMM (linalg.c's half providers):
+ * the reference's bits (products exact in f32, one chain in k order, one
  * rounding) for K over a provider's block of 256, columns past a panel,
  * two batches, A read across (lhs contracting axis first), B read across
  * (rhs transposed), one row (the GEMV tiles), with and without edge
- * values. */
-START_TEST(test_dot_f16_through_the_gemm) {
+ * values. bf16 also with products that underflow, everywhere or in one row
+ * of lhs: those items must take the generic loop (the GEMM's fused
+ * multiply-adds give other bits there). */
+START_TEST(test_dot_half_through_the_gemm) {
   tu_rng rng;
   tu_rng_seed(&rng, 150);
-  const int32_t dt = ACCY_DTYPE_F16;
-  for (int edges = 0; edges < 2; edges++) {
-    int64_t ld[] = {2, 37, 300}, rd[] = {2, 300, 70};
-    accy__type lt = tu_type(dt, 3, ld), rt = tu_type(dt, 3, rd);
-    int64_t attrs[] = {1, 0, 0, 1, 2, 1};
-    dot_case(&rng, &lt, &rt, attrs, 6, edges);
-    int64_t ld2[] = {300, 37}, rd2[] = {300, 70};
-    accy__type lt2 = tu_type(dt, 2, ld2), rt2 = tu_type(dt, 2, rd2);
-    int64_t attrs2[] = {0, 1, 0, 0};
-    dot_case(&rng, &lt2, &rt2, attrs2, 4, edges);
-    int64_t ld3[] = {37, 300}, rd3[] = {70, 300};
-    accy__type lt3 = tu_type(dt, 2, ld3), rt3 = tu_type(dt, 2, rd3);
-    int64_t attrs3[] = {0, 1, 1, 1};
-    dot_case(&rng, &lt3, &rt3, attrs3, 4, edges);
-    int64_t ld4[] = {1, 300};
-    accy__type lt4 = tu_type(dt, 2, ld4);
-    int64_t attrs4[] = {0, 1, 1, 0};
-    dot_case(&rng, &lt4, &rt2, attrs4, 4, edges);
+  for (int d = 0; d < 2; d++) {
+    const int32_t dt = d == 0 ? ACCY_DTYPE_F16 : ACCY_DTYPE_BF16;
+    for (int edges = 0; edges < 2; edges++) {
+      int64_t ld[] = {2, 37, 300}, rd[] = {2, 300, 70};
+      accy__type lt = tu_type(dt, 3, ld), rt = tu_type(dt, 3, rd);
+      int64_t attrs[] = {1, 0, 0, 1, 2, 1};
+      dot_case(&rng, &lt, &rt, attrs, 6, edges);
+      int64_t ld2[] = {300, 37}, rd2[] = {300, 70};
+      accy__type lt2 = tu_type(dt, 2, ld2), rt2 = tu_type(dt, 2, rd2);
+      int64_t attrs2[] = {0, 1, 0, 0};
+      dot_case(&rng, &lt2, &rt2, attrs2, 4, edges);
+      int64_t ld3[] = {37, 300}, rd3[] = {70, 300};
+      accy__type lt3 = tu_type(dt, 2, ld3), rt3 = tu_type(dt, 2, rd3);
+      int64_t attrs3[] = {0, 1, 1, 1};
+      dot_case(&rng, &lt3, &rt3, attrs3, 4, edges);
+      int64_t ld4[] = {1, 300};
+      accy__type lt4 = tu_type(dt, 2, ld4);
+      int64_t attrs4[] = {0, 1, 1, 0};
+      dot_case(&rng, &lt4, &rt2, attrs4, 4, edges);
+    }
+    if (dt == ACCY_DTYPE_BF16) {
+      int64_t ld[] = {37, 300}, rd[] = {300, 70};
+      accy__type lt = tu_type(dt, 2, ld), rt = tu_type(dt, 2, rd);
+      int64_t attrs[] = {0, 1, 1, 0};
+      dot_case_tiny_bf16(&rng, &lt, &rt, attrs, 4, -1);
+      dot_case_tiny_bf16(&rng, &lt, &rt, attrs, 4, 30);
+    }
   }
 }
 END_TEST
@@ -1360,7 +1396,7 @@ static Suite *linalg_suite(void) {
   Suite *s = suite_create("linalg");
   TCase *tc = tcase_create("dot_general");
   tcase_add_loop_test(tc, test_dot_matmul_matches_reference_for_every_dtype, 0, N_NUMERIC);
-  tcase_add_test(tc, test_dot_f16_through_the_gemm);
+  tcase_add_test(tc, test_dot_half_through_the_gemm);
   tcase_add_loop_test(tc, test_dot_batched_with_odd_axis_placement, 0, N_NUMERIC);
   tcase_add_loop_test(tc, test_dot_constant_rhs_is_packed, 0, 2);
   tcase_add_loop_test(tc, test_dot_random_layouts_match_reference, 0, 2 * N_NUMERIC);

@@ -370,7 +370,12 @@ typedef struct dot_pack {
    * strides, and the level's conversions. */
   ptrdiff_t a_bs, a_rs, a_cs, c_bs, c_rs;
   accy__uk_ew_fn widen, narrow;
+  bool bf16; /* the half type is bf16 (else f16) */
 } dot_pack;
+
+static inline float half_value(const dot_pack *dk, uint16_t h) {
+  return dk->bf16 ? accy__bf16_to_f32(h) : accy__f16_to_f32(h);
+}
 
 /* f16 products run through the f32 GEMM: the providers widen each block of
  * A and B to f32 as they pack it (the level's conversion, F16C above
@@ -402,7 +407,7 @@ static void half_a_block(const void *vctx, const float *a, uint64_t bi, uint64_t
         for (uint64_t k = 0; k < kcur; k++) d[k * mr + i] = row[k];
       } else {
         for (uint64_t k = 0; k < kcur; k++)
-          d[k * mr + i] = accy__f16_to_f32(src[(ptrdiff_t)k * dk->a_cs]);
+          d[k * mr + i] = half_value(dk, src[(ptrdiff_t)k * dk->a_cs]);
       }
     }
   }
@@ -419,7 +424,7 @@ static void half_b_block(const void *vctx, const float *b, uint64_t bi, uint64_t
     if (dk->js == 1)
       dk->widen((size_t)cols, row, src, NULL, NULL, 0, 0);
     else
-      for (uint64_t j = 0; j < cols; j++) row[j] = accy__f16_to_f32(src[(ptrdiff_t)j * dk->js]);
+      for (uint64_t j = 0; j < cols; j++) row[j] = half_value(dk, src[(ptrdiff_t)j * dk->js]);
     for (uint64_t p = 0; p < np; p++) {
       float *d = dst + (p * kcur + k) * nr;
       const uint64_t w = cols - p * nr < nr ? cols - p * nr : nr;
@@ -437,6 +442,71 @@ static void half_c_store(const void *vctx, uint64_t bi, uint64_t m0, uint64_t ro
   for (uint64_t i = 0; i < rows; i++)
     dk->narrow((size_t)cols, out + (ptrdiff_t)(m0 + i) * dk->c_rs, tile + i * ld, NULL, NULL, 0,
                0);
+}
+
+/* bf16 products through the same driver. A bf16 product has 16 significant
+ * bits, exact in f32 unless it leaves f32's normal range (a product below
+ * 2^-126 or from 2^128, where the generic kernel's rounded product and a
+ * fused multiply-add part). Products of values whose exponent fields lie in
+ * 64..190 (magnitudes in [2^-63, 2^64)), zeros, infinities and NaNs never
+ * do, so an item whose A rows and B columns hold nothing else runs the
+ * GEMM, with the generic kernel's bits as f16 does; any other item runs
+ * the generic loop below over its block (the same sums in the same order:
+ * each product rounded to f32, then added, k in order from +0). The scan
+ * reads an item's rows of A and columns of B once against the GEMM's
+ * 2 x rows x cols x K flops. */
+static bool bf16_run_safe(const uint16_t *x, ptrdiff_t stride, uint64_t n) {
+  unsigned bad = 0;
+  if (stride == 1) {
+    for (uint64_t i = 0; i < n; i++) {
+      const unsigned h = x[i] & 0x7fffu, e = h >> 7;
+      bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
+    }
+  } else {
+    for (uint64_t i = 0; i < n; i++) {
+      const unsigned h = x[(ptrdiff_t)i * stride] & 0x7fffu, e = h >> 7;
+      bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
+    }
+  }
+  return bad == 0;
+}
+
+static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t begin,
+                          uint64_t end) {
+  const dot_pack *dk = k->params;
+  const accy__gemm *g = &dk->g;
+  const uint16_t *a = bufs[1], *b = bufs[2];
+  uint16_t *c = bufs[0];
+  const uint64_t K = g->K;
+  for (uint64_t it = begin; it < end; it++) {
+    const accy__gemm_rect rc = accy__gemm_item_rect(g, it);
+    const uint16_t *ab = a + (ptrdiff_t)rc.bi * dk->a_bs, *bb = b + (ptrdiff_t)rc.bi * dk->bs;
+    bool safe = true;
+    for (uint64_t i = 0; i < rc.rows && safe; i++)
+      safe = bf16_run_safe(ab + (ptrdiff_t)(rc.m0 + i) * dk->a_rs, dk->a_cs, K);
+    for (uint64_t kk = 0; kk < K && safe; kk++)
+      safe = bf16_run_safe(bb + (ptrdiff_t)kk * dk->ks + (ptrdiff_t)rc.n0 * dk->js, dk->js,
+                           rc.cols);
+    if (safe) {
+      accy__gemm_run(g, bufs[1], bufs[2], bufs[0], NULL, it, it + 1, ws_of(k, bufs, false));
+      continue;
+    }
+    float acc[DOT_CHUNK];
+    for (uint64_t i = 0; i < rc.rows; i++) {
+      const uint16_t *ar = ab + (ptrdiff_t)(rc.m0 + i) * dk->a_rs;
+      uint16_t *o = c + (ptrdiff_t)rc.bi * dk->c_bs + (ptrdiff_t)(rc.m0 + i) * dk->c_rs;
+      for (uint64_t c0 = rc.n0; c0 < rc.n0 + rc.cols; c0 += DOT_CHUNK) {
+        const uint64_t w = rc.n0 + rc.cols - c0 < DOT_CHUNK ? rc.n0 + rc.cols - c0 : DOT_CHUNK;
+        for (uint64_t j = 0; j < w; j++) acc[j] = 0.0f;
+        for (uint64_t kk = 0; kk < K; kk++) {
+          const float x = accy__bf16_to_f32(ar[(ptrdiff_t)kk * dk->a_cs]);
+          const uint16_t *br = bb + (ptrdiff_t)kk * dk->ks + (ptrdiff_t)c0 * dk->js;
+          for (uint64_t j = 0; j < w; j++) acc[j] += x * accy__bf16_to_f32(br[(ptrdiff_t)j * dk->js]);
+        }
+        for (uint64_t j = 0; j < w; j++) o[c0 + j] = accy__f32_to_bf16(acc[j]);
+      }
+    }
+  }
 }
 
 /* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
@@ -502,12 +572,14 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
                                     const epi *e, accy__arena *arena, accy__kernel *k, bool *used) {
   *used = false;
   const accy__node *nd = &p->nodes[node];
-  const bool half = nd->type.dtype == ACCY_DTYPE_F16;
+  const bool bf16 = nd->type.dtype == ACCY_DTYPE_BF16;
+  const bool half = nd->type.dtype == ACCY_DTYPE_F16 || bf16;
   if ((nd->type.dtype != ACCY_DTYPE_F32 && !half) || dp->bl.tab || dp->m.tab || dp->kl.tab)
     return ACCY_STATUS_OK;
   if (half && (e->bias || e->residual || e->clamp || e->pool || e->post)) return ACCY_STATUS_OK;
   const accy__node *rhs = &p->nodes[nd->operands[1]];
-  const bool packed = rhs->op == ACCY_OP_CONSTANT;
+  /* bf16's B is read raw by its items (dot_gemm_bf16 scans it), constant or not. */
+  const bool packed = rhs->op == ACCY_OP_CONSTANT && !bf16;
   const bool strided = !dp->br.tab && !dp->kr.tab && !dp->n.tab;
   const bool direct = strided && (dp->n.stride == 1 || dp->n.count <= 1);
   if (!packed && !strided) return ACCY_STATUS_OK;
@@ -529,8 +601,9 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   if (half) {
     dk->a_bs = g->a_bs, dk->a_rs = g->a_rs, dk->a_cs = g->a_cs;
     dk->c_bs = g->c_bs, dk->c_rs = g->c_rs;
-    dk->widen = accy__uk_get()->ew.convert(ACCY_DTYPE_F16, ACCY_DTYPE_F32);
-    dk->narrow = accy__uk_get()->ew.convert(ACCY_DTYPE_F32, ACCY_DTYPE_F16);
+    dk->bf16 = bf16;
+    dk->widen = accy__uk_get()->ew.convert(nd->type.dtype, ACCY_DTYPE_F32);
+    dk->narrow = accy__uk_get()->ew.convert(ACCY_DTYPE_F32, nd->type.dtype);
     g->a_bs = 0; /* the providers offset by the batch index themselves */
     g->a_block = half_a_block;
     g->a_block_ctx = dk;
@@ -602,8 +675,10 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
           !g->split && g->uk.gemv ? " / " : "", !g->split && g->uk.gemv ? g->uk.gemv_name : "", kb,
           packed ? "packed at compile time" : g->b_run_packed ? "packed per launch (pre-pass)"
                                                               : "packed per item",
-          half ? ", f16 widened to f32 per block" : "");
-  k->run = dot_gemm_f32;
+          bf16   ? ", bf16 widened to f32 per block where every product is exact"
+          : half ? ", f16 widened to f32 per block"
+                 : "");
+  k->run = bf16 ? dot_gemm_bf16 : dot_gemm_f32;
   k->params = dk;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
   k->n_items = accy__gemm_items(g);
