@@ -535,19 +535,20 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
     chain8(n, o, x0, ops, n_ops, sum, code, false);
 }
 
-/* f16 through F16C (every AVX2 CPU has it; the level requires it), and
- * bf16 through shifts: the exact ops (those whose f32 result every level
- * computes alike) widen blocks of HALF_BLOCK elements to f32 (vcvtph2ps;
- * a shift by 16), run the f32 span, and round back to nearest even
- * (vcvtps2ph; bf16_round8). The conversions give src/base/half.h's bits
- * (quiet NaNs keep their payload's top bits, as there), so these are the
- * software path's bits: the f32 op once, rounded once (check_uk compares
- * them with the portable level). The software conversion, a loop of
- * branches per element, left f16 adds 25x slower than f32 ones. The
- * transcendentals run this level's f32 vector math the same way, rounded
- * once to f16 or bf16 (docs/ops.md bounds them; check_vmath measures every
- * f16 and bf16 input): the C library's per element had been 26x slower
- * than the f32 spans. */
+/* f16 through F16C (every AVX2 CPU has it; the level requires it): the
+ * exact ops (those whose f32 result every level computes alike) widen
+ * blocks of HALF_BLOCK elements to f32 with vcvtph2ps, run the f32 span,
+ * and round back to nearest even with vcvtps2ph. The conversions give
+ * src/base/half.h's bits (quiet NaNs keep their payload's top bits, as
+ * there), so these are the software path's bits: the f32 op once, rounded
+ * once (check_uk compares them with the portable level). The software
+ * conversion, a loop of branches per element, left f16 adds 25x slower
+ * than f32 ones. bf16's conversions are a shift and a rounding add
+ * (bf16_round8), the same bits; its exact ops keep the generic spans.
+ * The transcendentals of both types run this level's f32 vector math the
+ * same way, rounded once to f16 or bf16 (docs/ops.md bounds them;
+ * check_vmath measures every f16 and bf16 input): the C library's per
+ * element had been 15-26x slower. */
 static accy__uk_ew_fn half_map(uint16_t op, int32_t dt);
 static accy__uk_ew_fn half_convert(int32_t src, int32_t dst);
 
@@ -649,7 +650,10 @@ static inline void bf16_narrow(uint16_t *d, const float *s, size_t n) {
       T##_narrow((uint16_t *)o + i, c, k);                                                    \
     }                                                                                         \
   }
-#define HALF_OPS(X, T)                                                                        \
+/* The exact ops of f16 (bf16's generic spans, whose shifts the compiler
+ * vectorises in one pass, were twice as fast as a pass through f32), and
+ * the transcendentals of both types. */
+#define HALF_EXACT_OPS(X, T)                                                                  \
   X(ADD, v_add_##T, uk_add_f32, 2, T)                                                         \
   X(SUBTRACT, v_subtract_##T, uk_subtract_f32, 2, T)                                          \
   X(MULTIPLY, v_multiply_##T, uk_multiply_f32, 2, T)                                          \
@@ -658,7 +662,8 @@ static inline void bf16_narrow(uint16_t *d, const float *s, size_t n) {
   X(MINIMUM, v_minimum_##T, uk_minimum_f32, 2, T)                                             \
   X(ABS, v_abs_##T, uk_abs_f32, 1, T)                                                         \
   X(NEGATE, v_negate_##T, uk_negate_f32, 1, T)                                                \
-  X(SQRT, v_sqrt_##T, uk_sqrt_f32, 1, T)                                                      \
+  X(SQRT, v_sqrt_##T, uk_sqrt_f32, 1, T)
+#define HALF_TRANSCENDENTALS(X, T)                                                            \
   X(EXP, v_exp_##T, v_exp_f32, 1, T)                                                          \
   X(LOG, v_log_##T, v_log_f32, 1, T)                                                          \
   X(TANH, v_tanh_##T, v_tanh_f32, 1, T)                                                       \
@@ -670,8 +675,9 @@ static inline void bf16_narrow(uint16_t *d, const float *s, size_t n) {
   X(EXPM1, v_expm1_##T, v_expm1_f32, 1, T)                                                    \
   X(LOG1P, v_log1p_##T, v_log1p_f32, 1, T)
 #define HALF_DEFINE(OP, name, F32, ARITY, T) HALF_VIA_F32(name, F32, ARITY, T)
-HALF_OPS(HALF_DEFINE, f16)
-HALF_OPS(HALF_DEFINE, bf16)
+HALF_EXACT_OPS(HALF_DEFINE, f16)
+HALF_TRANSCENDENTALS(HALF_DEFINE, f16)
+HALF_TRANSCENDENTALS(HALF_DEFINE, bf16)
 #undef HALF_DEFINE
 #undef HALF_VIA_F32
 
@@ -704,17 +710,19 @@ static accy__uk_ew_fn half_map(uint16_t op, int32_t dt) {
   case ACCY_OP_##OP: return name;
   if (dt == ACCY_DTYPE_F16) {
     switch (op) {
-      HALF_OPS(HALF_CASE, f16)
+      HALF_EXACT_OPS(HALF_CASE, f16)
+      HALF_TRANSCENDENTALS(HALF_CASE, f16)
       default: return NULL;
     }
   }
   switch (op) {
-    HALF_OPS(HALF_CASE, bf16)
+    HALF_TRANSCENDENTALS(HALF_CASE, bf16)
     default: return NULL;
   }
 #undef HALF_CASE
 }
-#undef HALF_OPS
+#undef HALF_TRANSCENDENTALS
+#undef HALF_EXACT_OPS
 
 static accy__uk_ew_fn half_convert(int32_t src, int32_t dst) {
   if (src == ACCY_DTYPE_F16 && dst == ACCY_DTYPE_F32) return v_conv_f16_f32;
