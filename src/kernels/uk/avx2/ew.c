@@ -552,7 +552,10 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
 static accy__uk_ew_fn half_map(uint16_t op, int32_t dt);
 static accy__uk_ew_fn half_convert(int32_t src, int32_t dst);
 
+static accy__uk_ew_fn f16_map_x1(uint16_t op);
+
 static accy__uk_ew_fn avx2_override_x1(uint16_t op, int32_t dt) {
+  if (dt == ACCY_DTYPE_F16) return f16_map_x1(op);
   return op == ACCY_OP_DIVIDE && dt == ACCY_DTYPE_F32 ? v_divide_f32_x1 : NULL;
 }
 
@@ -680,6 +683,42 @@ HALF_TRANSCENDENTALS(HALF_DEFINE, f16)
 HALF_TRANSCENDENTALS(HALF_DEFINE, bf16)
 #undef HALF_DEFINE
 #undef HALF_VIA_F32
+
+/* o = f16(F32X1(f32(x0), f32(x1[0]))), block by block: the one value
+ * widened once (a broadcast operand in a fused group), the f32 span of
+ * this level's map_x1, which gives its two-array op's bits. */
+#define F16_X1_VIA_F32(name, F32X1)                                                           \
+  static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,        \
+                   size_t s0, size_t s2) {                                                    \
+    (void)x2, (void)s0, (void)s2;                                                             \
+    float a[HALF_BLOCK], c[HALF_BLOCK];                                                       \
+    const float b = accy__f16_to_f32(*(const uint16_t *)x1);                                  \
+    for (size_t i = 0; i < n; i += HALF_BLOCK) {                                              \
+      const size_t k = n - i < HALF_BLOCK ? n - i : HALF_BLOCK;                               \
+      f16_widen(a, (const uint16_t *)x0 + i, k);                                              \
+      F32X1(k, c, a, &b, NULL, 0, 0);                                                         \
+      f16_narrow((uint16_t *)o + i, c, k);                                                    \
+    }                                                                                         \
+  }
+F16_X1_VIA_F32(v_add_f16_x1, uk_add_f32_x1)
+F16_X1_VIA_F32(v_subtract_f16_x1, uk_subtract_f32_x1)
+F16_X1_VIA_F32(v_multiply_f16_x1, uk_multiply_f32_x1)
+F16_X1_VIA_F32(v_divide_f16_x1, v_divide_f32_x1)
+F16_X1_VIA_F32(v_maximum_f16_x1, uk_maximum_f32_x1)
+F16_X1_VIA_F32(v_minimum_f16_x1, uk_minimum_f32_x1)
+#undef F16_X1_VIA_F32
+
+static accy__uk_ew_fn f16_map_x1(uint16_t op) {
+  switch (op) {
+    case ACCY_OP_ADD: return v_add_f16_x1;
+    case ACCY_OP_SUBTRACT: return v_subtract_f16_x1;
+    case ACCY_OP_MULTIPLY: return v_multiply_f16_x1;
+    case ACCY_OP_DIVIDE: return v_divide_f16_x1;
+    case ACCY_OP_MAXIMUM: return v_maximum_f16_x1;
+    case ACCY_OP_MINIMUM: return v_minimum_f16_x1;
+    default: return NULL;
+  }
+}
 
 static void v_conv_f16_f32(size_t n, void *o, const void *x0, const void *x1, const void *x2,
                            size_t s0, size_t s2) {

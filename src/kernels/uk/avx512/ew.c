@@ -439,6 +439,7 @@ __attribute__((flatten)) void accy__f32_chain__avx512(size_t n, float *o, const 
 }
 
 static accy__uk_ew_fn avx512_override_x1(uint16_t op, int32_t dt) {
+  if (dt == ACCY_DTYPE_F16) return accy__ew_map_x1__avx2(op, dt); /* F16C, as the maps */
   return op == ACCY_OP_DIVIDE && dt == ACCY_DTYPE_F32 ? v_divide16_f32_x1 : NULL;
 }
 
