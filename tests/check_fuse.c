@@ -281,17 +281,29 @@ END_TEST
  * input (widened per block by the GEMM's provider), which check_linalg
  * holds to the reference: 41 x 300 x 77, so K blocks and panels end
  * partway, and one row. */
-START_TEST(test_dot_f16_constant_weights) {
+START_TEST(test_dot_half_constant_weights) {
   tu_rng rng;
   tu_rng_seed(&rng, 4200);
-  for (int one_row = 0; one_row < 2; one_row++) {
+  /* f16, each row count; bf16 also with weights whose products may leave
+   * f32's normal range (edge values: the generic kernel) and with safe
+   * weights and one row of x whose products overflow (its items run the
+   * generic loop over the packed weights). */
+  for (int v = 0; v < 6; v++) {
+    const bool bf = v >= 2, one_row = v % 2 == 1, edge_w = v < 4, huge_row = v >= 4;
+    const int32_t dt = bf ? ACCY_DTYPE_BF16 : ACCY_DTYPE_F16;
     const int64_t M = one_row ? 1 : 41, K = 300, N = 77;
     int64_t xd[2] = {M, K}, wd[2] = {K, N}, od[2] = {M, N};
-    const accy__type xt = tu_type(ACCY_DTYPE_F16, 2, xd), wt = tu_type(ACCY_DTYPE_F16, 2, wd),
-                     ot = tu_type(ACCY_DTYPE_F16, 2, od);
+    const accy__type xt = tu_type(dt, 2, xd), wt = tu_type(dt, 2, wd), ot = tu_type(dt, 2, od);
     uint16_t *w = malloc((size_t)(K * N) * 2), *x = malloc((size_t)(M * K) * 2);
-    tu_fill_random(&rng, ACCY_DTYPE_F16, w, (size_t)(K * N), true, 2);
-    tu_fill_random(&rng, ACCY_DTYPE_F16, x, (size_t)(M * K), true, 2);
+    tu_fill_random(&rng, dt, w, (size_t)(K * N), edge_w, 2);
+    tu_fill_random(&rng, dt, x, (size_t)(M * K), !huge_row, 2);
+    if (huge_row) { /* w about 2^30 (still safe), row M - 1 of x about 2^100: products
+                       overflow with both signs, NaN in the generic kernel's sums and an
+                       infinity in fused multiply-adds */
+      for (int64_t i = 0; i < K * N; i++) w[i] = (uint16_t)((w[i] & 0x807fu) | (157u << 7));
+      for (int64_t k = 0; k < K; k++)
+        x[(M - 1) * K + k] = (uint16_t)((x[(M - 1) * K + k] & 0x807fu) | (227u << 7));
+    }
     uint16_t *outs[2];
     for (int as_const = 0; as_const < 2; as_const++) {
       prog g = {.rng = &rng};
@@ -310,10 +322,9 @@ START_TEST(test_dot_f16_constant_weights) {
       outs[as_const] = (uint16_t *)(void *)run(&g, true, inputs, &nt);
       accy__program_free(&g.p);
     }
-    ck_assert_msg(tu_first_difference(ACCY_DTYPE_F16, outs[0], outs[1], (size_t)(M * N)) ==
-                      SIZE_MAX,
-                  "f16 weights packed at compile time differ from weights an input (M %lld)",
-                  (long long)M);
+    ck_assert_msg(tu_first_difference(dt, outs[0], outs[1], (size_t)(M * N)) == SIZE_MAX,
+                  "%s weights packed at compile time differ from weights an input (case %d)",
+                  bf ? "bf16" : "f16", v);
     free(outs[0]);
     free(outs[1]);
     free(w);
@@ -1384,7 +1395,7 @@ static Suite *fuse_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
   tcase_add_test(tc, test_dot_input_b_packed_per_launch);
-  tcase_add_test(tc, test_dot_f16_constant_weights);
+  tcase_add_test(tc, test_dot_half_constant_weights);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);

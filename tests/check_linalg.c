@@ -414,11 +414,13 @@ START_TEST(test_dot_matmul_matches_reference_for_every_dtype) {
 }
 END_TEST
 
-/* A dot case whose operands are random bf16 scaled into the range where
- * products underflow (about 2^-140: rounded to a subnormal one by one,
- * their sums differ from a fused multiply-add's), in every element
- * (|rows| 0) or in one row of lhs (its items alone leave the GEMM). */
-static void dot_case_tiny_bf16(tu_rng *rng, const accy__type *lt, const accy__type *rt,
+/* A dot case whose products overflow f32 with both signs: the generic
+ * kernel's rounded products are infinities of both signs and give NaN,
+ * where fused multiply-adds keep an infinity, so only the generic loop has
+ * the reference's bits. In every element (|row| < 0: both operands about
+ * 2^66) or in one row of lhs (about 2^100, rhs about 2^30: its items alone
+ * leave the GEMM). */
+static void dot_case_huge_bf16(tu_rng *rng, const accy__type *lt, const accy__type *rt,
                                const int64_t *attrs, uint32_t n_attrs, int64_t row) {
   accy__type ot = dot_result_type(lt, rt, attrs);
   lin_case c;
@@ -428,10 +430,10 @@ static void dot_case_tiny_bf16(tu_rng *rng, const accy__type *lt, const accy__ty
   fill(rng, &c, false);
   uint16_t *l = c.lhs, *r = c.rhs;
   const uint64_t nl = tu_elems(lt), nr = tu_elems(rt), kl = (uint64_t)lt->dims[lt->rank - 1];
-  for (uint64_t i = 0; i < nl; i++) /* exponent field 57: 2^-70 .. 2^-69 */
-    if (row < 0 || i / kl == (uint64_t)row) l[i] = (uint16_t)((l[i] & 0x807fu) | (57u << 7));
-  if (row < 0)
-    for (uint64_t i = 0; i < nr; i++) r[i] = (uint16_t)((r[i] & 0x807fu) | (57u << 7));
+  const unsigned el = row < 0 ? 193u : 227u, er = row < 0 ? 193u : 157u; /* exponent fields */
+  for (uint64_t i = 0; i < nl; i++)
+    if (row < 0 || i / kl == (uint64_t)row) l[i] = (uint16_t)((l[i] & 0x807fu) | (el << 7));
+  for (uint64_t i = 0; i < nr; i++) r[i] = (uint16_t)((r[i] & 0x807fu) | (er << 7));
   void *ref = calloc(tu_elems(&ot) + 1, accy__dtype_size(ot.dtype));
   ref_dot(&c, attrs, ref);
   check_runs(&c, ref, rng);
@@ -444,7 +446,7 @@ static void dot_case_tiny_bf16(tu_rng *rng, const accy__type *lt, const accy__ty
  * rounding) for K over a provider's block of 256, columns past a panel,
  * two batches, A read across (lhs contracting axis first), B read across
  * (rhs transposed), one row (the GEMV tiles), with and without edge
- * values. bf16 also with products that underflow, everywhere or in one row
+ * values. bf16 also with products that overflow, everywhere or in one row
  * of lhs: those items must take the generic loop (the GEMM's fused
  * multiply-adds give other bits there). */
 START_TEST(test_dot_half_through_the_gemm) {
@@ -474,8 +476,8 @@ START_TEST(test_dot_half_through_the_gemm) {
       int64_t ld[] = {37, 300}, rd[] = {300, 70};
       accy__type lt = tu_type(dt, 2, ld), rt = tu_type(dt, 2, rd);
       int64_t attrs[] = {0, 1, 1, 0};
-      dot_case_tiny_bf16(&rng, &lt, &rt, attrs, 4, -1);
-      dot_case_tiny_bf16(&rng, &lt, &rt, attrs, 4, 30);
+      dot_case_huge_bf16(&rng, &lt, &rt, attrs, 4, -1);
+      dot_case_huge_bf16(&rng, &lt, &rt, attrs, 4, 30);
     }
   }
 }

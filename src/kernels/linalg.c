@@ -478,13 +478,21 @@ static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t beg
   const uint16_t *a = bufs[1], *b = bufs[2];
   uint16_t *c = bufs[0];
   const uint64_t K = g->K;
+  /* A constant B is packed (widened) at compile time, and was scanned then;
+   * the generic loop reads its values from the panels. */
+  const uint64_t pnr = g->b_pnr ? g->b_pnr : g->uk.nr, panels = (g->N + pnr - 1) / pnr;
   for (uint64_t it = begin; it < end; it++) {
     const accy__gemm_rect rc = accy__gemm_item_rect(g, it);
-    const uint16_t *ab = a + (ptrdiff_t)rc.bi * dk->a_bs, *bb = b + (ptrdiff_t)rc.bi * dk->bs;
+    const uint16_t *ab = a + (ptrdiff_t)rc.bi * dk->a_bs;
+    const uint16_t *bb = g->b_packed ? NULL : b + (ptrdiff_t)rc.bi * dk->bs;
+    const float *bp =
+        g->b_packed
+            ? g->b_packed + (g->b_batch_mod ? rc.bi % g->b_batch_mod : rc.bi) * panels * K * pnr
+            : NULL;
     bool safe = true;
     for (uint64_t i = 0; i < rc.rows && safe; i++)
       safe = bf16_run_safe(ab + (ptrdiff_t)(rc.m0 + i) * dk->a_rs, dk->a_cs, K);
-    for (uint64_t kk = 0; kk < K && safe; kk++)
+    for (uint64_t kk = 0; bb && kk < K && safe; kk++)
       safe = bf16_run_safe(bb + (ptrdiff_t)kk * dk->ks + (ptrdiff_t)rc.n0 * dk->js, dk->js,
                            rc.cols);
     if (safe) {
@@ -500,8 +508,16 @@ static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t beg
         for (uint64_t j = 0; j < w; j++) acc[j] = 0.0f;
         for (uint64_t kk = 0; kk < K; kk++) {
           const float x = accy__bf16_to_f32(ar[(ptrdiff_t)kk * dk->a_cs]);
-          const uint16_t *br = bb + (ptrdiff_t)kk * dk->ks + (ptrdiff_t)c0 * dk->js;
-          for (uint64_t j = 0; j < w; j++) acc[j] += x * accy__bf16_to_f32(br[(ptrdiff_t)j * dk->js]);
+          if (bp) {
+            for (uint64_t j = 0; j < w; j++) {
+              const uint64_t col = c0 + j;
+              acc[j] += x * bp[((col / pnr) * K + kk) * pnr + col % pnr];
+            }
+          } else {
+            const uint16_t *br = bb + (ptrdiff_t)kk * dk->ks + (ptrdiff_t)c0 * dk->js;
+            for (uint64_t j = 0; j < w; j++)
+              acc[j] += x * accy__bf16_to_f32(br[(ptrdiff_t)j * dk->js]);
+          }
         }
         for (uint64_t j = 0; j < w; j++) o[c0 + j] = accy__f32_to_bf16(acc[j]);
       }
@@ -578,8 +594,14 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     return ACCY_STATUS_OK;
   if (half && (e->bias || e->residual || e->clamp || e->pool || e->post)) return ACCY_STATUS_OK;
   const accy__node *rhs = &p->nodes[nd->operands[1]];
-  /* bf16's B is read raw by its items (dot_gemm_bf16 scans it), constant or not. */
-  const bool packed = rhs->op == ACCY_OP_CONSTANT && !bf16;
+  const bool packed = rhs->op == ACCY_OP_CONSTANT;
+  /* A constant bf16 B is scanned here, whole: if any product with it could
+   * leave f32's normal range, the generic kernel runs the product. */
+  if (bf16 && packed) {
+    uint64_t nb = 0;
+    if (!accy__type_elements(&rhs->type, &nb) || !bf16_run_safe(rhs->payload, 1, nb))
+      return ACCY_STATUS_OK;
+  }
   const bool strided = !dp->br.tab && !dp->kr.tab && !dp->n.tab;
   const bool direct = strided && (dp->n.stride == 1 || dp->n.count <= 1);
   if (!packed && !strided) return ACCY_STATUS_OK;
@@ -646,7 +668,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
           for (uint64_t j = 0; j < nr; j++) {
             uint64_t col = pn * nr + j;
             const int64_t at = base + map_off(&dp->n, col < g->N ? col : 0);
-            d[j] = col >= g->N ? 0.0f : half ? accy__f16_to_f32(src16[at]) : src[at];
+            d[j] = col >= g->N ? 0.0f : half ? half_value(dk, src16[at]) : src[at];
           }
         }
     if (dst) g->b_packed = dst; /* else empty: kNoWeights keeps packed mode */
