@@ -291,7 +291,9 @@ START_TEST(test_dot_half_constant_weights) {
   for (int v = 0; v < 6; v++) {
     const bool bf = v >= 2, one_row = v % 2 == 1, edge_w = v < 4, huge_row = v >= 4;
     const int32_t dt = bf ? ACCY_DTYPE_BF16 : ACCY_DTYPE_F16;
-    const int64_t M = one_row ? 1 : 41, K = 300, N = 77;
+    /* 41 rows over 600 columns: items of several column blocks read A widened
+     * once per launch. */
+    const int64_t M = one_row ? 1 : 41, K = 300, N = one_row ? 77 : 600;
     int64_t xd[2] = {M, K}, wd[2] = {K, N}, od[2] = {M, N};
     const accy__type xt = tu_type(dt, 2, xd), wt = tu_type(dt, 2, wd), ot = tu_type(dt, 2, od);
     uint16_t *w = malloc((size_t)(K * N) * 2), *x = malloc((size_t)(M * K) * 2);

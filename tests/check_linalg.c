@@ -471,6 +471,12 @@ START_TEST(test_dot_half_through_the_gemm) {
       accy__type lt4 = tu_type(dt, 2, ld4);
       int64_t attrs4[] = {0, 1, 1, 0};
       dot_case(&rng, &lt4, &rt2, attrs4, 4, edges);
+      /* Columns over several items: A widened once per launch (a pre-pass),
+       * read along its rows and across them. */
+      int64_t rd5[] = {300, 600};
+      accy__type rt5 = tu_type(dt, 2, rd5);
+      dot_case(&rng, &lt3, &rt5, attrs4, 4, edges);
+      dot_case(&rng, &lt2, &rt5, attrs2, 4, edges);
     }
     if (dt == ACCY_DTYPE_BF16) {
       int64_t ld[] = {37, 300}, rd[] = {300, 70};

@@ -371,6 +371,9 @@ typedef struct dot_pack {
   ptrdiff_t a_bs, a_rs, a_cs, c_bs, c_rs;
   accy__uk_ew_fn widen, narrow;
   bool bf16; /* the half type is bf16 (else f16) */
+  /* A widened to f32 once per launch by a pre-pass (half_widen_a) into the
+   * launch buffer, dense (rows of K), which items read in place of a. */
+  bool a_widened;
 } dot_pack;
 
 static inline float half_value(const dot_pack *dk, uint16_t h) {
@@ -496,7 +499,8 @@ static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t beg
       safe = bf16_run_safe(bb + (ptrdiff_t)kk * dk->ks + (ptrdiff_t)rc.n0 * dk->js, dk->js,
                            rc.cols);
     if (safe) {
-      accy__gemm_run(g, bufs[1], bufs[2], bufs[0], NULL, it, it + 1, ws_of(k, bufs, false));
+      accy__gemm_run(g, dk->a_widened ? temp_of(bufs, false) : bufs[1], bufs[2], bufs[0], NULL,
+                     it, it + 1, ws_of(k, bufs, false));
       continue;
     }
     float acc[DOT_CHUNK];
@@ -531,10 +535,29 @@ static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t beg
 static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dot_pack *dk = k->params;
   const accy__gemm *g = &dk->g;
-  /* B packed by the pre-pass is its launch buffer. */
+  /* B packed, or a half A widened, by the pre-pass is its launch buffer. */
   const float *b = g->b_run_packed ? temp_of(bufs, g->has_residual) : bufs[2];
-  accy__gemm_run(g, bufs[1], b, bufs[0], g->has_residual ? bufs[3] : NULL, begin, end,
+  const float *a = dk->a_widened ? temp_of(bufs, false) : bufs[1];
+  accy__gemm_run(g, a, b, bufs[0], g->has_residual ? bufs[3] : NULL, begin, end,
                  ws_of(k, bufs, g->has_residual));
+}
+
+/* The pre-pass of a half GEMM whose items would each widen the same rows
+ * of A (more than one block of columns): every row of A widened once per
+ * launch into the launch buffer (bufs[0]), an item per row. */
+static void half_widen_a(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
+  const dot_pack *dk = k->params;
+  const uint64_t M = dk->g.M, K = dk->g.K;
+  float *dst = bufs[0];
+  const uint16_t *a = bufs[1];
+  for (uint64_t r = begin; r < end; r++) {
+    const uint16_t *src = a + (ptrdiff_t)(r / M) * dk->a_bs + (ptrdiff_t)(r % M) * dk->a_rs;
+    float *d = dst + r * K;
+    if (dk->a_cs == 1)
+      dk->widen((size_t)K, d, src, NULL, NULL, 0, 0);
+    else
+      for (uint64_t kk = 0; kk < K; kk++) d[kk] = half_value(dk, src[(ptrdiff_t)kk * dk->a_cs]);
+  }
 }
 
 /* The pre-pass of a GEMM whose B is an input or an intermediate read by
@@ -648,6 +671,25 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
    * as fast as the two tasks apart). */
   g->wide = e->post;
   accy__gemm_plan(g);
+  /* A half A that several blocks of columns would each widen again is
+   * widened once per launch instead (a dense f32 copy, the same values, so
+   * the same bits); then read directly, as an f32 A is. */
+  uint64_t a_floats = 0;
+  if (half && g->n_items > 1 && accy__mul_u64(g->batch, g->M, &a_floats) &&
+      accy__mul_u64(a_floats, g->K, &a_floats) && a_floats > 0 &&
+      a_floats <= DOT_PACK_MAX_FLOATS) {
+    dk->a_widened = true;
+    g->a_block = NULL;
+    g->a_block_ctx = NULL;
+    g->a_bs = (ptrdiff_t)(g->M * g->K);
+    g->a_rs = (ptrdiff_t)g->K;
+    g->a_cs = 1;
+    accy__gemm_plan(g);
+    k->pre_run = half_widen_a;
+    k->pre_items = g->batch * g->M;
+    k->pre_item_cost = g->K;
+    k->temp_bytes = a_floats * sizeof(float);
+  }
   /* The split GEMV reads one panel of exactly N columns: rows of B with no
    * padding (cnn_b1's 8192 x 10 classifier: 320 KiB read instead of 512). */
   if (packed && g->split) g->b_pnr = g->N;
