@@ -25,7 +25,7 @@
 #include "src/base/cpu.h"
 #include "src/base/half.h"
 #include "src/compile/compile.h"
-#include "src/compile/simplify.h"
+#include "src/compile/lower.h"
 #include "src/ir/verify.h"
 #include "src/runtime/bind.h"
 #include "src/wire/wire.h"
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
   accy__program p;
   double t0 = now();
   if (accy__wire_decode(bytes, size, &p) != ACCY_STATUS_OK || accy__verify(&p) != ACCY_STATUS_OK ||
-      (accy__simplify(&p) && accy__verify(&p) != ACCY_STATUS_OK)) {
+      accy__rewrite(&p, UINT64_MAX) != ACCY_STATUS_OK) {
     fprintf(stderr, "%s: %s\n", path, accy__cause());
     return 1;
   }

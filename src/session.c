@@ -38,7 +38,7 @@
 #include "src/base/cpu.h"
 #include "src/coalesce.h"
 #include "src/compile/compile.h"
-#include "src/compile/simplify.h"
+#include "src/compile/lower.h"
 #include "src/ir/verify.h"
 #include "src/runtime/bind.h"
 #include "src/scratch.h"
@@ -345,9 +345,7 @@ static accy_status build_entry(accy_session *s, const void *bytes, size_t size, 
     return st;
   }
   st = accy__verify(&ent->ir);
-  /* Rewrites keep the program valid; verified again when there were any
-   * (a slip becomes a refusal, not a wrong kernel). */
-  if (st == ACCY_STATUS_OK && accy__simplify(&ent->ir)) st = accy__verify(&ent->ir);
+  if (st == ACCY_STATUS_OK) st = accy__rewrite(&ent->ir, budget->limit - held - size);
   if (st == ACCY_STATUS_OK) st = accy__compile(&ent->ir, worker_count, &ent->plan);
   if (st != ACCY_STATUS_OK) {
     accy__program_free(&ent->ir);

@@ -13,9 +13,12 @@
 
 #include "src/compile/compile.h"
 #include "src/compile/simplify.h"
+#include "src/compile/lower.h"
 #include "src/internal.h"
 #include "src/ir/verify.h"
 #include "src/base/alloc.h"
+#include "src/base/cpu.h"
+#include "src/base/half.h"
 #include "src/runtime/bind.h"
 #include "src/kernels/kernels.h"
 #include "src/kernels/uk/uk.h"
@@ -331,6 +334,124 @@ START_TEST(test_dot_half_constant_weights) {
     free(outs[1]);
     free(w);
     free(x);
+  }
+}
+END_TEST
+
+static void named_out(prog *g, uint32_t x, const char *name) {
+  ck_assert_int_eq(accy__program_add_output(&g->p, x, name, strlen(name)), ACCY_STATUS_OK);
+}
+
+/* The half program of test_half_lowered: x (a parameter) through a 3 x 3
+ * convolution with constant filters w (read by nothing else: widened at
+ * compile time), a 1 x 1 convolution with filters v (a parameter: a
+ * convert), a 2 x 2 max pool and a 3 x 3 sum pool; in |dt| throughout, or
+ * (|f32_form|) written out as the lowering writes it: converts around f32
+ * convolutions and pools. */
+static void half_lowered_prog(prog *g, int32_t dt, bool f32_form, const uint16_t *w) {
+  const int32_t ct = f32_form ? ACCY_DTYPE_F32 : dt;
+  int64_t xd[4] = {1, 16, 12, 12}, vd[4] = {8, 24, 1, 1};
+  int64_t yd[4] = {1, 24, 10, 10}, zd[4] = {1, 8, 10, 10}, md[4] = {1, 8, 5, 5},
+          sd[4] = {1, 8, 8, 8};
+  uint32_t x = param(g, "x", tu_type(dt, 4, xd)), v = param(g, "v", tu_type(dt, 4, vd));
+  uint32_t wc;
+  if (f32_form) {
+    float wf[24 * 16 * 9];
+    for (int i = 0; i < 24 * 16 * 9; i++)
+      wf[i] = dt == ACCY_DTYPE_F16 ? accy__f16_to_f32(w[i]) : accy__bf16_to_f32(w[i]);
+    ck_assert_int_eq(accy__program_add_node(&g->p, ACCY_OP_CONSTANT,
+                                            &(accy__type){ACCY_DTYPE_F32, 4, {24, 16, 3, 3}},
+                                            NULL, 0, NULL, 0, "w", 1, wf, sizeof wf, &wc),
+                     ACCY_STATUS_OK);
+  } else {
+    ck_assert_int_eq(accy__program_add_node(&g->p, ACCY_OP_CONSTANT, &(accy__type){dt, 4, {24, 16, 3, 3}},
+                                            NULL, 0, NULL, 0, "w", 1, w, 24 * 16 * 9 * 2, &wc),
+                     ACCY_STATUS_OK);
+  }
+  if (f32_form) {
+    x = un(g, ACCY_OP_CONVERT, tu_type(ct, 4, xd), x);
+  }
+  const int64_t conv[] = {2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1};
+  uint32_t ops[2] = {x, wc};
+  uint32_t y = node(g, ACCY_OP_CONVOLUTION, tu_type(ct, 4, yd), ops, 2, conv, 12);
+  if (f32_form) {
+    y = un(g, ACCY_OP_CONVERT, tu_type(dt, 4, yd), y);
+    y = un(g, ACCY_OP_CONVERT, tu_type(ct, 4, yd), y);
+    v = un(g, ACCY_OP_CONVERT, tu_type(ct, 4, vd), v);
+  }
+  ops[0] = y, ops[1] = v;
+  uint32_t z = node(g, ACCY_OP_CONVOLUTION, tu_type(ct, 4, zd), ops, 2, conv, 12);
+  if (f32_form) {
+    z = un(g, ACCY_OP_CONVERT, tu_type(dt, 4, zd), z);
+    named_out(g, z, "z");
+    z = un(g, ACCY_OP_CONVERT, tu_type(ct, 4, zd), z);
+  } else {
+    named_out(g, z, "z");
+  }
+  const int64_t mx[] = {ACCY_REDUCE_MAX, 1, 1, 2, 2, 1, 1, 2, 2, 0, 0, 0, 0,
+                        0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  const int64_t sm[] = {ACCY_REDUCE_SUM, 1, 1, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0,
+                        0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  uint32_t m = node(g, ACCY_OP_REDUCE_WINDOW, tu_type(ct, 4, md), &z, 1, mx, 25);
+  uint32_t sp = node(g, ACCY_OP_REDUCE_WINDOW, tu_type(ct, 4, sd), &z, 1, sm, 25);
+  if (f32_form) {
+    m = un(g, ACCY_OP_CONVERT, tu_type(dt, 4, md), m);
+    sp = un(g, ACCY_OP_CONVERT, tu_type(dt, 4, sd), sp);
+  }
+  named_out(g, m, "m");
+  named_out(g, sp, "s");
+}
+
+/* src/compile/lower.c: f16 and bf16 convolutions and pools run in f32
+ * between converts. The lowered program gives, at every level, the bits of
+ * the same computation written out in f32 with those converts, and at
+ * portable the bits of the half program's own kernels (products exact in
+ * f32, sums in the same order, one rounding). No half convolution or pool
+ * is left, and the filter constant read only by the convolution is widened
+ * at compile time, so no half constant either. */
+START_TEST(test_half_lowered) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4300);
+  for (int d = 0; d < 2; d++) {
+    const int32_t dt = d == 0 ? ACCY_DTYPE_F16 : ACCY_DTYPE_BF16;
+    uint16_t w[24 * 16 * 9], x[16 * 144], v[8 * 24];
+    tu_fill_random(&rng, dt, w, 24 * 16 * 9, false, 1);
+    tu_fill_random(&rng, dt, x, 16 * 144, false, 2);
+    tu_fill_random(&rng, dt, v, 8 * 24, false, 1);
+    void *inputs[2] = {x, v};
+    uint32_t nt;
+    float *res[3];
+    for (int form = 0; form < 3; form++) { /* half, half lowered, written out */
+      prog g = {.rng = &rng};
+      accy__program_init(&g.p);
+      half_lowered_prog(&g, dt, form == 2, w);
+      if (form == 1) {
+        bool changed = true;
+        /* No room for the widened filters: left alone. */
+        ck_assert_int_eq(accy__lower(&g.p, 24 * 16 * 9 * 4 - 1, &changed), ACCY_STATUS_OK);
+        ck_assert(!changed);
+        ck_assert_int_eq(accy__lower(&g.p, UINT64_MAX, &changed), ACCY_STATUS_OK);
+        ck_assert(changed);
+        for (uint32_t i = 0; i < g.p.n_nodes; i++) {
+          const accy__node *nd = &g.p.nodes[i];
+          const bool f32_op = nd->op == ACCY_OP_CONSTANT || nd->op == ACCY_OP_CONVOLUTION ||
+                              nd->op == ACCY_OP_REDUCE_WINDOW;
+          ck_assert_msg(!f32_op || nd->type.dtype == ACCY_DTYPE_F32,
+                        "node %u (op %u) is left in %s", i, nd->op, accy__dtype_name(dt));
+        }
+      }
+      res[form] = run(&g, true, inputs, &nt);
+      accy__program_free(&g.p);
+    }
+    const size_t n = 8 * 100 + 8 * 25 + 8 * 64; /* the three outputs, 2 bytes each */
+    ck_assert_msg(memcmp(res[1], res[2], n * 2) == 0,
+                  "%s: the lowered program differs from its f32 form written out",
+                  d == 0 ? "f16" : "bf16");
+    if (accy__isa_level() == ACCY__ISA_PORTABLE)
+      ck_assert_msg(memcmp(res[0], res[1], n * 2) == 0,
+                    "%s: at portable the lowered program differs from the half kernels",
+                    d == 0 ? "f16" : "bf16");
+    for (int f = 0; f < 3; f++) free(res[f]);
   }
 }
 END_TEST
@@ -1398,6 +1519,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_dot_epilogues, 0, 2);
   tcase_add_test(tc, test_dot_input_b_packed_per_launch);
   tcase_add_test(tc, test_dot_half_constant_weights);
+  tcase_add_test(tc, test_half_lowered);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);

@@ -1,0 +1,156 @@
+/* src/compile/lower.c: rewrites that change a program's form (lower.h). */
+#include "src/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/base/alloc.h"
+#include "src/base/half.h"
+#include "src/compile/lower.h"
+#include "src/compile/simplify.h"
+#include "src/ir/verify.h"
+
+#define NONE UINT32_MAX
+
+static bool is_half(int32_t dt) { return dt == ACCY_DTYPE_F16 || dt == ACCY_DTYPE_BF16; }
+
+static bool half_conv(const accy__node *nd) {
+  return nd->op == ACCY_OP_CONVOLUTION && is_half(nd->type.dtype);
+}
+
+/* The ops computed in f32 between converts: half convolutions, and half
+ * sum, product, max and min pools (reduce_window folds each window in order
+ * at every level, from the identity, in f32, and rounds once: the same
+ * bits in f32). */
+static bool lowered(const accy__node *nd) {
+  if (half_conv(nd)) return true;
+  return nd->op == ACCY_OP_REDUCE_WINDOW && is_half(nd->type.dtype) && nd->n_attrs > 0 &&
+         nd->attrs[0] >= ACCY_REDUCE_SUM && nd->attrs[0] <= ACCY_REDUCE_MIN;
+}
+
+static size_t name_len(const char *s) { return s ? strlen(s) : 0; }
+
+/* The rewrite into |q| (initialised, empty). map[x]: x's node in q (NONE
+ * for a constant that only half convolutions' filters read: it has only its
+ * widened form), wide[x]: x's f32 form in q, or NONE. */
+static accy_status lower_into(const accy__program *p, accy__program *q, const bool *widen_only,
+                              uint32_t *map, uint32_t *wide) {
+  for (uint32_t i = 0; i < p->n_nodes; i++) map[i] = wide[i] = NONE;
+  for (uint32_t i = 0; i < p->n_nodes; i++) {
+    const accy__node *nd = &p->nodes[i];
+    if (widen_only[i]) { /* a half constant, widened now */
+      uint64_t n = 0;
+      if (!accy__type_elements(&nd->type, &n))
+        return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "node %u: too many elements", i);
+      accy__type t = nd->type;
+      t.dtype = ACCY_DTYPE_F32;
+      ACCY_TRY(accy__program_add_node(q, ACCY_OP_CONSTANT, &t, NULL, 0, NULL, 0, nd->name,
+                                      name_len(nd->name), NULL, n * sizeof(float), &wide[i]));
+      float *d = q->nodes[wide[i]].payload;
+      const uint16_t *s = nd->payload;
+      for (uint64_t e = 0; e < n; e++)
+        d[e] = nd->type.dtype == ACCY_DTYPE_F16 ? accy__f16_to_f32(s[e]) : accy__bf16_to_f32(s[e]);
+      continue;
+    }
+    if (lowered(nd)) {
+      uint32_t ops[2];
+      for (uint32_t s = 0; s < nd->n_operands; s++) {
+        const uint32_t x = nd->operands[s];
+        if (wide[x] == NONE) {
+          accy__type t = p->nodes[x].type;
+          t.dtype = ACCY_DTYPE_F32;
+          ACCY_TRY(accy__program_add_node(q, ACCY_OP_CONVERT, &t, &map[x], 1, NULL, 0, NULL, 0,
+                                          NULL, 0, &wide[x]));
+        }
+        ops[s] = wide[x];
+      }
+      accy__type t = nd->type;
+      t.dtype = ACCY_DTYPE_F32;
+      uint32_t c32;
+      ACCY_TRY(accy__program_add_node(q, nd->op, &t, ops, nd->n_operands, nd->attrs,
+                                      nd->n_attrs, NULL, 0, NULL, 0, &c32));
+      ACCY_TRY(accy__program_add_node(q, ACCY_OP_CONVERT, &nd->type, &c32, 1, NULL, 0, NULL, 0,
+                                      NULL, 0, &map[i]));
+      continue;
+    }
+    uint32_t ops[ACCY_MAX_OPERANDS]; /* verified: n_operands <= ACCY_MAX_OPERANDS */
+    for (uint32_t k = 0; k < nd->n_operands; k++) ops[k] = map[nd->operands[k]];
+    ACCY_TRY(accy__program_add_node(q, nd->op, &nd->type, ops, nd->n_operands, nd->attrs,
+                                    nd->n_attrs, nd->name, name_len(nd->name), nd->payload,
+                                    nd->payload_bytes, &map[i]));
+  }
+  for (uint32_t o = 0; o < p->n_outputs; o++)
+    ACCY_TRY(accy__program_add_output(q, map[p->outputs[o]], p->output_names[o],
+                                      name_len(p->output_names[o])));
+  q->wire_minor = p->wire_minor;
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy__lower(accy__program *p, uint64_t room, bool *changed) {
+  *changed = false;
+  const char *e = getenv("ACCY_LOWER");
+  if (e && strcmp(e, "0") == 0) return ACCY_STATUS_OK;
+  const uint32_t n = p->n_nodes;
+  uint64_t ops = 0;
+  for (uint32_t i = 0; i < n; i++) ops += lowered(&p->nodes[i]);
+  /* Each lowered op adds at most three nodes (two converts in, one out);
+   * past the limit the program keeps the generic kernels. */
+  if (ops == 0 || (uint64_t)n + 3 * ops > ACCY_MAX_NODES) return ACCY_STATUS_OK;
+  uint32_t *mem = accy__malloc((size_t)n * 2 * sizeof(uint32_t));
+  bool *widen_only = accy__calloc(n, sizeof(bool));
+  if (!mem || !widen_only) {
+    accy__free(mem);
+    accy__free(widen_only);
+    return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory lowering a program");
+  }
+  /* A half constant whose every reader is a half convolution's filter (and
+   * which is no output) becomes its widened form alone. */
+  for (uint32_t i = 0; i < n; i++)
+    widen_only[i] = p->nodes[i].op == ACCY_OP_CONSTANT && is_half(p->nodes[i].type.dtype);
+  bool *read = (bool *)(void *)mem; /* mem's first n bytes, until map and wide need it */
+  memset(read, 0, n);
+  for (uint32_t i = 0; i < n; i++) {
+    const accy__node *nd = &p->nodes[i];
+    for (uint32_t k = 0; k < nd->n_operands; k++) {
+      const uint32_t x = nd->operands[k];
+      if (half_conv(nd) && k == 1) read[x] = true;
+      else widen_only[x] = false;
+    }
+  }
+  for (uint32_t o = 0; o < p->n_outputs; o++) widen_only[p->outputs[o]] = false;
+  /* The widened constants' bytes (the half ones stay until the new program
+   * is built, and the filters' packing at compile time needs as much
+   * again): a program they would not leave room for keeps the generic
+   * kernels. */
+  uint64_t wide_bytes = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    widen_only[i] = widen_only[i] && read[i];
+    if (widen_only[i]) wide_bytes += p->nodes[i].payload_bytes * 2;
+  }
+  if (wide_bytes > room / 2) {
+    accy__free(mem);
+    accy__free(widen_only);
+    return ACCY_STATUS_OK;
+  }
+  accy__program q;
+  accy__program_init(&q);
+  const accy_status st = lower_into(p, &q, widen_only, mem, mem + n);
+  accy__free(mem);
+  accy__free(widen_only);
+  if (st != ACCY_STATUS_OK) {
+    accy__program_free(&q);
+    return st;
+  }
+  accy__program_free(p);
+  *p = q;
+  *changed = true;
+  return ACCY_STATUS_OK;
+}
+
+accy_status accy__rewrite(accy__program *p, uint64_t room) {
+  if (accy__simplify(p)) ACCY_TRY(accy__verify(p));
+  bool lowered;
+  ACCY_TRY(accy__lower(p, room, &lowered));
+  if (lowered) ACCY_TRY(accy__verify(p));
+  return ACCY_STATUS_OK;
+}
