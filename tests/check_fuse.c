@@ -342,6 +342,54 @@ static void named_out(prog *g, uint32_t x, const char *name) {
   ck_assert_int_eq(accy__program_add_output(&g->p, x, name, strlen(name)), ACCY_STATUS_OK);
 }
 
+/* Broadcasts inside a fused group, for elements of 1, 2, 4 and 8 bytes: a
+ * vector along the middle axis (runs of the last axis filled with one
+ * value) and a scalar constant, then the same program unfused (each
+ * broadcast its own kernel): the same bytes. */
+START_TEST(test_group_broadcast_fills_every_width) {
+  static const int32_t kTypes[] = {ACCY_DTYPE_I8, ACCY_DTYPE_U8, ACCY_DTYPE_F16, ACCY_DTYPE_BF16,
+                                   ACCY_DTYPE_I16, ACCY_DTYPE_F32, ACCY_DTYPE_F64, ACCY_DTYPE_I64};
+  tu_rng rng;
+  tu_rng_seed(&rng, 4400);
+  for (size_t t = 0; t < sizeof kTypes / sizeof kTypes[0]; t++) {
+    const int32_t dt = kTypes[t];
+    const size_t es = accy_dtype_size(dt);
+    int64_t xd[3] = {3, 37, 75}, bd[1] = {37};
+    const accy__type xt = tu_type(dt, 3, xd);
+    void *x = malloc(3 * 37 * 75 * es), *b = malloc(37 * es);
+    tu_fill_random(&rng, dt, x, 3 * 37 * 75, false, 4);
+    tu_fill_random(&rng, dt, b, 37, false, 4);
+    unsigned char one[8];
+    tu_fill_random(&rng, dt, one, 1, false, 4);
+    float *res[2];
+    for (int fuse = 0; fuse < 2; fuse++) {
+      prog g = {.rng = &rng};
+      accy__program_init(&g.p);
+      uint32_t xp = param(&g, "x", xt), bp = param(&g, "b", tu_type(dt, 1, bd)), c;
+      ck_assert_int_eq(accy__program_add_node(&g.p, ACCY_OP_CONSTANT, &(accy__type){dt, 0, {0}},
+                                              NULL, 0, NULL, 0, "c", 1, one, es, &c),
+                       ACCY_STATUS_OK);
+      const int64_t axis[1] = {1};
+      uint32_t bb = node(&g, ACCY_OP_BROADCAST_IN_DIM, xt, &bp, 1, axis, 1);
+      uint32_t cb = node(&g, ACCY_OP_BROADCAST_IN_DIM, xt, &c, 1, NULL, 0);
+      uint32_t y = bin(&g, ACCY_OP_ADD, xt, xp, bb);
+      out(&g, bin(&g, ACCY_OP_MAXIMUM, xt, y, cb));
+      void *inputs[2] = {x, b};
+      uint32_t nt;
+      res[fuse] = run(&g, fuse == 1, inputs, &nt);
+      accy__program_free(&g.p);
+    }
+    ck_assert_msg(memcmp(res[0], res[1], 3 * 37 * 75 * es) == 0,
+                  "%s: the fused group's broadcasts differ from the unfused program",
+                  accy__dtype_name(dt));
+    free(res[0]);
+    free(res[1]);
+    free(x);
+    free(b);
+  }
+}
+END_TEST
+
 /* The half program of test_half_lowered: x (a parameter) through a 3 x 3
  * convolution with constant filters w (read by nothing else: widened at
  * compile time), a 1 x 1 convolution with filters v (a parameter: a
@@ -1520,6 +1568,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_dot_input_b_packed_per_launch);
   tcase_add_test(tc, test_dot_half_constant_weights);
   tcase_add_test(tc, test_half_lowered);
+  tcase_add_test(tc, test_group_broadcast_fills_every_width);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);

@@ -328,11 +328,30 @@ static inline void fill32(char *d, uint32_t v, size_t n) {
   for (; i < n; i++) o[i] = v;
 }
 
+/* The same for two-byte elements (f16, bf16, i16, u16). */
+static inline void fill16(char *d, uint16_t v, size_t n) {
+  uint16_t *o = (uint16_t *)(void *)d;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int u = 0; u < 32; u++) o[i + u] = v;
+  for (; i < n; i++) o[i] = v;
+}
+
 static inline void fill_any(char *d, const char *v, size_t es, size_t n) {
   if (es == 4) {
     uint32_t x;
     memcpy(&x, v, 4);
     fill32(d, x, n);
+  } else if (es == 2) {
+    uint16_t x;
+    memcpy(&x, v, 2);
+    fill16(d, x, n);
+  } else if (es == 1) {
+    memset(d, (unsigned char)v[0], n);
+  } else if (es == 8) {
+    uint64_t x, *o = (uint64_t *)(void *)d;
+    memcpy(&x, v, 8);
+    for (size_t j = 0; j < n; j++) o[j] = x;
   } else {
     for (size_t j = 0; j < n; j++) memcpy(d + es * j, v, es);
   }

@@ -684,28 +684,36 @@ HALF_TRANSCENDENTALS(HALF_DEFINE, bf16)
 #undef HALF_DEFINE
 #undef HALF_VIA_F32
 
-/* o = f16(F32X1(f32(x0), f32(x1[0]))), block by block: the one value
- * widened once (a broadcast operand in a fused group), the f32 span of
- * this level's map_x1, which gives its two-array op's bits. */
-#define F16_X1_VIA_F32(name, F32X1)                                                           \
+/* o = f16(op(f32(x0), f32(x1[0]))), block by block: the one value widened
+ * once (a broadcast operand in a fused group). The op is this level's f32
+ * map_x1 span (X1), or (MAP) its two-array span over a block filled with
+ * the value (maximum and minimum, whose vector spans are the maps); either
+ * gives the two-array op's bits. */
+#define F16_X1_VIA_F32(name, F32, HOW)                                                        \
   static void name(size_t n, void *o, const void *x0, const void *x1, const void *x2,        \
                    size_t s0, size_t s2) {                                                    \
     (void)x2, (void)s0, (void)s2;                                                             \
-    float a[HALF_BLOCK], c[HALF_BLOCK];                                                       \
+    float a[HALF_BLOCK], bb[HALF_BLOCK], c[HALF_BLOCK];                                       \
     const float b = accy__f16_to_f32(*(const uint16_t *)x1);                                  \
+    if (HOW) /* MAP */                                                                        \
+      for (size_t i = 0; i < HALF_BLOCK; i++) bb[i] = b;                                      \
     for (size_t i = 0; i < n; i += HALF_BLOCK) {                                              \
       const size_t k = n - i < HALF_BLOCK ? n - i : HALF_BLOCK;                               \
       f16_widen(a, (const uint16_t *)x0 + i, k);                                              \
-      F32X1(k, c, a, &b, NULL, 0, 0);                                                         \
+      F32(k, c, a, HOW ? bb : &b, NULL, 0, 0);                                                \
       f16_narrow((uint16_t *)o + i, c, k);                                                    \
     }                                                                                         \
   }
-F16_X1_VIA_F32(v_add_f16_x1, uk_add_f32_x1)
-F16_X1_VIA_F32(v_subtract_f16_x1, uk_subtract_f32_x1)
-F16_X1_VIA_F32(v_multiply_f16_x1, uk_multiply_f32_x1)
-F16_X1_VIA_F32(v_divide_f16_x1, v_divide_f32_x1)
-F16_X1_VIA_F32(v_maximum_f16_x1, uk_maximum_f32_x1)
-F16_X1_VIA_F32(v_minimum_f16_x1, uk_minimum_f32_x1)
+#define X1 0
+#define MAP 1
+F16_X1_VIA_F32(v_add_f16_x1, uk_add_f32_x1, X1)
+F16_X1_VIA_F32(v_subtract_f16_x1, uk_subtract_f32_x1, X1)
+F16_X1_VIA_F32(v_multiply_f16_x1, uk_multiply_f32_x1, X1)
+F16_X1_VIA_F32(v_divide_f16_x1, v_divide_f32_x1, X1)
+F16_X1_VIA_F32(v_maximum_f16_x1, v_maximum_f32, MAP)
+F16_X1_VIA_F32(v_minimum_f16_x1, v_minimum_f32, MAP)
+#undef MAP
+#undef X1
 #undef F16_X1_VIA_F32
 
 static accy__uk_ew_fn f16_map_x1(uint16_t op) {
