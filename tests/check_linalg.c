@@ -378,6 +378,15 @@ static void ref_dot(const lin_case *c, const int64_t *attrs, void *out) {
 }
 
 /* Prepares, fills, runs and checks one dot_general case. */
+/* Runs a built and filled dot case against the reference, then frees it. */
+static void dot_case_check(lin_case *c, const accy__type *ot, const int64_t *attrs, tu_rng *rng) {
+  void *ref = calloc(tu_elems(ot) + 1, accy__dtype_size(ot->dtype));
+  ref_dot(c, attrs, ref);
+  check_runs(c, ref, rng);
+  free(ref);
+  case_free(c);
+}
+
 static void dot_case(tu_rng *rng, const accy__type *lt, const accy__type *rt,
                      const int64_t *attrs, uint32_t n_attrs, bool edges) {
   accy__type ot = dot_result_type(lt, rt, attrs);
@@ -386,11 +395,7 @@ static void dot_case(tu_rng *rng, const accy__type *lt, const accy__type *rt,
                     ACCY_STATUS_OK,
                 "prepare: %s", accy__cause());
   fill(rng, &c, edges);
-  void *ref = calloc(tu_elems(&ot) + 1, accy__dtype_size(ot.dtype));
-  ref_dot(&c, attrs, ref);
-  check_runs(&c, ref, rng);
-  free(ref);
-  case_free(&c);
+  dot_case_check(&c, &ot, attrs, rng);
 }
 
 /* ---- dot_general tests --------------------------------------------------- */
@@ -434,11 +439,7 @@ static void dot_case_huge_bf16(tu_rng *rng, const accy__type *lt, const accy__ty
   for (uint64_t i = 0; i < nl; i++)
     if (row < 0 || i / kl == (uint64_t)row) l[i] = (uint16_t)((l[i] & 0x807fu) | (el << 7));
   for (uint64_t i = 0; i < nr; i++) r[i] = (uint16_t)((r[i] & 0x807fu) | (er << 7));
-  void *ref = calloc(tu_elems(&ot) + 1, accy__dtype_size(ot.dtype));
-  ref_dot(&c, attrs, ref);
-  check_runs(&c, ref, rng);
-  free(ref);
-  case_free(&c);
+  dot_case_check(&c, &ot, attrs, rng);
 }
 
 /* f16 and bf16 products through the f32 GEMM (linalg.c's half providers):
