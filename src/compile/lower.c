@@ -33,8 +33,8 @@ static size_t name_len(const char *s) { return s ? strlen(s) : 0; }
 /* The rewrite into |q| (initialised, empty). map[x]: x's node in q (NONE
  * for a constant that only half convolutions' filters read: it has only its
  * widened form), wide[x]: x's f32 form in q, or NONE. */
-static accy_status lower_into(const accy__program *p, accy__program *q, const bool *widen_only,
-                              uint32_t *map, uint32_t *wide) {
+static accy_status lower_into(const accy__program *p, accy__program *q,
+                              const uint8_t *widen_only, uint32_t *map, uint32_t *wide) {
   for (uint32_t i = 0; i < p->n_nodes; i++) map[i] = wide[i] = NONE;
   for (uint32_t i = 0; i < p->n_nodes; i++) {
     const accy__node *nd = &p->nodes[i];
@@ -97,46 +97,42 @@ accy_status accy__lower(accy__program *p, uint64_t room, bool *changed) {
    * past the limit the program keeps the generic kernels. */
   if (ops == 0 || (uint64_t)n + 3 * ops > ACCY_MAX_NODES) return ACCY_STATUS_OK;
   uint32_t *mem = accy__malloc((size_t)n * 2 * sizeof(uint32_t));
-  bool *widen_only = accy__calloc(n, sizeof(bool));
-  if (!mem || !widen_only) {
+  uint8_t *use = accy__calloc(n, 1);
+  if (!mem || !use) {
     accy__free(mem);
-    accy__free(widen_only);
+    accy__free(use);
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "out of memory lowering a program");
   }
   /* A half constant whose every reader is a half convolution's filter (and
-   * which is no output) becomes its widened form alone. */
-  for (uint32_t i = 0; i < n; i++)
-    widen_only[i] = p->nodes[i].op == ACCY_OP_CONSTANT && is_half(p->nodes[i].type.dtype);
-  bool *read = (bool *)(void *)mem; /* mem's first n bytes, until map and wide need it */
-  memset(read, 0, n);
+   * which is no output) becomes its widened form alone: use[x] gathers 1
+   * for a filter read, 2 for any other; then 1 marks the constants widened
+   * alone. */
   for (uint32_t i = 0; i < n; i++) {
     const accy__node *nd = &p->nodes[i];
-    for (uint32_t k = 0; k < nd->n_operands; k++) {
-      const uint32_t x = nd->operands[k];
-      if (half_conv(nd) && k == 1) read[x] = true;
-      else widen_only[x] = false;
-    }
+    for (uint32_t k = 0; k < nd->n_operands; k++)
+      use[nd->operands[k]] |= half_conv(nd) && k == 1 ? 1u : 2u;
   }
-  for (uint32_t o = 0; o < p->n_outputs; o++) widen_only[p->outputs[o]] = false;
+  for (uint32_t o = 0; o < p->n_outputs; o++) use[p->outputs[o]] |= 2u;
   /* The widened constants' bytes (the half ones stay until the new program
    * is built, and the filters' packing at compile time needs as much
    * again): a program they would not leave room for keeps the generic
    * kernels. */
   uint64_t wide_bytes = 0;
   for (uint32_t i = 0; i < n; i++) {
-    widen_only[i] = widen_only[i] && read[i];
-    if (widen_only[i]) wide_bytes += p->nodes[i].payload_bytes * 2;
+    use[i] = use[i] == 1u && p->nodes[i].op == ACCY_OP_CONSTANT &&
+             is_half(p->nodes[i].type.dtype);
+    if (use[i]) wide_bytes += p->nodes[i].payload_bytes * 2;
   }
   if (wide_bytes > room / 2) {
     accy__free(mem);
-    accy__free(widen_only);
+    accy__free(use);
     return ACCY_STATUS_OK;
   }
   accy__program q;
   accy__program_init(&q);
-  const accy_status st = lower_into(p, &q, widen_only, mem, mem + n);
+  const accy_status st = lower_into(p, &q, use, mem, mem + n);
   accy__free(mem);
-  accy__free(widen_only);
+  accy__free(use);
   if (st != ACCY_STATUS_OK) {
     accy__program_free(&q);
     return st;

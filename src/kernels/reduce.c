@@ -169,8 +169,11 @@ static inline void coords_next(int64_t *c, const int64_t *dims, uint32_t rank) {
  * accumulate in an unsigned type at least 32 bits wide: arithmetic modulo
  * 2^32 (2^64) truncated once equals wrapping at every step, it never
  * promotes to signed int (no overflow), and signed and unsigned share the
- * code. f16/bf16 accumulate in f32 and round once when stored. */
-#define DEFINE_REDUCE(name, T, A, LOAD, STORE, IDENT, COMBINE)                                \
+ * code. f16/bf16 accumulate in f32 and round once when stored.
+ * DEFINE_REDUCE_INNER makes the inner and reduce_window tiles,
+ * DEFINE_REDUCE_OUTER the outer ones, DEFINE_REDUCE all three; f32, f16
+ * and bf16 take their outer tiles from reduce_outer_cols instead. */
+#define DEFINE_REDUCE_INNER(name, T, A, LOAD, STORE, IDENT, COMBINE)                          \
   static void reduce_inner_##name(const accy__kernel *k, void *const *bufs, uint64_t begin,   \
                                   uint64_t end) {                                             \
     const reduce_params *rp = k->params;                                                      \
@@ -223,46 +226,6 @@ static inline void coords_next(int64_t *c, const int64_t *dims, uint32_t rank) {
       odo_next(&ko, &rp->keep);                                                               \
     }                                                                                         \
   }                                                                                           \
-  static void reduce_outer_##name(const accy__kernel *k, void *const *bufs, uint64_t begin,   \
-                                  uint64_t end) {                                             \
-    const reduce_params *rp = k->params;                                                      \
-    const T *in = bufs[1];                                                                    \
-    T *out = bufs[0];                                                                         \
-    const int64_t len = rp->len;                                                              \
-    const uint64_t nb = rp->n_blocks, steps = rp->red_steps;                                  \
-    A acc[BLOCK];                                                                             \
-    for (uint64_t it = begin; it < end; it++) {                                               \
-      uint64_t row = it / nb;                                                                 \
-      int64_t j0 = (int64_t)(it % nb) * BLOCK;                                                \
-      int64_t n = len - j0 < BLOCK ? len - j0 : BLOCK;                                        \
-      odo ko, ro;                                                                             \
-      odo_seek(&ko, &rp->keep, row);                                                          \
-      odo_zero(&ro);                                                                          \
-      const T *base = in + ko.off + j0;                                                       \
-      for (int64_t j = 0; j < n; j++) acc[j] = (IDENT);                                       \
-      for (uint64_t r = 0; r < steps; r++) {                                                  \
-        const T *p = base + ro.off;                                                           \
-        int64_t j = 0;                                                                        \
-        /* Fixed-width strips give the compiler a known trip count to vectorise; */          \
-        /* each column is still combined in order. */                                        \
-        for (; j + STRIP <= n; j += STRIP) {                                                  \
-          A *a = acc + j;                                                                     \
-          const T *q = p + j;                                                                 \
-          for (int u = 0; u < STRIP; u++) {                                                   \
-            A x = LOAD(q[u]);                                                                 \
-            a[u] = COMBINE(a[u], x);                                                          \
-          }                                                                                   \
-        }                                                                                     \
-        for (; j < n; j++) {                                                                  \
-          A x = LOAD(p[j]);                                                                   \
-          acc[j] = COMBINE(acc[j], x);                                                        \
-        }                                                                                     \
-        odo_next(&ro, &rp->red);                                                              \
-      }                                                                                       \
-      T *o = out + row * (uint64_t)len + (uint64_t)j0;                                        \
-      for (int64_t j = 0; j < n; j++) o[j] = STORE(acc[j]);                                   \
-    }                                                                                         \
-  }                                                                                           \
   static void reduce_window_##name(const accy__kernel *k, void *const *bufs, uint64_t begin,  \
                                    uint64_t end) {                                            \
     const window_params *wp = k->params;                                                      \
@@ -304,22 +267,67 @@ static inline void coords_next(int64_t *c, const int64_t *dims, uint32_t rank) {
     }                                                                                         \
   }
 
-DEFINE_REDUCE(f32_sum, float, float, LD_ID, ST_F32N, 0.0f, C_ADD)
-DEFINE_REDUCE(f32_prod, float, float, LD_ID, ST_F32N, 1.0f, C_MUL)
-DEFINE_REDUCE(f32_max, float, float, LD_ID, ST_ID, -INFINITY, C_MAXF)
-DEFINE_REDUCE(f32_min, float, float, LD_ID, ST_ID, INFINITY, C_MINF)
+#define DEFINE_REDUCE_OUTER(name, T, A, LOAD, STORE, IDENT, COMBINE)                          \
+  static void reduce_outer_##name(const accy__kernel *k, void *const *bufs, uint64_t begin,   \
+                                  uint64_t end) {                                             \
+    const reduce_params *rp = k->params;                                                      \
+    const T *in = bufs[1];                                                                    \
+    T *out = bufs[0];                                                                         \
+    const int64_t len = rp->len;                                                              \
+    const uint64_t nb = rp->n_blocks, steps = rp->red_steps;                                  \
+    A acc[BLOCK];                                                                             \
+    for (uint64_t it = begin; it < end; it++) {                                               \
+      uint64_t row = it / nb;                                                                 \
+      int64_t j0 = (int64_t)(it % nb) * BLOCK;                                                \
+      int64_t n = len - j0 < BLOCK ? len - j0 : BLOCK;                                        \
+      odo ko, ro;                                                                             \
+      odo_seek(&ko, &rp->keep, row);                                                          \
+      odo_zero(&ro);                                                                          \
+      const T *base = in + ko.off + j0;                                                       \
+      for (int64_t j = 0; j < n; j++) acc[j] = (IDENT);                                       \
+      for (uint64_t r = 0; r < steps; r++) {                                                  \
+        const T *p = base + ro.off;                                                           \
+        int64_t j = 0;                                                                        \
+        /* Fixed-width strips give the compiler a known trip count to vectorise; */          \
+        /* each column is still combined in order. */                                        \
+        for (; j + STRIP <= n; j += STRIP) {                                                  \
+          A *a = acc + j;                                                                     \
+          const T *q = p + j;                                                                 \
+          for (int u = 0; u < STRIP; u++) {                                                   \
+            A x = LOAD(q[u]);                                                                 \
+            a[u] = COMBINE(a[u], x);                                                          \
+          }                                                                                   \
+        }                                                                                     \
+        for (; j < n; j++) {                                                                  \
+          A x = LOAD(p[j]);                                                                   \
+          acc[j] = COMBINE(acc[j], x);                                                        \
+        }                                                                                     \
+        odo_next(&ro, &rp->red);                                                              \
+      }                                                                                       \
+      T *o = out + row * (uint64_t)len + (uint64_t)j0;                                        \
+      for (int64_t j = 0; j < n; j++) o[j] = STORE(acc[j]);                                   \
+    }                                                                                         \
+  }
+#define DEFINE_REDUCE(name, T, A, LOAD, STORE, IDENT, COMBINE) \
+  DEFINE_REDUCE_INNER(name, T, A, LOAD, STORE, IDENT, COMBINE)  \
+  DEFINE_REDUCE_OUTER(name, T, A, LOAD, STORE, IDENT, COMBINE)
+
+DEFINE_REDUCE_INNER(f32_sum, float, float, LD_ID, ST_F32N, 0.0f, C_ADD)
+DEFINE_REDUCE_INNER(f32_prod, float, float, LD_ID, ST_F32N, 1.0f, C_MUL)
+DEFINE_REDUCE_INNER(f32_max, float, float, LD_ID, ST_ID, -INFINITY, C_MAXF)
+DEFINE_REDUCE_INNER(f32_min, float, float, LD_ID, ST_ID, INFINITY, C_MINF)
 DEFINE_REDUCE(f64_sum, double, double, LD_ID, ST_F64N, 0.0, C_ADD)
 DEFINE_REDUCE(f64_prod, double, double, LD_ID, ST_F64N, 1.0, C_MUL)
 DEFINE_REDUCE(f64_max, double, double, LD_ID, ST_ID, -(double)INFINITY, C_MAXD)
 DEFINE_REDUCE(f64_min, double, double, LD_ID, ST_ID, (double)INFINITY, C_MIND)
-DEFINE_REDUCE(f16_sum, uint16_t, float, LD_F16, ST_F16N, 0.0f, C_ADD)
-DEFINE_REDUCE(f16_prod, uint16_t, float, LD_F16, ST_F16N, 1.0f, C_MUL)
-DEFINE_REDUCE(f16_max, uint16_t, float, LD_F16, ST_F16, -INFINITY, C_MAXF)
-DEFINE_REDUCE(f16_min, uint16_t, float, LD_F16, ST_F16, INFINITY, C_MINF)
-DEFINE_REDUCE(bf16_sum, uint16_t, float, LD_BF16, ST_BF16N, 0.0f, C_ADD)
-DEFINE_REDUCE(bf16_prod, uint16_t, float, LD_BF16, ST_BF16N, 1.0f, C_MUL)
-DEFINE_REDUCE(bf16_max, uint16_t, float, LD_BF16, ST_BF16, -INFINITY, C_MAXF)
-DEFINE_REDUCE(bf16_min, uint16_t, float, LD_BF16, ST_BF16, INFINITY, C_MINF)
+DEFINE_REDUCE_INNER(f16_sum, uint16_t, float, LD_F16, ST_F16N, 0.0f, C_ADD)
+DEFINE_REDUCE_INNER(f16_prod, uint16_t, float, LD_F16, ST_F16N, 1.0f, C_MUL)
+DEFINE_REDUCE_INNER(f16_max, uint16_t, float, LD_F16, ST_F16, -INFINITY, C_MAXF)
+DEFINE_REDUCE_INNER(f16_min, uint16_t, float, LD_F16, ST_F16, INFINITY, C_MINF)
+DEFINE_REDUCE_INNER(bf16_sum, uint16_t, float, LD_BF16, ST_BF16N, 0.0f, C_ADD)
+DEFINE_REDUCE_INNER(bf16_prod, uint16_t, float, LD_BF16, ST_BF16N, 1.0f, C_MUL)
+DEFINE_REDUCE_INNER(bf16_max, uint16_t, float, LD_BF16, ST_BF16, -INFINITY, C_MAXF)
+DEFINE_REDUCE_INNER(bf16_min, uint16_t, float, LD_BF16, ST_BF16, INFINITY, C_MINF)
 /* Integer sum/product/and/or depend only on the width. */
 DEFINE_REDUCE(w8_sum, uint8_t, uint32_t, LD_ID, ST_U8, 0u, C_ADD)
 DEFINE_REDUCE(w8_prod, uint8_t, uint32_t, LD_ID, ST_U8, 1u, C_MUL)
@@ -449,17 +457,19 @@ typedef struct reduce_fns {
 } reduce_fns;
 
 #define FNS(name) {reduce_inner_##name, reduce_outer_##name, reduce_window_##name}
+/* f32, f16 and bf16: outer tiles are reduce_outer_cols (prepare_reduce). */
+#define FNS_UK(name) {reduce_inner_##name, NULL, reduce_window_##name}
 #define NO_FNS {NULL, NULL, NULL}
 
 /* Indexed by accy_reduce_kind: sum, product, max, min, and, or. */
-static const reduce_fns kF32Fns[6] = {FNS(f32_sum), FNS(f32_prod), FNS(f32_max), FNS(f32_min),
-                                      NO_FNS, NO_FNS};
+static const reduce_fns kF32Fns[6] = {FNS_UK(f32_sum), FNS_UK(f32_prod), FNS_UK(f32_max),
+                                      FNS_UK(f32_min), NO_FNS, NO_FNS};
 static const reduce_fns kF64Fns[6] = {FNS(f64_sum), FNS(f64_prod), FNS(f64_max), FNS(f64_min),
                                       NO_FNS, NO_FNS};
-static const reduce_fns kF16Fns[6] = {FNS(f16_sum), FNS(f16_prod), FNS(f16_max), FNS(f16_min),
-                                      NO_FNS, NO_FNS};
-static const reduce_fns kBF16Fns[6] = {FNS(bf16_sum), FNS(bf16_prod), FNS(bf16_max),
-                                       FNS(bf16_min), NO_FNS, NO_FNS};
+static const reduce_fns kF16Fns[6] = {FNS_UK(f16_sum), FNS_UK(f16_prod), FNS_UK(f16_max),
+                                      FNS_UK(f16_min), NO_FNS, NO_FNS};
+static const reduce_fns kBF16Fns[6] = {FNS_UK(bf16_sum), FNS_UK(bf16_prod), FNS_UK(bf16_max),
+                                       FNS_UK(bf16_min), NO_FNS, NO_FNS};
 static const reduce_fns kI8Fns[6] = {FNS(w8_sum), FNS(w8_prod), FNS(i8_max), FNS(i8_min),
                                      FNS(w8_and), FNS(w8_or)};
 static const reduce_fns kI16Fns[6] = {FNS(w16_sum), FNS(w16_prod), FNS(i16_max), FNS(i16_min),
@@ -775,7 +785,7 @@ static accy_status prepare_reduce(const accy__program *p, uint32_t node, accy__a
     rp->len = gcount[ng - 1];
     rp->n_blocks = ((uint64_t)rp->len + BLOCK - 1) / BLOCK;
     per_out = rp->red_steps;
-    k->run = fns->outer;
+    k->run = fns->outer; /* NULL for f32, f16 and bf16, whose kinds all take reduce_cols */
     if (uk_type && kind <= ACCY_REDUCE_MIN) {
       rp->reduce_cols = accy__uk_get()->reduce_cols;
       rp->red_runs = rp->red;

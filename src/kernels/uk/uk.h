@@ -679,6 +679,10 @@ void accy__f32_gemv_1x128__avx512(size_t np, size_t kc, const float *a, ptrdiff_
 ACCY__UK_EW_DECLARE(portable)
 ACCY__UK_EW_DECLARE(avx2)
 ACCY__UK_EW_DECLARE(avx512)
+/* The AVX2 level's f16 and bf16 spans around its f32 ones (f16's exact ops,
+ * both types' transcendentals), or NULL: its map's override for those
+ * types, which the AVX-512 table takes too. */
+accy__uk_ew_fn accy__ew_half_map__avx2(uint16_t op, int32_t dtype);
 void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,
                            uint32_t n_ops, float *sum);
 void accy__f32_chain__avx512(size_t n, float *o, const float *x0, const accy__uk_chain_op *ops,

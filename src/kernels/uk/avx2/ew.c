@@ -549,7 +549,6 @@ void accy__f32_chain__avx2(size_t n, float *o, const float *x0, const accy__uk_c
  * same way, rounded once to f16 or bf16 (docs/ops.md bounds them;
  * check_vmath measures every f16 and bf16 input): the C library's per
  * element had been 15-26x slower. */
-static accy__uk_ew_fn half_map(uint16_t op, int32_t dt);
 static accy__uk_ew_fn half_convert(int32_t src, int32_t dst);
 
 static accy__uk_ew_fn f16_map_x1(uint16_t op);
@@ -560,7 +559,7 @@ static accy__uk_ew_fn avx2_override_x1(uint16_t op, int32_t dt) {
 }
 
 static accy__uk_ew_fn avx2_override(uint16_t op, int32_t dt) {
-  if (dt == ACCY_DTYPE_F16 || dt == ACCY_DTYPE_BF16) return half_map(op, dt);
+  if (dt == ACCY_DTYPE_F16 || dt == ACCY_DTYPE_BF16) return accy__ew_half_map__avx2(op, dt);
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
     case ACCY_OP_MAXIMUM: return v_maximum_f32;
@@ -752,7 +751,7 @@ static void v_conv_f32_bf16(size_t n, void *o, const void *x0, const void *x1, c
   bf16_narrow(o, x0, n);
 }
 
-static accy__uk_ew_fn half_map(uint16_t op, int32_t dt) {
+accy__uk_ew_fn accy__ew_half_map__avx2(uint16_t op, int32_t dt) {
 #define HALF_CASE(OP, name, F32, ARITY, T) \
   case ACCY_OP_##OP: return name;
   if (dt == ACCY_DTYPE_F16) {

@@ -450,15 +450,7 @@ static accy__uk_ew_fn avx512_override(uint16_t op, int32_t dt) {
    * transcendentals; the rest this level's generic spans (wider than
    * AVX2's: a bf16 add or multiply is a third faster). */
   if (dt == ACCY_DTYPE_F16) return accy__ew_map__avx2(op, dt);
-  if (dt == ACCY_DTYPE_BF16) {
-    switch (op) {
-      case ACCY_OP_EXP: case ACCY_OP_LOG: case ACCY_OP_TANH: case ACCY_OP_LOGISTIC:
-      case ACCY_OP_ERF: case ACCY_OP_SIN: case ACCY_OP_COS: case ACCY_OP_TAN:
-      case ACCY_OP_EXPM1: case ACCY_OP_LOG1P:
-        return accy__ew_map__avx2(op, dt);
-      default: return NULL;
-    }
-  }
+  if (dt == ACCY_DTYPE_BF16) return accy__ew_half_map__avx2(op, dt);
   if (dt != ACCY_DTYPE_F32) return NULL;
   switch (op) {
     case ACCY_OP_EXP: return v_exp16_f32;
