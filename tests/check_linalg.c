@@ -387,14 +387,23 @@ static void dot_case_check(lin_case *c, const accy__type *ot, const int64_t *att
   case_free(c);
 }
 
-static void dot_case(tu_rng *rng, const accy__type *lt, const accy__type *rt,
-                     const int64_t *attrs, uint32_t n_attrs, bool edges) {
-  accy__type ot = dot_result_type(lt, rt, attrs);
-  lin_case c;
-  ck_assert_msg(case_build(&c, ACCY_OP_DOT_GENERAL, lt, rt, &ot, attrs, n_attrs) ==
+/* Builds a dot case of lhs |lt| and rhs |rt| and fills it; *ot gets its
+ * result type. */
+static void dot_case_build(tu_rng *rng, const accy__type *lt, const accy__type *rt,
+                           const int64_t *attrs, uint32_t n_attrs, bool edges, lin_case *c,
+                           accy__type *ot) {
+  *ot = dot_result_type(lt, rt, attrs);
+  ck_assert_msg(case_build(c, ACCY_OP_DOT_GENERAL, lt, rt, ot, attrs, n_attrs) ==
                     ACCY_STATUS_OK,
                 "prepare: %s", accy__cause());
-  fill(rng, &c, edges);
+  fill(rng, c, edges);
+}
+
+static void dot_case(tu_rng *rng, const accy__type *lt, const accy__type *rt,
+                     const int64_t *attrs, uint32_t n_attrs, bool edges) {
+  lin_case c;
+  accy__type ot;
+  dot_case_build(rng, lt, rt, attrs, n_attrs, edges, &c, &ot);
   dot_case_check(&c, &ot, attrs, rng);
 }
 
@@ -427,12 +436,9 @@ END_TEST
  * leave the GEMM). */
 static void dot_case_huge_bf16(tu_rng *rng, const accy__type *lt, const accy__type *rt,
                                const int64_t *attrs, uint32_t n_attrs, int64_t row) {
-  accy__type ot = dot_result_type(lt, rt, attrs);
   lin_case c;
-  ck_assert_msg(case_build(&c, ACCY_OP_DOT_GENERAL, lt, rt, &ot, attrs, n_attrs) ==
-                    ACCY_STATUS_OK,
-                "prepare: %s", accy__cause());
-  fill(rng, &c, false);
+  accy__type ot;
+  dot_case_build(rng, lt, rt, attrs, n_attrs, false, &c, &ot);
   uint16_t *l = c.lhs, *r = c.rhs;
   const uint64_t nl = tu_elems(lt), nr = tu_elems(rt), kl = (uint64_t)lt->dims[lt->rank - 1];
   const unsigned el = row < 0 ? 193u : 227u, er = row < 0 ? 193u : 157u; /* exponent fields */
