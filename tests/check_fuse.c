@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "src/compile/compile.h"
+#include "src/compile/fold.h"
 #include "src/compile/simplify.h"
 #include "src/compile/lower.h"
 #include "src/internal.h"
@@ -1560,6 +1561,274 @@ START_TEST(test_scales_folded_into_weights) {
 }
 END_TEST
 
+/* ---- constants folded (src/compile/fold.h) ----------------------------------- */
+
+/* x [8, 32] and constants v, s, b [32]. Case 0: a BatchNorm as the ONNX
+ * importer writes it, x * bcast(s * rsqrt(v + bcast(eps))) + bcast(b): the
+ * channel values fold, their broadcasts stay (reading the new constant);
+ * 1: also the folded channel values as an output of their own; 2: exp of a
+ * 256 KiB broadcast, larger than 64 KiB and its operand, added to a
+ * broadcast x: nothing folds; 3: x times the transpose of a constant
+ * [32, 16] (the transpose folds into a constant). Returns whether the
+ * program has something to fold. */
+static bool build_foldable(prog *g, int which) {
+  const int64_t xd[2] = {8, 32}, cd[1] = {32};
+  const accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), ct = tu_type(ACCY_DTYPE_F32, 1, cd);
+  const uint32_t x = param(g, "x", xt);
+  if (which == 2) {
+    const int64_t bd[2] = {2048, 32}, dim1[1] = {1};
+    const accy__type bt = tu_type(ACCY_DTYPE_F32, 2, bd);
+    const uint32_t c = constant(g, ct, 0, false);
+    const uint32_t e = un(g, ACCY_OP_EXP, bt, node(g, ACCY_OP_BROADCAST_IN_DIM, bt, &c, 1, dim1, 1));
+    const uint32_t r = reduce_axis(g, ACCY_REDUCE_SUM, e, ct, 0);
+    out(g, bin(g, ACCY_OP_ADD, xt, x, node(g, ACCY_OP_BROADCAST_IN_DIM, xt, &r, 1, dim1, 1)));
+    return false;
+  }
+  if (which == 3) {
+    const int64_t wd[2] = {16, 32}, td[2] = {32, 16}, od[2] = {8, 16}, perm[2] = {1, 0};
+    const uint32_t w = constant(g, tu_type(ACCY_DTYPE_F32, 2, wd), 0, false);
+    const uint32_t wt = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 2, td), &w, 1, perm, 2);
+    const int64_t da[4] = {0, 1, 1, 0};
+    const uint32_t o[2] = {x, wt};
+    out(g, node(g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 2, od), o, 2, da, 4));
+    return true;
+  }
+  const uint32_t v = constant(g, ct, 0, false), sc = constant(g, ct, 0, false);
+  /* variances in [0.5, 1.5] */
+  float *vv = g->p.nodes[v].payload;
+  for (int i = 0; i < 32; i++) vv[i] = fabsf(vv[i]) + 0.5f;
+  const uint32_t r = un(g, ACCY_OP_RSQRT, ct, bin(g, ACCY_OP_ADD, ct, v, scalar(g, ct, 1e-5f)));
+  const uint32_t a = bin(g, ACCY_OP_MULTIPLY, ct, sc, r);
+  const int64_t a1[1] = {1};
+  const uint32_t y = bin(g, ACCY_OP_MULTIPLY, xt, x, node(g, ACCY_OP_BROADCAST_IN_DIM, xt, &a, 1, a1, 1));
+  out(g, bin(g, ACCY_OP_ADD, xt, y, channel_bias(g, xt, 1)));
+  if (which == 1) ck_assert_int_eq(accy__program_add_output(&g->p, a, "a", 1), ACCY_STATUS_OK);
+  return true;
+}
+
+START_TEST(test_constants_folded) {
+  tu_rng rng, ca, cb;
+  tu_rng_seed(&ca, 90 + (uint64_t)_i);
+  tu_rng_seed(&cb, 90 + (uint64_t)_i);
+  prog a = {.rng = &ca}, b = {.rng = &cb};
+  accy__program_init(&a.p);
+  accy__program_init(&b.p);
+  const bool want = build_foldable(&a, _i);
+  build_foldable(&b, _i);
+  ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
+  bool changed = false;
+  ck_assert_int_eq(accy__fold_constants(&b.p, UINT64_MAX, &changed), ACCY_STATUS_OK);
+  ck_assert_int_eq(changed, want);
+  ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "folded: %s", accy__cause());
+  /* Nothing computed from constants alone is left but broadcasts of them. */
+  uint32_t bcasts = 0;
+  for (uint32_t i = 0; i < b.p.n_nodes && want; i++) {
+    const accy__node *nd = &b.p.nodes[i];
+    bool all = nd->n_operands > 0;
+    for (uint32_t k = 0; k < nd->n_operands; k++)
+      all = all && b.p.nodes[nd->operands[k]].op == ACCY_OP_CONSTANT;
+    if (!all) continue;
+    ck_assert_msg(nd->op == ACCY_OP_BROADCAST_IN_DIM, "case %d: node %u (%s) reads constants only",
+                  _i, i, accy__op_name(nd->op));
+    bcasts++;
+  }
+  if (want) ck_assert_uint_lt(b.p.n_nodes, a.p.n_nodes);
+  else ck_assert_uint_eq(b.p.n_nodes, a.p.n_nodes);
+  if (_i <= 1) ck_assert_uint_eq(bcasts, 2); /* the channel values' and the bias's */
+  tu_rng_seed(&rng, 95 + (uint64_t)_i);
+  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
+  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
+  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, true, 2);
+  uint32_t ta, tb;
+  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
+  uint64_t n = 0;
+  for (uint32_t o = 0; o < a.p.n_outputs; o++) n += tu_elems(&a.p.nodes[a.p.outputs[o]].type);
+  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g folded", _i, d,
+                (double)ra[d], (double)rb[d]);
+  if (_i == 0) ck_assert_msg(tb < ta, "%u tasks folded, %u as written", tb, ta);
+  free(ra);
+  free(rb);
+  free(inputs[0]);
+  accy__program_free(&a.p);
+  accy__program_free(&b.p);
+}
+END_TEST
+
+/* ---- per-channel affine chains folded into products (simplify.h) -------- */
+
+/* One step of a chain as built: op, the constant's node, whether the
+ * constant is the lhs, and its values per channel (1 or K). */
+typedef struct chain_step {
+  uint16_t op;
+  uint32_t c;
+  bool lhs;
+} chain_step;
+
+typedef struct affine_case {
+  bool conv;           /* else a dot_general */
+  int64_t groups;      /* conv */
+  bool trans_b;        /* dot: W [N, K] contracted on 1 */
+  uint32_t x, w;       /* nodes */
+  chain_step steps[6];
+  uint32_t n_steps;
+  int64_t k;           /* channels */
+} affine_case;
+
+/* Case 0: a 3x3 convolution x [1, 4, 6, 6] -> [1, 6, 6, 6], then + bias,
+ * - mean, * scale, + beta (a BatchNorm as the importer writes it once its
+ * constants fold), then ReLU: folds; 1: the same depthwise (6 channels,
+ * groups 6); 2: x [5, 12] . W [12, 7], * scale + beta; 3: x . W^T with W
+ * [7, 12], + bias * scale; 4: the convolution's (0.5 - y) * scale with a
+ * scalar 0.5. Cases that must not fold (one step or none): 5, W read by a
+ * second convolution too; 6, the biased value an output; 7, a mean that
+ * varies over the spatial axes. Returns how many chains fold. */
+static uint32_t build_affine(prog *g, int which, affine_case *ac) {
+  memset(ac, 0, sizeof *ac);
+  ac->conv = which != 2 && which != 3;
+  uint32_t y;
+  accy__type yt;
+  if (ac->conv) {
+    const int64_t cin = which == 1 ? 6 : 4;
+    ac->k = 6;
+    ac->groups = which == 1 ? 6 : 1;
+    const int64_t xd[4] = {1, cin, 6, 6}, wd[4] = {6, cin / ac->groups, 3, 3}, yd[4] = {1, 6, 6, 6};
+    ac->x = param(g, "x", tu_type(ACCY_DTYPE_F32, 4, xd));
+    ac->w = constant(g, tu_type(ACCY_DTYPE_F32, 4, wd), 0, false);
+    yt = tu_type(ACCY_DTYPE_F32, 4, yd);
+    const int64_t ca[12] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ac->groups};
+    const uint32_t o[2] = {ac->x, ac->w};
+    y = node(g, ACCY_OP_CONVOLUTION, yt, o, 2, ca, 12);
+    if (which == 5) {
+      const uint32_t o2[2] = {ac->x, ac->w};
+      named_out(g, node(g, ACCY_OP_CONVOLUTION, yt, o2, 2, ca, 12), "z");
+    }
+  } else {
+    ac->k = 7;
+    ac->trans_b = which == 3;
+    const int64_t xd[2] = {5, 12}, wd[2] = {12, 7}, wtd[2] = {7, 12}, yd[2] = {5, 7};
+    ac->x = param(g, "x", tu_type(ACCY_DTYPE_F32, 2, xd));
+    ac->w = constant(g, tu_type(ACCY_DTYPE_F32, 2, ac->trans_b ? wtd : wd), 0, false);
+    yt = tu_type(ACCY_DTYPE_F32, 2, yd);
+    const int64_t da[4] = {0, 1, 1, ac->trans_b ? 1 : 0};
+    const uint32_t o[2] = {ac->x, ac->w};
+    y = node(g, ACCY_OP_DOT_GENERAL, yt, o, 2, da, 4);
+  }
+  const uint32_t axis = 1; /* the channels: conv's features, the dot's columns */
+  static const uint16_t bn[4] = {ACCY_OP_ADD, ACCY_OP_SUBTRACT, ACCY_OP_MULTIPLY, ACCY_OP_ADD};
+  static const uint16_t scale_beta[2] = {ACCY_OP_MULTIPLY, ACCY_OP_ADD};
+  static const uint16_t bias_scale[2] = {ACCY_OP_ADD, ACCY_OP_MULTIPLY};
+  const uint16_t *ops = which == 2 ? scale_beta : which == 3 ? bias_scale : bn;
+  const uint32_t n_ops = which == 2 || which == 3 ? 2 : which == 4 ? 2 : 4;
+  for (uint32_t i = 0; i < n_ops; i++) {
+    chain_step *st = &ac->steps[ac->n_steps++];
+    st->op = which == 4 ? (i == 0 ? ACCY_OP_SUBTRACT : ACCY_OP_MULTIPLY) : ops[i];
+    st->lhs = which == 4 && i == 0;
+    uint32_t b;
+    if (which == 4 && i == 0) {
+      b = scalar(g, yt, 0.5f);
+    } else if (which == 7 && i == 1) { /* a mean over the spatial axes */
+      const int64_t sd[2] = {6, 6}, sa[2] = {2, 3};
+      const uint32_t c = constant(g, tu_type(ACCY_DTYPE_F32, 2, sd), 0, false);
+      b = node(g, ACCY_OP_BROADCAST_IN_DIM, yt, &c, 1, sa, 2);
+    } else {
+      b = channel_bias(g, yt, axis);
+    }
+    st->c = g->p.nodes[b].operands[0];
+    y = st->lhs ? bin(g, st->op, yt, b, y) : bin(g, st->op, yt, y, b);
+    if (which == 6 && i == 0) named_out(g, y, "b");
+  }
+  out(g, bin(g, ACCY_OP_MAXIMUM, yt, y, scalar(g, yt, 0.0f)));
+  return which <= 4 ? 1 : 0;
+}
+
+START_TEST(test_affine_chains_folded) {
+  tu_rng rng, ca, cb;
+  tu_rng_seed(&ca, 100 + (uint64_t)_i);
+  tu_rng_seed(&cb, 100 + (uint64_t)_i);
+  prog a = {.rng = &ca}, b = {.rng = &cb};
+  accy__program_init(&a.p);
+  accy__program_init(&b.p);
+  affine_case ac, unused;
+  const uint32_t want = build_affine(&a, _i, &ac);
+  build_affine(&b, _i, &unused);
+  ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
+  ck_assert_uint_eq(accy__simplify(&b.p), want);
+  ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "simplified: %s", accy__cause());
+  if (want) { /* ReLU of one add to the product */
+    const accy__node *relu = &b.p.nodes[b.p.outputs[b.p.n_outputs - 1]];
+    const accy__node *add = &b.p.nodes[relu->operands[0]];
+    ck_assert_int_eq(add->op, ACCY_OP_ADD);
+    const uint16_t prod = b.p.nodes[add->operands[0]].op;
+    ck_assert(prod == ACCY_OP_CONVOLUTION || prod == ACCY_OP_DOT_GENERAL);
+  }
+  tu_rng_seed(&rng, 105 + (uint64_t)_i);
+  const accy__type *xt = &a.p.nodes[ac.x].type;
+  const uint64_t ne = tu_elems(xt);
+  float *x = malloc((size_t)ne * 4 + 4);
+  tu_fill_random(&rng, ACCY_DTYPE_F32, x, (size_t)ne, false, 2);
+  void *inputs[1] = {x};
+  uint32_t ta, tb;
+  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
+  /* Both within (terms + 16) u S of the exact chain, S its magnitudes. */
+  const accy__program *p = &a.p;
+  const uint32_t yo = p->outputs[p->n_outputs - 1];
+  uint64_t before = 0; /* the outputs before the last one */
+  for (uint32_t o = 0; o + 1 < p->n_outputs; o++) before += tu_elems(&p->nodes[p->outputs[o]].type);
+  const float *w = p->nodes[ac.w].payload;
+  const uint64_t n = tu_elems(&p->nodes[yo].type);
+  const int64_t cin = ac.conv ? xt->dims[1] : 12, cpg = cin / (ac.groups ? ac.groups : 1);
+  const int64_t terms = ac.conv ? cpg * 9 : 12;
+  for (uint64_t e = 0; e < n; e++) {
+    int64_t ch, sp = 0;
+    double v = 0, mag = 0;
+    if (ac.conv) {
+      ch = (int64_t)e / 36, sp = (int64_t)e % 36;
+      const int64_t i = sp / 6, j = sp % 6, g0 = ch / (ac.k / ac.groups) * cpg;
+      for (int64_t c = 0; c < cpg; c++)
+        for (int64_t di = 0; di < 3; di++)
+          for (int64_t dj = 0; dj < 3; dj++) {
+            const int64_t yi = i + di - 1, xj = j + dj - 1;
+            if (yi < 0 || yi >= 6 || xj < 0 || xj >= 6) continue;
+            const double t = (double)x[((g0 + c) * 6 + yi) * 6 + xj] * w[((ch * cpg + c) * 3 + di) * 3 + dj];
+            v += t, mag += fabs(t);
+          }
+    } else {
+      const int64_t m = (int64_t)e / 7;
+      ch = (int64_t)e % 7;
+      for (int64_t k = 0; k < 12; k++) {
+        const double t = (double)x[m * 12 + k] * w[ac.trans_b ? ch * 12 + k : k * 7 + ch];
+        v += t, mag += fabs(t);
+      }
+    }
+    for (uint32_t s = 0; s < ac.n_steps; s++) {
+      const chain_step *st = &ac.steps[s];
+      const accy__node *cn = &p->nodes[st->c];
+      const uint64_t cnt = cn->payload_bytes / 4;
+      const double c = ((const float *)cn->payload)[cnt == 1 ? 0 : cnt == (uint64_t)ac.k ? ch : sp];
+      if (st->op == ACCY_OP_MULTIPLY) v *= c, mag *= fabs(c);
+      else if (st->op == ACCY_OP_ADD) v += c, mag += fabs(c);
+      else v = st->lhs ? c - v : v - c, mag += fabs(c);
+    }
+    v = v > 0 ? v : 0;
+    const double tol = (double)(terms + 16) * 0x1p-24 * mag + 1e-30;
+    const float got[2] = {ra[before + e], rb[before + e]};
+    for (int k = 0; k < 2; k++)
+      ck_assert_msg(fabs(got[k] - v) <= tol, "case %d, element %llu %s: %.9g, exact %.9g (bound %.3g)",
+                    _i, (unsigned long long)e, k ? "simplified" : "as written", (double)got[k], v, tol);
+  }
+  if (!want) {
+    const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)(before + n));
+    ck_assert_msg(d == SIZE_MAX, "case %d: not folded, yet element %zu differs", _i, d);
+  }
+  free(ra);
+  free(rb);
+  free(x);
+  accy__program_free(&a.p);
+  accy__program_free(&b.p);
+}
+END_TEST
+
 static Suite *fuse_suite(void) {
   Suite *s = suite_create("fuse");
   TCase *tc = tcase_create("epilogues");
@@ -1580,6 +1849,8 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 11);
   tcase_add_loop_test(tc, test_transposes_folded_into_dots, 0, 4);
   tcase_add_loop_test(tc, test_scales_folded_into_weights, 0, 6);
+  tcase_add_loop_test(tc, test_constants_folded, 0, 4);
+  tcase_add_loop_test(tc, test_affine_chains_folded, 0, 8);
   suite_add_tcase(s, tc);
   return s;
 }

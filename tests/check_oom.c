@@ -138,6 +138,51 @@ b_failed_:
   return st;
 }
 
+/* y = ((conv(x, W) + cb - m) * (s * rsqrt(v + eps))) + beta: a BatchNorm
+ * after a convolution, whose channel values fold at compile time (a
+ * program of their own compiled and run inside the compile) and whose
+ * chain then folds into the filter. */
+static accy_status build_batchnorm(void **out, size_t *size) {
+  *out = NULL;
+  *size = 0;
+  accy_builder *b = NULL;
+  accy_status st = accy_builder_create(&b);
+  if (st != ACCY_STATUS_OK) return st;
+  int64_t xd[4] = {1, 4, 5, 5}, wd[4] = {6, 4, 3, 3}, cd[1] = {6};
+  float w[6 * 4 * 9], ch[5][6];
+  for (int i = 0; i < 6 * 4 * 9; i++) w[i] = (float)((i * 7) % 11 - 5) / 8.0f;
+  for (int k = 0; k < 5; k++)
+    for (int i = 0; i < 6; i++) ch[k][i] = (float)(k + 1) * 0.25f + (float)i / 16.0f;
+  const float eps = 1e-5f;
+  int64_t conv[12] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, on_ch[1] = {1};
+  accy_type yt = {ACCY_DTYPE_F32, 4, {1, 6, 5, 5}}, ct = {ACCY_DTYPE_F32, 1, {6}};
+  uint32_t x, wc, c[5], e, be, y, t, bc[4];
+  B_TRY(st = accy_builder_parameter(b, "x", ACCY_DTYPE_F32, 4, xd, &x));
+  B_TRY(st = accy_builder_constant(b, "W", ACCY_DTYPE_F32, 4, wd, w, sizeof w, &wc));
+  static const char *const names[5] = {"cb", "m", "s", "v", "beta"};
+  for (int k = 0; k < 5; k++)
+    B_TRY(st = accy_builder_constant(b, names[k], ACCY_DTYPE_F32, 1, cd, ch[k], sizeof ch[k], &c[k]));
+  B_TRY(st = accy_builder_constant(b, "eps", ACCY_DTYPE_F32, 0, NULL, &eps, sizeof eps, &e));
+  B_TRY(st = accy_builder_op(b, ACCY_OP_BROADCAST_IN_DIM, &e, 1, NULL, 0, &ct, &be));
+  B_TRY(st = accy_builder_binary(b, ACCY_OP_ADD, c[3], be, &t));
+  B_TRY(st = accy_builder_unary(b, ACCY_OP_RSQRT, t, &t));
+  B_TRY(st = accy_builder_binary(b, ACCY_OP_MULTIPLY, c[2], t, &t));
+  const uint32_t per_ch[4] = {c[0], c[1], t, c[4]};
+  for (int k = 0; k < 4; k++)
+    B_TRY(st = accy_builder_op(b, ACCY_OP_BROADCAST_IN_DIM, &per_ch[k], 1, on_ch, 1, &yt, &bc[k]));
+  uint32_t ops[2] = {x, wc};
+  B_TRY(st = accy_builder_op(b, ACCY_OP_CONVOLUTION, ops, 2, conv, 12, NULL, &y));
+  B_TRY(st = accy_builder_binary(b, ACCY_OP_ADD, y, bc[0], &y));
+  B_TRY(st = accy_builder_binary(b, ACCY_OP_SUBTRACT, y, bc[1], &y));
+  B_TRY(st = accy_builder_binary(b, ACCY_OP_MULTIPLY, y, bc[2], &y));
+  B_TRY(st = accy_builder_binary(b, ACCY_OP_ADD, y, bc[3], &y));
+  B_TRY(st = accy_builder_output(b, y, "y"));
+  B_TRY(st = accy_builder_finish(b, out, size));
+b_failed_:
+  accy_builder_destroy(b);
+  return st;
+}
+
 typedef accy_status (*build_fn)(void **out, size_t *size);
 
 static const struct {
@@ -148,6 +193,7 @@ static const struct {
     {"update", build_update},
     {"heavy", build_heavy},
     {"packed", build_packed},
+    {"batchnorm", build_batchnorm},
 };
 #define N_PROGRAMS ((int)(sizeof kPrograms / sizeof kPrograms[0]))
 

@@ -6,6 +6,7 @@
 
 #include "src/base/alloc.h"
 #include "src/base/half.h"
+#include "src/compile/fold.h"
 #include "src/compile/lower.h"
 #include "src/compile/simplify.h"
 #include "src/ir/verify.h"
@@ -144,6 +145,9 @@ accy_status accy__lower(accy__program *p, uint64_t room, bool *changed) {
 }
 
 accy_status accy__rewrite(accy__program *p, uint64_t room) {
+  bool folded;
+  ACCY_TRY(accy__fold_constants(p, room, &folded));
+  if (folded) ACCY_TRY(accy__verify(p));
   if (accy__simplify(p)) ACCY_TRY(accy__verify(p));
   bool lowered;
   ACCY_TRY(accy__lower(p, room, &lowered));

@@ -230,6 +230,195 @@ static uint32_t fold_scales(accy__program *p) {
   return folds;
 }
 
+/* ---- per-channel affine chains folded into products ------------------------ */
+
+/* A product whose weights are an f32 constant read by it alone, with one
+ * output axis (its channel) that each weight feeds whole: a convolution's
+ * output features, or the free axis of a 2-D constant rhs of a dot_general
+ * without batch axes (the result's last). */
+typedef struct channel_product {
+  uint32_t w;      /* the weights' node */
+  uint32_t axis;   /* the channel axis of the result */
+  int64_t k;       /* channels */
+  uint64_t run;    /* weights per channel that are contiguous (1: strided) */
+  uint64_t stride; /* distance between one channel's runs (0: one run) */
+  uint64_t runs;   /* runs per channel */
+} channel_product;
+
+static bool as_channel_product(const accy__program *p, const uint32_t *live, const uint32_t *outs,
+                               uint32_t y, channel_product *cp) {
+  const accy__node *nd = &p->nodes[y];
+  if (nd->type.dtype != ACCY_DTYPE_F32 || nd->n_operands != 2) return false;
+  const uint32_t w = nd->operands[1];
+  const accy__node *wn = &p->nodes[w];
+  if (!is_f32_constant(wn) || live[w] != 1 || outs[w] || nd->operands[0] == w) return false;
+  uint64_t n = 0;
+  if (!accy__type_elements(&wn->type, &n) || n * 4 != wn->payload_bytes || n == 0) return false;
+  if (nd->op == ACCY_OP_CONVOLUTION) { /* filter [O, I/g, k...]: rows of n / O */
+    *cp = (channel_product){w, 1, nd->type.dims[1], n / (uint64_t)wn->type.dims[0], 0, 1};
+    return true;
+  }
+  if (nd->op != ACCY_OP_DOT_GENERAL || wn->type.rank != 2 || nd->type.rank == 0 ||
+      nd->n_attrs != 4 || nd->attrs[0] != 0 || nd->attrs[1] != 1)
+    return false;
+  /* rhs [K, N] contracted on 0: channel n is column n; on 1: row n. */
+  const int64_t kc = nd->attrs[3], rows = wn->type.dims[0], cols = wn->type.dims[1];
+  const uint32_t axis = nd->type.rank - 1;
+  if (kc == 0) *cp = (channel_product){w, axis, cols, 1, (uint64_t)cols, (uint64_t)rows};
+  else *cp = (channel_product){w, axis, rows, (uint64_t)cols, 0, 1};
+  return nd->type.dims[axis] == cp->k;
+}
+
+/* The constant that broadcast |b| spreads along |axis| of its result: K
+ * values (one per channel) or one; its node, or UINT32_MAX. */
+static uint32_t channel_constant(const accy__program *p, uint32_t b, uint32_t axis, int64_t k,
+                                 uint64_t *count) {
+  const accy__node *nd = &p->nodes[b];
+  if (nd->op != ACCY_OP_BROADCAST_IN_DIM || nd->n_operands != 1) return UINT32_MAX;
+  const uint32_t c = nd->operands[0];
+  const accy__node *cn = &p->nodes[c];
+  if (!is_f32_constant(cn)) return UINT32_MAX;
+  uint64_t n = 1;
+  for (uint32_t j = 0; j < cn->type.rank; j++) {
+    const int64_t e = cn->type.dims[j];
+    if (e == 1) continue;
+    if ((uint32_t)nd->attrs[j] != axis || e != k) return UINT32_MAX;
+    n = (uint64_t)e;
+  }
+  if (cn->payload_bytes != n * 4) return UINT32_MAX;
+  *count = n;
+  return c;
+}
+
+/* One step of an affine chain: y + c, c + y, y - c, c - y or y * c, with c
+ * a channel constant. */
+typedef struct affine_step {
+  uint32_t node, bcast, constant;
+  uint64_t count;
+} affine_step;
+
+/* Folds the chain of steps that starts at product |y| (each value read
+ * only by the next, none an output) into it: y s + t, per channel, takes s
+ * into the weights and becomes one add of t, written into a constant of
+ * the chain that only its broadcast reads (the chain's last node turns into
+ * that add; the others are read by nothing). Needs two steps or more, and
+ * every s, t and scaled weight finite. */
+static bool fold_affine_chain(accy__program *p, const uint32_t *live, const uint32_t *outs,
+                              const uint32_t *sole, uint32_t y, double *s, double *t) {
+  channel_product cp;
+  if (!as_channel_product(p, live, outs, y, &cp)) return false;
+  affine_step steps[16];
+  uint32_t n_steps = 0;
+  const uint64_t k = (uint64_t)cp.k;
+  for (uint64_t c = 0; c < k; c++) s[c] = 1.0, t[c] = 0.0;
+  for (uint32_t x = y; n_steps < 16 && live[x] == 1 && !outs[x] && sole[x] != UINT32_MAX;) {
+    const accy__node *r = &p->nodes[sole[x]];
+    if ((r->op != ACCY_OP_ADD && r->op != ACCY_OP_SUBTRACT && r->op != ACCY_OP_MULTIPLY) ||
+        r->n_operands != 2 || r->operands[0] == r->operands[1])
+      break;
+    const uint32_t side = r->operands[0] == x ? 1 : 0, b = r->operands[side];
+    affine_step st = {sole[x], b, 0, 0};
+    st.constant = channel_constant(p, b, cp.axis, cp.k, &st.count);
+    if (st.constant == UINT32_MAX) break;
+    const float *cv = p->nodes[st.constant].payload;
+    for (uint64_t c = 0; c < k; c++) {
+      const double v = cv[st.count == 1 ? 0 : c];
+      if (r->op == ACCY_OP_MULTIPLY) s[c] *= v, t[c] *= v;
+      else if (r->op == ACCY_OP_ADD) t[c] += v;
+      else if (side == 1) t[c] -= v; /* y - c */
+      else s[c] = -s[c], t[c] = v - t[c];
+    }
+    steps[n_steps++] = st;
+    x = st.node;
+  }
+  if (n_steps < 2) return false;
+  /* Where t goes: a constant with a value per channel when one is needed. */
+  bool uniform = true;
+  for (uint64_t c = 1; c < k && uniform; c++) uniform = s[c] == s[0] && t[c] == t[0];
+  uint32_t at = UINT32_MAX;
+  for (uint32_t i = 0; i < n_steps && at == UINT32_MAX; i++)
+    if ((uniform || steps[i].count == k) && live[steps[i].bcast] == 1 &&
+        live[steps[i].constant] == 1 && !outs[steps[i].constant])
+      at = i;
+  if (at == UINT32_MAX) return false;
+  accy__node *wn = &p->nodes[cp.w];
+  float *w = wn->payload;
+  for (uint64_t c = 0; c < k; c++) {
+    if (!isfinite(s[c]) || !isfinite(t[c]) || fabs(t[c]) > FLT_MAX || fabs(s[c]) > FLT_MAX)
+      return false;
+    for (uint64_t r = 0; r < cp.runs; r++)
+      for (uint64_t j = 0; j < cp.run; j++) {
+        const uint64_t e = c * (cp.stride ? 1 : cp.run * cp.runs) + r * cp.stride + j;
+        if (!isfinite(w[e]) || fabs(w[e] * s[c]) > FLT_MAX) return false;
+      }
+  }
+  for (uint64_t c = 0; c < k; c++)
+    for (uint64_t r = 0; r < cp.runs; r++)
+      for (uint64_t j = 0; j < cp.run; j++) {
+        const uint64_t e = c * (cp.stride ? 1 : cp.run * cp.runs) + r * cp.stride + j;
+        w[e] = (float)(w[e] * s[c]);
+      }
+  float *tv = p->nodes[steps[at].constant].payload;
+  for (uint64_t c = 0; c < steps[at].count; c++) tv[c] = (float)t[c];
+  accy__node *last = &p->nodes[steps[n_steps - 1].node];
+  last->op = ACCY_OP_ADD;
+  last->operands[0] = y;
+  last->operands[1] = steps[at].bcast;
+  return true;
+}
+
+/* Rule three over the whole program, in one pass over its products. */
+static uint32_t fold_affines(accy__program *p) {
+  const uint32_t n = p->n_nodes;
+  uint64_t widest = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (p->nodes[i].op == ACCY_OP_CONVOLUTION || p->nodes[i].op == ACCY_OP_DOT_GENERAL) {
+      const accy__node *nd = &p->nodes[i];
+      if (!nd->type.rank) continue;
+      const uint64_t k = (uint64_t)nd->type.dims[nd->op == ACCY_OP_CONVOLUTION ? 1 : nd->type.rank - 1];
+      if (k > widest) widest = k;
+    }
+  if (!widest) return 0;
+  uint32_t *mem = accy__malloc((size_t)n * 3 * sizeof(uint32_t));
+  double *st = accy__malloc((size_t)widest * 2 * sizeof(double));
+  if (!mem || !st) {
+    accy__free(mem);
+    accy__free(st);
+    return 0;
+  }
+  uint32_t *live = mem, *outs = mem + n, *sole = mem + 2 * (size_t)n;
+  memset(mem, 0, (size_t)n * 2 * sizeof(uint32_t));
+  memset(sole, 0xff, (size_t)n * sizeof(uint32_t));
+  for (uint32_t o = 0; o < p->n_outputs; o++) live[p->outputs[o]]++, outs[p->outputs[o]]++;
+  /* Readers that are read themselves (or outputs) count: walking back,
+   * each node's readers are settled before it. */
+  uint8_t *read = accy__calloc(n, 1);
+  if (!read) {
+    accy__free(mem);
+    accy__free(st);
+    return 0;
+  }
+  for (uint32_t o = 0; o < p->n_outputs; o++) read[p->outputs[o]] = 1;
+  for (uint32_t i = n; i-- > 0;) {
+    if (!read[i]) continue;
+    const accy__node *nd = &p->nodes[i];
+    for (uint32_t k = 0; k < nd->n_operands; k++) {
+      live[nd->operands[k]]++;
+      sole[nd->operands[k]] = i;
+      read[nd->operands[k]] = 1;
+    }
+  }
+  accy__free(read);
+  uint32_t folds = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if ((p->nodes[i].op == ACCY_OP_CONVOLUTION || p->nodes[i].op == ACCY_OP_DOT_GENERAL) &&
+        live[i] && fold_affine_chain(p, live, outs, sole, i, st, st + widest))
+      folds++;
+  accy__free(mem);
+  accy__free(st);
+  return folds;
+}
+
 uint32_t accy__simplify(accy__program *p) {
   const char *e = getenv("ACCY_SIMPLIFY");
   if (e && strcmp(e, "0") == 0) return 0;
@@ -240,5 +429,6 @@ uint32_t accy__simplify(accy__program *p) {
     for (uint32_t side = 0; side < 2; side++)
       for (int k = 0; k < ACCY_MAX_RANK && fold_transpose(p, nd, side); k++) n++;
   }
-  return n + fold_scales(p);
+  n += fold_scales(p);
+  return n + fold_affines(p);
 }

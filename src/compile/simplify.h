@@ -1,6 +1,7 @@
 /* src/compile/simplify.h: rewrites of a verified program before it is
  * compiled, in place, that keep every live value's type and the program's
- * results bit for bit (the second rule: with the exception it names).
+ * results bit for bit (but for the second rule's exception and the third
+ * rule's roundings).
  *
  * One: a dot_general whose operand is a transpose reads the
  * transpose's operand instead, its dimension numbers mapped through the
@@ -23,6 +24,21 @@
  * bits are then the same unless an intermediate of the scaled path falls
  * below 2^-126 or overflows where the unscaled one did not (docs/ops.md).
  *
+ * Three: a chain of per-channel affine steps after a product whose weights
+ * are a constant read by it alone (a convolution's output features, or the
+ * columns of a dot_general's 2-D constant rhs without batch axes), each
+ * value read only by the next and none an output: y + c, c + y, y - c,
+ * c - y or y * c with c a broadcast constant of one value per channel (or
+ * one value), two steps or more (the conv bias, mean, scale and beta of a
+ * BatchNorm as the ONNX importer writes it, once fold.h has folded its
+ * rsqrt). The chain is y s + t per channel: s goes into the weights (each
+ * channel's weights times s, rounded once), and the chain's last node
+ * becomes y + t (t written into one of the chain's constants that only its
+ * broadcast reads), which the product's epilogue applies in registers. Not
+ * bit for bit: the results differ from the chain's by a few roundings of
+ * the terms' magnitudes (docs/ops.md); applied only where every s, t and
+ * scaled weight is finite.
+ *
  * ACCY_SIMPLIFY=0 leaves programs alone. */
 #ifndef ACCY_COMPILE_SIMPLIFY_H
 #define ACCY_COMPILE_SIMPLIFY_H
@@ -33,8 +49,10 @@
 /* Rewrites |p| (verified) in place; returns how many rewrites it made.
  * Never fails: operands, attributes and constants change in place, their
  * counts do not. The second rule allocates four words per node for its
- * tables, and without them folds nothing. Linear in the nodes and
- * operands (a hostile program cannot make it slow). */
+ * tables, the third three words and a byte per node and two doubles per
+ * channel of the widest product, and without them they fold nothing.
+ * Linear in the nodes, operands and weights (a hostile program cannot
+ * make it slow). */
 uint32_t accy__simplify(accy__program *p);
 
 #endif /* ACCY_COMPILE_SIMPLIFY_H */
