@@ -14,6 +14,7 @@
 #include "src/compile/compile.h"
 #include "src/compile/fold.h"
 #include "src/compile/simplify.h"
+#include "src/compile/split.h"
 #include "src/compile/lower.h"
 #include "src/internal.h"
 #include "src/ir/verify.h"
@@ -1829,6 +1830,145 @@ START_TEST(test_affine_chains_folded) {
 }
 END_TEST
 
+/* ---- products stored through a transpose (fuse.h) ------------------------ */
+
+/* Attention's heads merged back: P [B, H, S, S] . V [B, H, S, D] -> [B, H,
+ * S, D], transposed to [B, S, H, D] and reshaped to [B, S, H D]. Case 0:
+ * B = 1, stored through the transpose (one task); 1: with a bias along D
+ * and a ReLU before the transpose (one task); 2: V constant, the product
+ * [H, S, D] of rank 3 merged to [S, H, D] (one task); 3: B = 2, whose
+ * batch axes no longer step with one stride (two tasks); 4: D moved
+ * ([0, 1, 3, 2]: two tasks); 5: the lhs free axes of x [2, 3, 8] . W [8,
+ * 16] swapped ([1, 0, 2]: two tasks). The bits are the unfused ones. */
+START_TEST(test_transposed_stores) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 5100 + (uint64_t)_i);
+  prog g = {.rng = &rng};
+  accy__program_init(&g.p);
+  const int64_t B = _i == 3 ? 2 : 1, H = 3, S = 20, D = 16;
+  uint32_t want = _i <= 2 ? 2 : 3; /* and exp's task */
+  if (_i == 5) {
+    const int64_t xd[3] = {2, 3, 8}, wd[2] = {8, 16}, yd[3] = {2, 3, 16}, td[3] = {3, 2, 16};
+    const uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 3, xd));
+    const uint32_t w = constant(&g, tu_type(ACCY_DTYPE_F32, 2, wd), 0, false);
+    const int64_t da[4] = {0, 1, 2, 0}, perm[3] = {1, 0, 2};
+    const uint32_t o[2] = {x, w};
+    const uint32_t y = node(&g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 3, yd), o, 2, da, 4);
+    const accy__type tt = tu_type(ACCY_DTYPE_F32, 3, td);
+    out(&g, un(&g, ACCY_OP_EXP, tt, node(&g, ACCY_OP_TRANSPOSE, tt, &y, 1, perm, 3)));
+    compare(&g, want);
+    return;
+  }
+  if (_i == 2) {
+    const int64_t pd[3] = {H, S, S}, vd[3] = {H, S, D}, td[3] = {S, H, D}, rd[2] = {S, H * D};
+    const uint32_t pp = param(&g, "p", tu_type(ACCY_DTYPE_F32, 3, pd));
+    const uint32_t v = constant(&g, tu_type(ACCY_DTYPE_F32, 3, vd), 0, false);
+    const int64_t da[6] = {1, 0, 0, 1, 2, 1}, perm[3] = {1, 0, 2};
+    const uint32_t o[2] = {pp, v};
+    uint32_t y = node(&g, ACCY_OP_DOT_GENERAL, tu_type(ACCY_DTYPE_F32, 3, vd), o, 2, da, 6);
+    y = node(&g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 3, td), &y, 1, perm, 3);
+    const accy__type rt = tu_type(ACCY_DTYPE_F32, 2, rd);
+    out(&g, un(&g, ACCY_OP_EXP, rt, node(&g, ACCY_OP_RESHAPE, rt, &y, 1, NULL, 0)));
+    compare(&g, want);
+    return;
+  }
+  const int64_t pd[4] = {B, H, S, S}, vd[4] = {B, H, S, D}, td[4] = {B, S, H, D},
+                td4[4] = {B, H, D, S}, rd[3] = {B, S, H * D};
+  const accy__type yt = tu_type(ACCY_DTYPE_F32, 4, vd);
+  const uint32_t pp = param(&g, "p", tu_type(ACCY_DTYPE_F32, 4, pd));
+  const uint32_t v = param(&g, "v", yt);
+  const int64_t da[8] = {2, 0, 1, 0, 1, 1, 3, 2};
+  const uint32_t o[2] = {pp, v};
+  uint32_t y = node(&g, ACCY_OP_DOT_GENERAL, yt, o, 2, da, 8);
+  if (_i == 1) {
+    y = bin(&g, ACCY_OP_ADD, yt, y, channel_bias(&g, yt, 3));
+    y = bin(&g, ACCY_OP_MAXIMUM, yt, y, scalar(&g, yt, 0));
+  }
+  if (_i == 4) {
+    const int64_t perm[4] = {0, 1, 3, 2};
+    const accy__type tt = tu_type(ACCY_DTYPE_F32, 4, td4);
+    out(&g, un(&g, ACCY_OP_EXP, tt, node(&g, ACCY_OP_TRANSPOSE, tt, &y, 1, perm, 4)));
+  } else {
+    const int64_t perm[4] = {0, 2, 1, 3};
+    y = node(&g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 4, td), &y, 1, perm, 4);
+    const accy__type rt = tu_type(ACCY_DTYPE_F32, 3, rd);
+    out(&g, un(&g, ACCY_OP_EXP, rt, node(&g, ACCY_OP_RESHAPE, rt, &y, 1, NULL, 0)));
+  }
+  compare(&g, want);
+}
+END_TEST
+
+/* ---- products split by their column slices (src/compile/split.h) -------- */
+
+/* x [1, 12, 32] . W (32 -> 96 columns) read through three slices of 32
+ * columns (GPT-2's QKV), each read by exp and an output. Case 0: W [32, 96]
+ * with a bias; 1: without; 2: W [96, 32] contracted on its axis 1, with a
+ * bias. Cases that stay as written: 3, a slice of 8 columns; 4, a slice of
+ * some rows too; 5, the biased product an output as well. */
+static bool build_sliced(prog *g, int which) {
+  const int64_t T = 12, E = 32, xd[3] = {1, T, E}, pd[3] = {1, T, 3 * E};
+  const accy__type xt = tu_type(ACCY_DTYPE_F32, 3, xd), pt = tu_type(ACCY_DTYPE_F32, 3, pd);
+  const uint32_t x = param(g, "x", xt);
+  const int64_t wd[2] = {E, 3 * E}, wtd[2] = {3 * E, E};
+  const uint32_t w = constant(g, tu_type(ACCY_DTYPE_F32, 2, which == 2 ? wtd : wd), 0, false);
+  const int64_t da[4] = {0, 1, 2, which == 2 ? 1 : 0};
+  const uint32_t o[2] = {x, w};
+  uint32_t y = node(g, ACCY_OP_DOT_GENERAL, pt, o, 2, da, 4);
+  if (which != 1) y = bin(g, ACCY_OP_ADD, pt, y, channel_bias(g, pt, 2));
+  if (which == 5) named_out(g, y, "qkv");
+  static const int64_t cut[4][2] = {{0, 32}, {32, 64}, {64, 96}, {64, 72}};
+  for (int part = 0; part < 3; part++) {
+    const int64_t *c = cut[which == 3 && part == 2 ? 3 : part];
+    const int64_t r0 = which == 4 && part == 1 ? 2 : 0;
+    const int64_t sa[9] = {0, r0, c[0], 1, T, c[1], 1, 1, 1}, sd[3] = {1, T - r0, c[1] - c[0]};
+    const accy__type st = tu_type(ACCY_DTYPE_F32, 3, sd);
+    char name[4] = {'q', 0, 0, 0};
+    name[0] = "qkv"[part];
+    named_out(g, un(g, ACCY_OP_EXP, st, node(g, ACCY_OP_SLICE, st, &y, 1, sa, 9)), name);
+  }
+  return which <= 2;
+}
+
+START_TEST(test_slices_split) {
+  tu_rng rng, ca, cb;
+  tu_rng_seed(&ca, 110 + (uint64_t)_i);
+  tu_rng_seed(&cb, 110 + (uint64_t)_i);
+  prog a = {.rng = &ca}, b = {.rng = &cb};
+  accy__program_init(&a.p);
+  accy__program_init(&b.p);
+  const bool want = build_sliced(&a, _i);
+  build_sliced(&b, _i);
+  ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
+  bool changed = false;
+  ck_assert_int_eq(accy__split_products(&b.p, &changed), ACCY_STATUS_OK);
+  ck_assert_int_eq(changed, want);
+  ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "split: %s", accy__cause());
+  uint32_t slices = 0, dots = 0;
+  for (uint32_t i = 0; i < b.p.n_nodes; i++) {
+    slices += b.p.nodes[i].op == ACCY_OP_SLICE;
+    dots += b.p.nodes[i].op == ACCY_OP_DOT_GENERAL;
+  }
+  ck_assert_uint_eq(slices, want ? 0 : 3);
+  ck_assert_uint_eq(dots, want ? 3 : 1);
+  tu_rng_seed(&rng, 115 + (uint64_t)_i);
+  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
+  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
+  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, true, 2);
+  uint32_t ta, tb;
+  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
+  uint64_t n = 0;
+  for (uint32_t j = 0; j < a.p.n_outputs; j++) n += tu_elems(&a.p.nodes[a.p.outputs[j]].type);
+  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g split", _i, d,
+                (double)ra[d], (double)rb[d]);
+  free(ra);
+  free(rb);
+  free(inputs[0]);
+  accy__program_free(&a.p);
+  accy__program_free(&b.p);
+}
+END_TEST
+
 static Suite *fuse_suite(void) {
   Suite *s = suite_create("fuse");
   TCase *tc = tcase_create("epilogues");
@@ -1849,7 +1989,9 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 11);
   tcase_add_loop_test(tc, test_transposes_folded_into_dots, 0, 4);
   tcase_add_loop_test(tc, test_scales_folded_into_weights, 0, 6);
+  tcase_add_loop_test(tc, test_transposed_stores, 0, 6);
   tcase_add_loop_test(tc, test_constants_folded, 0, 4);
+  tcase_add_loop_test(tc, test_slices_split, 0, 6);
   tcase_add_loop_test(tc, test_affine_chains_folded, 0, 8);
   suite_add_tcase(s, tc);
   return s;

@@ -250,7 +250,7 @@ static bool attach_post_group(const accy__program *p, const bool *live, const ui
   /* The anchor: T's chain's, or T itself with no chain. */
   uint32_t axis;
   int64_t a = out->anchor_of[t];
-  if (a >= 0 ? out->ep[a].tail != (uint32_t)t || out->ep[a].pool
+  if (a >= 0 ? out->ep[a].tail != (uint32_t)t || out->ep[a].pool || out->ep[a].permuted
              : !accy__kernel_epilogue_axis(p, (uint32_t)t, &axis))
     return false;
   if (a < 0) a = t;
@@ -408,6 +408,16 @@ accy_status accy__fuse(const accy__program *p, const bool *live, const uint32_t 
         out->anchor_of[consumer[y]] < 0 && max_pool_2x2(p, consumer[y], y) &&
         accy__kernel_conv_pools(p, a)) {
       ep.pool = true;
+      ep.tail = consumer[y];
+      ep.active = true;
+    }
+    /* A transpose of the chain's value that the GEMM stores through
+     * (attention's heads merged back): the tail, never materialised. */
+    if (!ep.pool && ep.residual < 0 && uses[y] == 1 && out_uses[y] == 0 &&
+        consumer[y] != UINT32_MAX && out->anchor_of[consumer[y]] < 0 &&
+        p->nodes[consumer[y]].op == ACCY_OP_TRANSPOSE &&
+        accy__kernel_dot_stores_permuted(p, a, consumer[y])) {
+      ep.permuted = true;
       ep.tail = consumer[y];
       ep.active = true;
     }

@@ -23,6 +23,12 @@
  * (accy__kernel_conv_pools): the output transform (the microkernel) folds
  * each window's four outputs into the pooled value, and the unpooled one is
  * never stored.
+ * Or, after the chain of an f32 dot_general that runs as the GEMM (no
+ * residual, no pool), a transpose of its value joins as the tail when the
+ * GEMM can store through it (accy__kernel_dot_stores_permuted: the rhs
+ * free axes stay last, the batch and lhs free axes each step with one
+ * stride): C's batch and row strides write the transposed layout, and no
+ * group follows such a chain.
  * The anchor's task then writes the chain's last node (the tail) directly:
  * the anchor and the absorbed nodes get no buffer and no task, and the
  * broadcasts they read become dead unless something else reads them.

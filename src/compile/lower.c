@@ -9,6 +9,7 @@
 #include "src/compile/fold.h"
 #include "src/compile/lower.h"
 #include "src/compile/simplify.h"
+#include "src/compile/split.h"
 #include "src/ir/verify.h"
 
 #define NONE UINT32_MAX
@@ -148,6 +149,9 @@ accy_status accy__rewrite(accy__program *p, uint64_t room) {
   bool folded;
   ACCY_TRY(accy__fold_constants(p, room, &folded));
   if (folded) ACCY_TRY(accy__verify(p));
+  bool split;
+  ACCY_TRY(accy__split_products(p, &split));
+  if (split) ACCY_TRY(accy__verify(p));
   if (accy__simplify(p)) ACCY_TRY(accy__verify(p));
   bool lowered;
   ACCY_TRY(accy__lower(p, room, &lowered));

@@ -32,8 +32,9 @@
 ACCY_NODISCARD accy_status accy__lower(accy__program *p, uint64_t room, bool *changed);
 
 /* Every compile-time rewrite of a verified program, as a session applies
- * them before compiling: fold constants (fold.h), simplify (simplify.h),
- * then lower (both with |room| as accy__lower takes it), verifying again
+ * them before compiling: fold constants (fold.h), split products read
+ * through slices (split.h), simplify (simplify.h), then lower (fold and
+ * lower with |room| as accy__lower takes it), verifying again
  * after each that changed it (a slip becomes a refusal, not a wrong
  * kernel). */
 ACCY_NODISCARD accy_status accy__rewrite(accy__program *p, uint64_t room);

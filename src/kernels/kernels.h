@@ -88,6 +88,11 @@ typedef struct accy__epilogue {
    * (read from their payloads). NULL: none. dot_general only. */
   const struct accy__ew_group *post;
   uint32_t post_in;
+  /* Or the tail is a transpose of the chain's value, which the kernel
+   * stores through (no residual, pool or group; dot_general only, where
+   * accy__kernel_dot_stores_permuted holds): the chain's value gets no
+   * buffer and the transpose no task. */
+  bool permuted;
 } accy__epilogue;
 
 /* Whether convolution |node| runs, over an even number of output rows and
@@ -97,6 +102,12 @@ typedef struct accy__epilogue {
  * output transform (each tile one window) or the pooled ind microkernel
  * (accy__epilogue.pool). */
 bool accy__kernel_conv_pools(const accy__program *p, uint32_t node);
+/* Whether dot_general |node| runs as an f32 GEMM that can store its result
+ * through transpose |t| (its reader) in t's layout: the permutation keeps
+ * the rhs free axes last and in order, and moves the batch axes and the
+ * lhs free axes only so that each set still steps with one stride
+ * (attention's heads merged back, [B, H, S, D] -> [B, S, H, D] at B = 1). */
+bool accy__kernel_dot_stores_permuted(const accy__program *p, uint32_t node, uint32_t t);
 /* Whether convolution |node|'s kernel takes a group after each item
  * (accy__epilogue.post): the GEMM forms but the padded one, the depthwise
  * kernels, and Winograd where its blocks can be whole rows of tiles at

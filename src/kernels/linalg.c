@@ -300,11 +300,13 @@ typedef struct epi {
   float lo, hi;
   bool pool;          /* then a 2 x 2 max pool at stride 2 (Winograd only) */
   bool post;          /* then a group on each item (dot_post_wrap) */
+  int64_t transpose;  /* stored through this transpose (the tail); -1: none */
 } epi;
 
 static epi epi_from(const accy__epilogue *ep) {
-  epi e = {accy__uk_get()->f32_epilogue, NULL, false, false, 0, 0, false, false};
+  epi e = {accy__uk_get()->f32_epilogue, NULL, false, false, 0, 0, false, false, -1};
   if (!ep || !ep->active) return e;
+  e.transpose = ep->permuted ? (int64_t)ep->tail : -1;
   e.bias = ep->bias;
   e.residual = ep->residual >= 0;
   e.clamp = ep->clamp;
@@ -607,6 +609,73 @@ static void gemm_set_epilogue(accy__gemm *g, const epi *e, bool bias_by_row) {
   g->ep.hi = e->hi;
 }
 
+/* Whether prepare_dot_gemm takes f32 dot |node| (maps |dp|): A's batch,
+ * row and contracting offsets each one stride, and B constant (packed at
+ * compile time), or strided with contiguous columns, or strided with
+ * panels few enough to pack per launch. */
+static bool dot_gemm_f32_takes(const accy__program *p, uint32_t node, const dot_params *dp) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->type.dtype != ACCY_DTYPE_F32 || dp->bl.tab || dp->m.tab || dp->kl.tab) return false;
+  if (p->nodes[nd->operands[1]].op == ACCY_OP_CONSTANT) return true;
+  if (dp->br.tab || dp->kr.tab || dp->n.tab) return false;
+  if (dp->n.stride == 1 || dp->n.count <= 1) return true;
+  const uint64_t nr = accy__uk_get()->f32_gemm.nr, panels = (dp->n.count + nr - 1) / nr;
+  uint64_t nf;
+  return accy__mul_u64(dp->bl.count, panels, &nf) && accy__mul_u64(nf, dp->kl.count, &nf) &&
+         accy__mul_u64(nf, nr, &nf) && nf > 0 && nf <= DOT_PACK_MAX_FLOATS;
+}
+
+/* One stride that steps through axes |dims| (strides |st|, row-major
+ * order) as their flattened index does; false when there is none. */
+static bool one_stride(uint32_t n, const int64_t *dims, const int64_t *st, int64_t *out) {
+  int64_t s = 0, d = 1;
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++) {
+    if (dims[i] == 1) continue;
+    if (any && s != st[i] * dims[i]) return false;
+    s = st[i];
+    d *= dims[i];
+    any = true;
+  }
+  (void)d;
+  *out = any ? s : 0;
+  return true;
+}
+
+/* C's strides when dot |node| (verified) stores its result (or its
+ * chain's, of the same type) through transpose |t| in t's dense layout: C(b, i, j) at b * c_bs + i * c_rs +
+ * j. False unless the rhs free axes stay last, contiguous, and the batch
+ * and lhs free axes each step with one stride. */
+static bool dot_permuted_strides(const accy__program *p, uint32_t node, uint32_t t,
+                                 ptrdiff_t *c_bs, ptrdiff_t *c_rs) {
+  const accy__node *nd = &p->nodes[node], *tn = &p->nodes[t];
+  const uint32_t r = nd->type.rank;
+  if (tn->op != ACCY_OP_TRANSPOSE || tn->n_operands != 1 || tn->n_attrs != r ||
+      tn->type.rank != r || nd->n_operands != 2 || nd->n_attrs < 2)
+    return false;
+  const int64_t nb = nd->attrs[0];
+  if (nb < 0 || nb > (int64_t)r || nd->n_attrs < 2 + 2 * (uint64_t)nb) return false;
+  const int64_t nc = nd->attrs[1 + 2 * nb];
+  const int64_t nm = (int64_t)p->nodes[nd->operands[0]].type.rank - nb - nc;
+  if (nc < 0 || nm < 0 || nb + nm > (int64_t)r) return false;
+  int64_t st[ACCY_MAX_RANK], sd[ACCY_MAX_RANK];
+  accy__type_strides(&tn->type, st);
+  for (uint32_t i = 0; i < r; i++) {
+    const int64_t a = tn->attrs[i];
+    if (a < 0 || a >= (int64_t)r || tn->type.dims[i] != nd->type.dims[a]) return false;
+    sd[a] = st[i];
+  }
+  const int64_t *dims = nd->type.dims;
+  int64_t bs, rs, cs;
+  if (!one_stride((uint32_t)nb, dims, sd, &bs) ||
+      !one_stride((uint32_t)nm, dims + nb, sd + nb, &rs) ||
+      !one_stride(r - (uint32_t)(nb + nm), dims + nb + nm, sd + nb + nm, &cs) || cs > 1)
+    return false;
+  *c_bs = (ptrdiff_t)bs;
+  *c_rs = (ptrdiff_t)rs;
+  return true;
+}
+
 static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const dot_params *dp,
                                     const epi *e, accy__arena *arena, accy__kernel *k, bool *used) {
   *used = false;
@@ -643,6 +712,9 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   g->a_cs = dp->kl.stride;
   g->c_rs = (ptrdiff_t)g->N;
   g->c_bs = (ptrdiff_t)(g->M * g->N);
+  if (e->transpose >= 0 &&
+      (half || !dot_permuted_strides(p, node, (uint32_t)e->transpose, &g->c_bs, &g->c_rs)))
+    return ACCY_STATUS_OK; /* prepare_dot refuses */
   if (half) {
     dk->a_bs = g->a_bs, dk->a_rs = g->a_rs, dk->a_cs = g->a_cs;
     dk->c_bs = g->c_bs, dk->c_rs = g->c_rs;
@@ -809,12 +881,11 @@ static void dot_epi_f32(const accy__kernel *k, void *const *bufs, uint64_t begin
   }
 }
 
-static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi *e,
-                               accy__arena *arena, accy__kernel *k) {
+/* Dot |node|'s index maps (*out, in |arena|), after checking its
+ * attributes against its operands and result. */
+static accy_status dot_build(const accy__program *p, uint32_t node, accy__arena *arena,
+                             dot_params **out) {
   const accy__node *nd = &p->nodes[node];
-  accy__tile_fn fns[2];
-  if (!dot_fns(nd->type.dtype, fns)) return no_kernel(p, node);
-  ACCY_TRY(check_operands(p, node));
   const accy__type *lt = &p->nodes[nd->operands[0]].type;
   const accy__type *rt = &p->nodes[nd->operands[1]].type;
 
@@ -882,10 +953,30 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi 
   ACCY_TRY(map_build(arena, node, "rhs free", nn, ndims, ns, &dp->n));
   ACCY_TRY(map_build(arena, node, "lhs contracting", nc, kd, kls, &dp->kl));
   ACCY_TRY(map_build(arena, node, "rhs contracting", nc, kd, krs, &dp->kr));
+  *out = dp;
+  return ACCY_STATUS_OK;
 
+bad_attrs:
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                   "malformed batch/contracting attributes (%u attrs)", nd->n_attrs);
+bad_result:
+  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
+                   "declared result rank %u does not match the operands", nd->type.rank);
+}
+
+static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi *e,
+                               accy__arena *arena, accy__kernel *k) {
+  const accy__node *nd = &p->nodes[node];
+  accy__tile_fn fns[2];
+  if (!dot_fns(nd->type.dtype, fns)) return no_kernel(p, node);
+  ACCY_TRY(check_operands(p, node));
+  dot_params *dp;
+  ACCY_TRY(dot_build(p, node, arena, &dp));
   bool gemm = false;
   ACCY_TRY(prepare_dot_gemm(p, node, dp, e, arena, k, &gemm));
   if (gemm) return ACCY_STATUS_OK;
+  if (e->transpose >= 0) /* fuse.c asked accy__kernel_dot_stores_permuted */
+    return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "a transposed store needs the GEMM form");
 
   const uint64_t B = dp->bl.count, M = dp->m.count, N = dp->n.count, K = dp->kl.count;
   dp->m_blocks = (M + DOT_MR - 1) / DOT_MR;
@@ -906,13 +997,24 @@ static accy_status prepare_dot(const accy__program *p, uint32_t node, const epi 
   k->item_cost = h * w * (K > 0 ? K : 1);
   if (k->item_cost == 0) k->item_cost = 1;
   return ACCY_STATUS_OK;
+}
 
-bad_attrs:
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                   "malformed batch/contracting attributes (%u attrs)", nd->n_attrs);
-bad_result:
-  return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED,
-                   "declared result rank %u does not match the operands", nd->type.rank);
+bool accy__kernel_dot_stores_permuted(const accy__program *p, uint32_t node, uint32_t t) {
+  const accy__node *nd = &p->nodes[node];
+  if (nd->op != ACCY_OP_DOT_GENERAL || nd->n_operands != 2 || nd->type.dtype != ACCY_DTYPE_F32)
+    return false;
+  ptrdiff_t bs, rs;
+  if (!dot_permuted_strides(p, node, t, &bs, &rs)) return false;
+  for (uint32_t i = 0; i < 2; i++)
+    if (p->nodes[nd->operands[i]].type.dtype != ACCY_DTYPE_F32) return false;
+  /* The maps, in an arena of their own (their tables are what says no). */
+  accy__arena arena;
+  accy__arena_init(&arena);
+  dot_params *dp = NULL;
+  const bool takes = dot_build(p, node, &arena, &dp) == ACCY_STATUS_OK &&
+                     dot_gemm_f32_takes(p, node, dp);
+  accy__arena_free(&arena);
+  return takes;
 }
 
 /* ---- convolution --------------------------------------------------------- */
