@@ -1520,12 +1520,14 @@ static uint32_t build_scaled_attention(prog *g, int which) {
   if (which != 1)
     sc = bin(g, ACCY_OP_DIVIDE, st, sc, scalar(g, st, which == 2 ? 3.0f : 8.0f));
   out(g, un(g, ACCY_OP_EXP, st, sc));
-  if (which == 3) {
-    const int64_t da[4] = {0, 1, 2, 0};
+  if (which == 3) { /* Wq read by another product (not the same one: that would merge) */
+    const int64_t da[4] = {0, 1, 2, 1}, zd[3] = {1, T, E}; /* x Wq^T */
     const uint32_t o[2] = {x, wq};
-    ck_assert_int_eq(
-        accy__program_add_output(&g->p, node(g, ACCY_OP_DOT_GENERAL, xt, o, 2, da, 4), "z", 1),
-        ACCY_STATUS_OK);
+    ck_assert_int_eq(accy__program_add_output(&g->p,
+                                              node(g, ACCY_OP_DOT_GENERAL,
+                                                   tu_type(ACCY_DTYPE_F32, 3, zd), o, 2, da, 4),
+                                              "z", 1),
+                     ACCY_STATUS_OK);
   }
   if (which == 5) ck_assert_int_eq(accy__program_add_output(&g->p, sc, "s", 1), ACCY_STATUS_OK);
   return which <= 1 || which == 3 ? 3 : 2;
@@ -1700,9 +1702,10 @@ static uint32_t build_affine(prog *g, int which, affine_case *ac) {
     const int64_t ca[12] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ac->groups};
     const uint32_t o[2] = {ac->x, ac->w};
     y = node(g, ACCY_OP_CONVOLUTION, yt, o, 2, ca, 12);
-    if (which == 5) {
+    if (which == 5) { /* unpadded: not the same convolution (that would merge) */
       const uint32_t o2[2] = {ac->x, ac->w};
-      named_out(g, node(g, ACCY_OP_CONVOLUTION, yt, o2, 2, ca, 12), "z");
+      const int64_t zd[4] = {1, 6, 4, 4}, cz[12] = {2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, ac->groups};
+      named_out(g, node(g, ACCY_OP_CONVOLUTION, tu_type(ACCY_DTYPE_F32, 4, zd), o2, 2, cz, 12), "z");
     }
   } else {
     ac->k = 7;
@@ -1969,6 +1972,117 @@ START_TEST(test_slices_split) {
 }
 END_TEST
 
+/* ---- transpose and reshape chains collapsed, duplicates merged ---------- */
+
+/* x [2, 3, 4] (case 2: [1, 5, 1, 4]) through rules four and five, read
+ * by exp. Case 0: a transpose undone by another (an alias of x: one
+ * rewrite); 1: two transposes composed into one (1); 2: a transpose that
+ * moves only axes of extent 1 (a reshape: 1); 3: a reshape of a reshape,
+ * back to x's type (1); 4: x . W twice, with two constants of the same
+ * bytes (merged, then the products: 2); 5:
+ * two constants of the same bytes and different dtypes, f32 and i32 (none).
+ * The bits are the program's as written. */
+static uint32_t build_chains(prog *g, int which) {
+  const int64_t xd[3] = {2, 3, 4}, ud[4] = {1, 5, 1, 4};
+  const uint32_t x = param(g, "x", which == 2 ? tu_type(ACCY_DTYPE_F32, 4, ud)
+                                              : tu_type(ACCY_DTYPE_F32, 3, xd));
+  switch (which) {
+    case 0:
+    case 1: {
+      const int64_t p1[3] = {1, 0, 2}, d1[3] = {3, 2, 4}, p2a[3] = {1, 0, 2}, p2b[3] = {2, 1, 0},
+                    d2b[3] = {4, 2, 3};
+      const uint32_t t1 = node(g, ACCY_OP_TRANSPOSE, tu_type(ACCY_DTYPE_F32, 3, d1), &x, 1, p1, 3);
+      const accy__type t2t = tu_type(ACCY_DTYPE_F32, 3, which ? d2b : xd);
+      const uint32_t t2 = node(g, ACCY_OP_TRANSPOSE, t2t, &t1, 1, which ? p2b : p2a, 3);
+      out(g, un(g, ACCY_OP_EXP, t2t, t2));
+      return 1; /* case 0: composed to the identity, a reshape to x's type: an alias */
+    }
+    case 2: {
+      const int64_t p[4] = {2, 0, 1, 3}, d[4] = {1, 1, 5, 4};
+      const accy__type t = tu_type(ACCY_DTYPE_F32, 4, d);
+      out(g, un(g, ACCY_OP_EXP, t, node(g, ACCY_OP_TRANSPOSE, t, &x, 1, p, 4)));
+      return 1;
+    }
+    case 3: {
+      const int64_t d1[2] = {6, 4};
+      const uint32_t r1 = node(g, ACCY_OP_RESHAPE, tu_type(ACCY_DTYPE_F32, 2, d1), &x, 1, NULL, 0);
+      const accy__type t = tu_type(ACCY_DTYPE_F32, 3, xd);
+      out(g, un(g, ACCY_OP_EXP, t, node(g, ACCY_OP_RESHAPE, t, &r1, 1, NULL, 0)));
+      return 1;
+    }
+    case 4: {
+      const int64_t wd[2] = {4, 8}, yd[3] = {2, 3, 8}, da[4] = {0, 1, 2, 0};
+      const accy__type wt = tu_type(ACCY_DTYPE_F32, 2, wd), yt = tu_type(ACCY_DTYPE_F32, 3, yd);
+      const uint32_t w1 = constant(g, wt, 0.5f, true), w2 = constant(g, wt, 0.5f, true);
+      const uint32_t o1[2] = {x, w1}, o2[2] = {x, w2};
+      out(g, un(g, ACCY_OP_EXP, yt, node(g, ACCY_OP_DOT_GENERAL, yt, o1, 2, da, 4)));
+      named_out(g, un(g, ACCY_OP_TANH, yt, node(g, ACCY_OP_DOT_GENERAL, yt, o2, 2, da, 4)), "z");
+      return 2;
+    }
+    default: {
+      const int64_t one[1] = {1};
+      const float f = 1.0f;
+      int32_t i;
+      memcpy(&i, &f, 4);
+      const uint32_t cf = constant(g, tu_type(ACCY_DTYPE_F32, 1, one), 1.0f, true);
+      uint32_t ci;
+      ck_assert_int_eq(accy__program_add_node(&g->p, ACCY_OP_CONSTANT,
+                                              &(accy__type){ACCY_DTYPE_I32, 1, {1}}, NULL, 0,
+                                              NULL, 0, "ci", 2, &i, 4, &ci),
+                       ACCY_STATUS_OK);
+      const accy__type t = tu_type(ACCY_DTYPE_F32, 3, xd);
+      const int64_t d0[1] = {0};
+      const uint32_t b = node(g, ACCY_OP_BROADCAST_IN_DIM, t, &cf, 1, d0, 1);
+      out(g, bin(g, ACCY_OP_ADD, t, x, b));
+      const accy__type it = tu_type(ACCY_DTYPE_I32, 1, one);
+      named_out(g, un(g, ACCY_OP_NEGATE, it, ci), "z");
+      return 0;
+    }
+  }
+}
+
+START_TEST(test_chains_collapsed_duplicates_merged) {
+  tu_rng rng, ca, cb;
+  tu_rng_seed(&ca, 120 + (uint64_t)_i);
+  tu_rng_seed(&cb, 120 + (uint64_t)_i);
+  prog a = {.rng = &ca}, b = {.rng = &cb};
+  accy__program_init(&a.p);
+  accy__program_init(&b.p);
+  const uint32_t want = build_chains(&a, _i);
+  build_chains(&b, _i);
+  ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
+  ck_assert_uint_eq(accy__simplify(&b.p), want);
+  ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "simplified: %s", accy__cause());
+  const accy__node *y = &b.p.nodes[b.p.outputs[0]];
+  const uint32_t x = b.p.params[0];
+  if (_i == 0 || _i == 3) ck_assert_uint_eq(y->operands[0], x); /* exp reads x itself */
+  if (_i == 1 || _i == 2) {
+    const accy__node *t = &b.p.nodes[y->operands[0]];
+    ck_assert_int_eq(t->op, _i == 1 ? ACCY_OP_TRANSPOSE : ACCY_OP_RESHAPE);
+    ck_assert_uint_eq(t->operands[0], x);
+  }
+  if (_i == 4) /* both outputs' functions read one product */
+    ck_assert_uint_eq(y->operands[0], b.p.nodes[b.p.outputs[1]].operands[0]);
+  tu_rng_seed(&rng, 125 + (uint64_t)_i);
+  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
+  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
+  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, true, 2);
+  uint32_t ta, tb;
+  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
+  uint64_t n = 0;
+  for (uint32_t o = 0; o < a.p.n_outputs; o++)
+    n += accy__type_bytes(&a.p.nodes[a.p.outputs[o]].type) / 4;
+  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g simplified", _i, d,
+                (double)ra[d], (double)rb[d]);
+  free(ra);
+  free(rb);
+  free(inputs[0]);
+  accy__program_free(&a.p);
+  accy__program_free(&b.p);
+}
+END_TEST
+
 static Suite *fuse_suite(void) {
   Suite *s = suite_create("fuse");
   TCase *tc = tcase_create("epilogues");
@@ -1992,6 +2106,7 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_transposed_stores, 0, 6);
   tcase_add_loop_test(tc, test_constants_folded, 0, 4);
   tcase_add_loop_test(tc, test_slices_split, 0, 6);
+  tcase_add_loop_test(tc, test_chains_collapsed_duplicates_merged, 0, 6);
   tcase_add_loop_test(tc, test_affine_chains_folded, 0, 8);
   suite_add_tcase(s, tc);
   return s;

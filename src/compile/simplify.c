@@ -3,11 +3,13 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "src/base/alloc.h"
 #include "src/compile/simplify.h"
+#include "src/ir/op_traits.h"
 
 enum { ROLE_FREE = 0, ROLE_BATCH, ROLE_CONTRACT };
 
@@ -419,10 +421,144 @@ static uint32_t fold_affines(accy__program *p) {
   return folds;
 }
 
+/* ---- transpose and reshape chains, duplicates ----------------------------- */
+
+/* Whether transpose |perm| of |t| keeps its axes of extent above 1 in
+ * order (then it moves no element: a reshape). */
+static bool moves_nothing(const accy__type *t, const int64_t *perm, uint32_t r) {
+  int64_t last = -1;
+  for (uint32_t i = 0; i < r; i++) {
+    if (t->dims[perm[i]] == 1) continue;
+    if (perm[i] < last) return false;
+    last = perm[i];
+  }
+  return true;
+}
+
+/* Rule four on node |i|, its operands already resolved: a transpose of a
+ * transpose reads the inner one's operand through the composed
+ * permutation; a reshape of a reshape reads the inner one's operand; then
+ * a transpose that moves no element becomes a reshape, and a reshape to
+ * its operand's own type an alias of it. Returns whether it rewrote. */
+static bool collapse(accy__program *p, uint32_t *alias, uint32_t i) {
+  accy__node *nd = &p->nodes[i];
+  if ((nd->op != ACCY_OP_TRANSPOSE && nd->op != ACCY_OP_RESHAPE) || nd->n_operands != 1)
+    return false;
+  bool did = false;
+  const accy__node *x = &p->nodes[nd->operands[0]];
+  const uint32_t r = nd->type.rank;
+  if (nd->op == ACCY_OP_TRANSPOSE && x->op == ACCY_OP_TRANSPOSE && x->n_operands == 1 &&
+      nd->n_attrs == r && x->n_attrs == r) {
+    int64_t q[ACCY_MAX_RANK];
+    for (uint32_t a = 0; a < r; a++) q[a] = x->attrs[nd->attrs[a]];
+    memcpy(nd->attrs, q, r * sizeof *q);
+    nd->operands[0] = x->operands[0];
+    did = true;
+  } else if (nd->op == ACCY_OP_RESHAPE && x->op == ACCY_OP_RESHAPE && x->n_operands == 1) {
+    nd->operands[0] = x->operands[0];
+    did = true;
+  }
+  const accy__type *xt = &p->nodes[nd->operands[0]].type;
+  if (nd->op == ACCY_OP_TRANSPOSE && nd->n_attrs == r && xt->rank == r &&
+      moves_nothing(xt, nd->attrs, r)) {
+    nd->op = ACCY_OP_RESHAPE;
+    nd->n_attrs = 0;
+    did = true;
+  }
+  if (nd->op == ACCY_OP_RESHAPE && accy__type_equal(&nd->type, xt)) {
+    alias[i] = nd->operands[0];
+    did = true;
+  }
+  return did;
+}
+
+/* Whether two nodes of ops other than parameters compute the same value:
+ * rule five merges constants with the same bytes and nodes of ops whose
+ * copies cost more than they save (everything but elementwise ops,
+ * broadcasts, reshapes and iotas, which fused groups compute in registers,
+ * once per group that reads them). */
+static bool mergeable(const accy__node *nd) {
+  if (nd->op == ACCY_OP_PARAMETER || nd->op == ACCY_OP_BROADCAST_IN_DIM ||
+      nd->op == ACCY_OP_RESHAPE || nd->op == ACCY_OP_IOTA)
+    return false;
+  const accy__op_trait *t = accy__op_trait_of(nd->op);
+  return t && t->family != ACCY__FAMILY_ELEMENTWISE;
+}
+
+static uint64_t node_hash(const accy__node *nd) {
+  uint64_t h = 1469598103934665603ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+  MIX(nd->op);
+  MIX((uint32_t)nd->type.dtype);
+  MIX(nd->type.rank);
+  for (uint32_t a = 0; a < nd->type.rank; a++) MIX(nd->type.dims[a]);
+  for (uint32_t k = 0; k < nd->n_operands; k++) MIX(nd->operands[k]);
+  for (uint32_t k = 0; k < nd->n_attrs; k++) MIX(nd->attrs[k]);
+  const uint8_t *b = nd->payload;
+  for (uint64_t k = 0; k < nd->payload_bytes; k++) MIX(b[k]);
+#undef MIX
+  return h;
+}
+
+static bool same_node(const accy__node *a, const accy__node *b) {
+  return a->op == b->op && accy__type_equal(&a->type, &b->type) &&
+         a->n_operands == b->n_operands && a->n_attrs == b->n_attrs &&
+         a->payload_bytes == b->payload_bytes &&
+         (!a->n_operands || !memcmp(a->operands, b->operands, a->n_operands * sizeof(uint32_t))) &&
+         (!a->n_attrs || !memcmp(a->attrs, b->attrs, a->n_attrs * sizeof(int64_t))) &&
+         (!a->payload_bytes || !memcmp(a->payload, b->payload, a->payload_bytes));
+}
+
+/* Rules four and five over the whole program, in one pass in node order
+ * (each node's operands resolved first, so a chain collapses and
+ * duplicates of duplicates merge): O(nodes + operands + attributes +
+ * constant bytes) besides the table's probes. */
+static uint32_t collapse_and_merge(accy__program *p) {
+  const uint32_t n = p->n_nodes;
+  uint32_t slots = 16;
+  while (slots < 2 * (uint64_t)n && slots < (1u << 31)) slots <<= 1;
+  uint32_t *alias = accy__malloc((size_t)n * sizeof(uint32_t));
+  uint32_t *table = accy__malloc((size_t)slots * sizeof(uint32_t));
+  if (!alias || !table) {
+    accy__free(alias);
+    accy__free(table);
+    return 0;
+  }
+  memset(alias, 0xff, (size_t)n * sizeof(uint32_t));
+  memset(table, 0xff, (size_t)slots * sizeof(uint32_t));
+  uint32_t rewrites = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    accy__node *nd = &p->nodes[i];
+    for (uint32_t k = 0; k < nd->n_operands; k++) {
+      uint32_t x = nd->operands[k];
+      while (alias[x] != UINT32_MAX) x = alias[x];
+      nd->operands[k] = x;
+    }
+    if (collapse(p, alias, i)) rewrites++;
+    if (alias[i] != UINT32_MAX || !mergeable(nd)) continue;
+    for (uint32_t h = (uint32_t)node_hash(nd) & (slots - 1);; h = (h + 1) & (slots - 1)) {
+      if (table[h] == UINT32_MAX) {
+        table[h] = i;
+        break;
+      }
+      if (same_node(&p->nodes[table[h]], nd)) {
+        alias[i] = table[h];
+        rewrites++;
+        break;
+      }
+    }
+  }
+  for (uint32_t o = 0; o < p->n_outputs; o++)
+    while (alias[p->outputs[o]] != UINT32_MAX) p->outputs[o] = alias[p->outputs[o]];
+  accy__free(alias);
+  accy__free(table);
+  return rewrites;
+}
+
 uint32_t accy__simplify(accy__program *p) {
   const char *e = getenv("ACCY_SIMPLIFY");
   if (e && strcmp(e, "0") == 0) return 0;
-  uint32_t n = 0;
+  uint32_t n = collapse_and_merge(p);
   for (uint32_t i = 0; i < p->n_nodes; i++) {
     accy__node *nd = &p->nodes[i];
     if (nd->op != ACCY_OP_DOT_GENERAL) continue;

@@ -39,6 +39,18 @@
  * the terms' magnitudes (docs/ops.md); applied only where every s, t and
  * scaled weight is finite.
  *
+ * Four and five run first, in one pass in node order. Four: a transpose
+ * of a transpose reads the inner one's operand through the composed
+ * permutation, a reshape of a reshape the inner one's operand; a transpose
+ * that moves no element (it keeps the axes of extent above 1 in order)
+ * becomes a reshape (a view), and a reshape to its operand's own type an
+ * alias of it. Five: nodes that compute the same value (the same op,
+ * type, operands and attributes; constants: the same bytes) merge into
+ * the first, except elementwise ops, broadcasts, reshapes and iotas, which
+ * fused groups compute in registers once per group that reads them (a
+ * merged one read by two groups would be stored between them). Both keep
+ * the bits.
+ *
  * ACCY_SIMPLIFY=0 leaves programs alone. */
 #ifndef ACCY_COMPILE_SIMPLIFY_H
 #define ACCY_COMPILE_SIMPLIFY_H
