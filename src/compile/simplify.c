@@ -376,7 +376,11 @@ static uint32_t fold_affines(accy__program *p) {
   for (uint32_t i = 0; i < n; i++)
     if (p->nodes[i].op == ACCY_OP_CONVOLUTION || p->nodes[i].op == ACCY_OP_DOT_GENERAL) {
       const accy__node *nd = &p->nodes[i];
-      if (!nd->type.rank) continue;
+      /* Only products with constant weights can fold (their channels are
+       * bounded by the weights' bytes). */
+      if (!nd->type.rank || nd->n_operands != 2 ||
+          !is_f32_constant(&p->nodes[nd->operands[1]]))
+        continue;
       const uint64_t k = (uint64_t)nd->type.dims[nd->op == ACCY_OP_CONVOLUTION ? 1 : nd->type.rank - 1];
       if (k > widest) widest = k;
     }
