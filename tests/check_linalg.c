@@ -513,6 +513,16 @@ START_TEST(test_dot_batched_with_odd_axis_placement) {
   int64_t attrs2[] = {2, 3, 0, 1, 4, 2, 4, 1, 0, 3};
   dot_case(&rng, &lt2, &rt2, attrs2, 10, false);
   dot_case(&rng, &lt2, &rt2, attrs2, 10, true);
+  /* Attention at a batch of 2, heads read in place: Q [B=2, S=5, H=3,
+   * D=4] . K [B, S'=6, H, D] over D (batch B and H, whose offsets take
+   * two strides: f32 runs it as a GEMM per image, B packed per launch),
+   * then P [B, H, S, S'] . V [B, S', H, D] over S'. */
+  int64_t qd[] = {2, 5, 3, 4}, kd[] = {2, 6, 3, 4}, pd[] = {2, 3, 5, 6};
+  accy__type qt = tu_type(dt, 4, qd), kt = tu_type(dt, 4, kd), pt = tu_type(dt, 4, pd);
+  int64_t qk[] = {2, 0, 2, 0, 2, 1, 3, 3}, pv[] = {2, 0, 1, 0, 2, 1, 3, 1};
+  dot_case(&rng, &qt, &kt, qk, 8, false);
+  dot_case(&rng, &qt, &kt, qk, 8, true);
+  dot_case(&rng, &pt, &kt, pv, 8, false);
 }
 END_TEST
 

@@ -145,6 +145,9 @@ typedef struct dot_params {
   uint64_t n_blocks;  /* ceil(N / DOT_NB) */
   accy__tile_fn inner; /* with a fused epilogue: the tile function it follows */
   struct epi *e;
+  /* The batch axes one by one: extents and lhs / rhs strides. */
+  uint32_t nb;
+  int64_t bd[ACCY_MAX_RANK], bls[ACCY_MAX_RANK], brs[ACCY_MAX_RANK];
 } dot_params;
 
 /* The output block of one item: rows [m0, m0 + rows) and columns
@@ -376,6 +379,13 @@ typedef struct dot_pack {
   /* A widened to f32 once per launch by a pre-pass (half_widen_a) into the
    * launch buffer, dense (rows of K), which items read in place of a. */
   bool a_widened;
+  /* Batch axes in two sets (f32, split_batch): g is one index of the outer
+   * set, whose |outer| indices step A, B and C by a_os, b_os and c_os;
+   * kernel item o * g_items + i is g's item i at outer index o, pre-pass
+   * item o * pre_items + i its pack item i, into b_floats floats of the
+   * launch buffer each. outer 0: one set, g the whole product. */
+  uint64_t outer, g_items, pre_items, b_floats;
+  ptrdiff_t a_os, b_os, c_os;
 } dot_pack;
 
 static inline float half_value(const dot_pack *dk, uint16_t h) {
@@ -540,8 +550,22 @@ static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
   /* B packed, or a half A widened, by the pre-pass is its launch buffer. */
   const float *b = g->b_run_packed ? temp_of(bufs, g->has_residual) : bufs[2];
   const float *a = dk->a_widened ? temp_of(bufs, false) : bufs[1];
-  accy__gemm_run(g, a, b, bufs[0], g->has_residual ? bufs[3] : NULL, begin, end,
-                 ws_of(k, bufs, g->has_residual));
+  float *c = bufs[0];
+  const float *r = g->has_residual ? bufs[3] : NULL;
+  void *ws = ws_of(k, bufs, g->has_residual);
+  if (!dk->outer) {
+    accy__gemm_run(g, a, b, c, r, begin, end, ws);
+    return;
+  }
+  /* Each outer index's items in one call, its operands offset. */
+  for (uint64_t it = begin; it < end;) {
+    const uint64_t o = it / dk->g_items, lo = it % dk->g_items;
+    const uint64_t hi = end - it < dk->g_items - lo ? lo + (end - it) : dk->g_items;
+    const ptrdiff_t co = (ptrdiff_t)o * dk->c_os;
+    const float *bo = g->b_run_packed ? b + o * dk->b_floats : b + (ptrdiff_t)o * dk->b_os;
+    accy__gemm_run(g, a + (ptrdiff_t)o * dk->a_os, bo, c + co, r ? r + co : NULL, lo, hi, ws);
+    it += hi - lo;
+  }
 }
 
 /* The pre-pass of a half GEMM whose items would each widen the same rows
@@ -568,7 +592,19 @@ static void half_widen_a(const accy__kernel *k, void *const *bufs, uint64_t begi
  * each packing its own block (each panel was copied once per row block). */
 static void dot_pack_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dot_pack *dk = k->params;
-  accy__gemm_pack_b_items(&dk->g, bufs[2], dk->bs, dk->ks, dk->js, bufs[0], begin, end);
+  if (!dk->outer) {
+    accy__gemm_pack_b_items(&dk->g, bufs[2], dk->bs, dk->ks, dk->js, bufs[0], begin, end);
+    return;
+  }
+  const float *b = bufs[2];
+  float *dst = bufs[0];
+  for (uint64_t it = begin; it < end;) {
+    const uint64_t o = it / dk->pre_items, lo = it % dk->pre_items;
+    const uint64_t hi = end - it < dk->pre_items - lo ? lo + (end - it) : dk->pre_items;
+    accy__gemm_pack_b_items(&dk->g, b + (ptrdiff_t)o * dk->b_os, dk->bs, dk->ks, dk->js,
+                            dst + o * dk->b_floats, lo, hi);
+    it += hi - lo;
+  }
 }
 
 /* B's panels for every batch, in floats; UINT64_MAX when that overflows. */
@@ -676,13 +712,54 @@ static bool dot_permuted_strides(const accy__program *p, uint32_t node, uint32_t
   return true;
 }
 
+/* Batch axes in two sets, for a product whose batch offsets take no one
+ * stride (attention's heads read in place at a batch above 1: [B, S, H, D]
+ * as [B, H, S, D]): the outer set [0, s) and the inner set [s, nb), each
+ * stepping with one stride in A, in B and in C (dense [batch, M, N]), for
+ * the first s that allows it. */
+typedef struct batch_split {
+  uint64_t outer, inner;
+  int64_t a_os, a_is, b_os, b_is, c_os, c_is;
+} batch_split;
+
+static bool split_batch(const dot_params *dp, uint64_t mn, batch_split *bs) {
+  const uint32_t nb = dp->nb;
+  int64_t cs[ACCY_MAX_RANK];
+  uint64_t after = mn;
+  for (uint32_t i = nb; i-- > 0;) {
+    cs[i] = (int64_t)after;
+    after *= (uint64_t)dp->bd[i]; /* bounded by C's element count */
+  }
+  for (uint32_t sp = 1; sp < nb; sp++) {
+    const uint32_t ni = nb - sp;
+    batch_split b = {1, 1, 0, 0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < nb; i++) *(i < sp ? &b.outer : &b.inner) *= (uint64_t)dp->bd[i];
+    if (one_stride(sp, dp->bd, dp->bls, &b.a_os) && one_stride(ni, dp->bd + sp, dp->bls + sp, &b.a_is) &&
+        one_stride(sp, dp->bd, dp->brs, &b.b_os) && one_stride(ni, dp->bd + sp, dp->brs + sp, &b.b_is) &&
+        one_stride(sp, dp->bd, cs, &b.c_os) && one_stride(ni, dp->bd + sp, cs + sp, &b.c_is) &&
+        b.outer > 1 && b.inner > 1) {
+      *bs = b;
+      return true;
+    }
+  }
+  return false;
+}
+
 static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const dot_params *dp,
                                     const epi *e, accy__arena *arena, accy__kernel *k, bool *used) {
   *used = false;
   const accy__node *nd = &p->nodes[node];
   const bool bf16 = nd->type.dtype == ACCY_DTYPE_BF16;
   const bool half = nd->type.dtype == ACCY_DTYPE_F16 || bf16;
-  if ((nd->type.dtype != ACCY_DTYPE_F32 && !half) || dp->bl.tab || dp->m.tab || dp->kl.tab)
+  /* f32 batch axes that take no one stride: two sets (split_batch), B
+   * read at run time, C dense, no group after the items. */
+  batch_split bsp = {0};
+  const bool two = nd->type.dtype == ACCY_DTYPE_F32 && (dp->bl.tab || dp->br.tab) &&
+                   !dp->m.tab && !dp->kl.tab && !dp->kr.tab && !dp->n.tab &&
+                   p->nodes[nd->operands[1]].op != ACCY_OP_CONSTANT && e->transpose < 0 &&
+                   !e->post && !e->pool && split_batch(dp, dp->m.count * dp->n.count, &bsp);
+  if ((nd->type.dtype != ACCY_DTYPE_F32 && !half) || (dp->bl.tab && !two) || dp->m.tab ||
+      dp->kl.tab)
     return ACCY_STATUS_OK;
   if (half && (e->bias || e->residual || e->clamp || e->pool || e->post)) return ACCY_STATUS_OK;
   const accy__node *rhs = &p->nodes[nd->operands[1]];
@@ -694,7 +771,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
     if (!accy__type_elements(&rhs->type, &nb) || !bf16_run_safe(rhs->payload, 1, nb))
       return ACCY_STATUS_OK;
   }
-  const bool strided = !dp->br.tab && !dp->kr.tab && !dp->n.tab;
+  const bool strided = (two || !dp->br.tab) && !dp->kr.tab && !dp->n.tab;
   const bool direct = strided && (dp->n.stride == 1 || dp->n.count <= 1);
   if (!packed && !strided) return ACCY_STATUS_OK;
   /* A dot_pack, whose GEMM is the kernel's (a pre-pass may need it). */
@@ -703,15 +780,19 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   memset(dk, 0, sizeof *dk);
   accy__gemm *g = &dk->g;
   g->uk = accy__uk_get()->f32_gemm;
-  g->batch = dp->bl.count;
+  g->batch = two ? bsp.inner : dp->bl.count;
   g->M = dp->m.count;
   g->N = dp->n.count;
   g->K = dp->kl.count;
-  g->a_bs = dp->bl.stride;
+  g->a_bs = two ? bsp.a_is : dp->bl.stride;
   g->a_rs = dp->m.stride;
   g->a_cs = dp->kl.stride;
   g->c_rs = (ptrdiff_t)g->N;
-  g->c_bs = (ptrdiff_t)(g->M * g->N);
+  g->c_bs = two ? (ptrdiff_t)bsp.c_is : (ptrdiff_t)(g->M * g->N);
+  if (two) {
+    dk->outer = bsp.outer;
+    dk->a_os = (ptrdiff_t)bsp.a_os, dk->b_os = (ptrdiff_t)bsp.b_os, dk->c_os = (ptrdiff_t)bsp.c_os;
+  }
   if (e->transpose >= 0 &&
       (half || !dot_permuted_strides(p, node, (uint32_t)e->transpose, &g->c_bs, &g->c_rs)))
     return ACCY_STATUS_OK; /* prepare_dot refuses */
@@ -787,20 +868,29 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
         }
     if (dst) g->b_packed = dst; /* else empty: kNoWeights keeps packed mode */
   } else if (!half) {
-    g->b_bs = dp->br.stride;
+    g->b_bs = two ? (ptrdiff_t)bsp.b_is : dp->br.stride;
     g->b_rs = dp->kr.stride;
     /* Packed once per launch by a pre-pass when items would otherwise pack
      * the same panels again (more than one row block) and B is big enough
      * for that to outweigh a task more, or when B's columns are not
-     * contiguous (items pack only direct rows). */
+     * contiguous (items pack only direct rows). With two sets of batch
+     * axes, nf floats for each outer index. */
     const uint64_t nf = gemm_b_panel_floats(g);
-    if (!direct && (nf == 0 || nf > DOT_PACK_MAX_FLOATS)) return ACCY_STATUS_OK; /* generic */
-    if (nf && nf <= DOT_PACK_MAX_FLOATS &&
+    uint64_t all = nf;
+    if (two && !accy__mul_u64(nf, bsp.outer, &all)) all = UINT64_MAX;
+    if (!direct && (all == 0 || all > DOT_PACK_MAX_FLOATS)) return ACCY_STATUS_OK; /* generic */
+    if (all && all <= DOT_PACK_MAX_FLOATS &&
         (!direct || (accy__gemm_b_reread(g) && g->m_items > 1 && nf >= DOT_PACK_MIN_FLOATS))) {
-      dk->bs = dp->br.stride;
+      dk->bs = g->b_bs;
       dk->ks = dp->kr.stride;
       dk->js = dp->n.stride;
       gemm_pack_b_per_launch(g, k, nf, dot_pack_f32);
+      if (two) {
+        dk->pre_items = k->pre_items;
+        dk->b_floats = nf;
+        k->pre_items *= bsp.outer;
+        k->temp_bytes = all * sizeof(float);
+      }
     }
   }
   gemm_set_epilogue(g, e, false);
@@ -818,6 +908,10 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   k->params = dk;
   k->worker_bytes = accy__gemm_workspace_bytes(g);
   k->n_items = accy__gemm_items(g);
+  if (two) {
+    dk->g_items = k->n_items;
+    k->n_items *= bsp.outer;
+  }
   k->item_cost = accy__gemm_item_cost(g);
   *used = true;
   return ACCY_STATUS_OK;
@@ -947,6 +1041,8 @@ static accy_status dot_build(const accy__program *p, uint32_t node, accy__arena 
   dot_params *dp = accy__arena_alloc(arena, sizeof *dp, 64);
   if (dp == NULL)
     return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
+  dp->nb = nb;
+  for (uint32_t i = 0; i < nb; i++) dp->bd[i] = bd[i], dp->bls[i] = bls[i], dp->brs[i] = brs[i];
   ACCY_TRY(map_build(arena, node, "lhs batch", nb, bd, bls, &dp->bl));
   ACCY_TRY(map_build(arena, node, "rhs batch", nb, bd, brs, &dp->br));
   ACCY_TRY(map_build(arena, node, "lhs free", nm, md, ms, &dp->m));
