@@ -1383,6 +1383,33 @@ START_TEST(test_random_groups) {
 }
 END_TEST
 
+/* Runs program |a| as written and |b| rewritten (the same parameters, f32)
+ * on one set of random inputs from seed |seed| (|edges|: with edge
+ * values); every output must have the same bits. *ta and *tb get their
+ * tasks with work. */
+static void compare_rewritten(prog *a, prog *b, uint64_t seed, bool edges, int which,
+                              uint32_t *ta, uint32_t *tb) {
+  tu_rng rng;
+  tu_rng_seed(&rng, seed);
+  void *inputs[4];
+  ck_assert_uint_le(a->p.n_params, 4);
+  for (uint32_t i = 0; i < a->p.n_params; i++) {
+    const uint64_t ne = tu_elems(&a->p.nodes[a->p.params[i]].type);
+    inputs[i] = malloc((size_t)ne * 4 + 4);
+    tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[i], (size_t)ne, edges, 2);
+  }
+  float *ra = run(a, true, inputs, ta), *rb = run(b, true, inputs, tb);
+  uint64_t n = 0; /* in f32 units */
+  for (uint32_t o = 0; o < a->p.n_outputs; o++)
+    n += accy__type_bytes(&a->p.nodes[a->p.outputs[o]].type) / 4;
+  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g rewritten", which, d,
+                (double)ra[d], (double)rb[d]);
+  free(ra);
+  free(rb);
+  for (uint32_t i = 0; i < a->p.n_params; i++) free(inputs[i]);
+}
+
 /* ---- transposes folded into dot_general (src/compile/simplify.h) ------------ */
 
 /* Attention's layout: x [1, T, H, D] read per head. Case 0: scores
@@ -1459,24 +1486,10 @@ START_TEST(test_transposes_folded_into_dots) {
   ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
   ck_assert_uint_eq(accy__simplify(&b.p), want);
   ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "simplified: %s", accy__cause());
-  tu_rng_seed(&rng, 40 + (uint64_t)_i);
-  void *inputs[4];
-  for (uint32_t i = 0; i < a.p.n_params; i++) {
-    const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[i]].type);
-    inputs[i] = malloc((size_t)ne * 4 + 4);
-    tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[i], (size_t)ne, _i == 0, 2);
-  }
   uint32_t ta, tb;
-  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
-  const uint64_t n = tu_elems(&a.p.nodes[a.p.outputs[0]].type);
-  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
-  ck_assert_msg(d == SIZE_MAX, "element %zu: %.9g as written, %.9g simplified", d, (double)ra[d],
-                (double)rb[d]);
+  compare_rewritten(&a, &b, 40 + (uint64_t)_i, _i == 0, _i, &ta, &tb);
   if (want) ck_assert_msg(tb < ta, "%u tasks simplified, %u as written", tb, ta);
   else ck_assert_uint_eq(tb, ta);
-  free(ra);
-  free(rb);
-  for (uint32_t i = 0; i < a.p.n_params; i++) free(inputs[i]);
   accy__program_free(&a.p);
   accy__program_free(&b.p);
 }
@@ -1534,7 +1547,7 @@ static uint32_t build_scaled_attention(prog *g, int which) {
 }
 
 START_TEST(test_scales_folded_into_weights) {
-  tu_rng rng, ca, cb;
+  tu_rng ca, cb;
   tu_rng_seed(&ca, 70 + (uint64_t)_i);
   tu_rng_seed(&cb, 70 + (uint64_t)_i);
   prog a = {.rng = &ca}, b = {.rng = &cb};
@@ -1545,20 +1558,8 @@ START_TEST(test_scales_folded_into_weights) {
   ck_assert_int_eq(accy__verify(&b.p), ACCY_STATUS_OK);
   ck_assert_uint_eq(accy__simplify(&b.p), want);
   ck_assert_msg(accy__verify(&b.p) == ACCY_STATUS_OK, "simplified: %s", accy__cause());
-  tu_rng_seed(&rng, 80 + (uint64_t)_i);
-  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
-  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
-  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, false, 2);
   uint32_t ta, tb;
-  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
-  uint64_t n = 0;
-  for (uint32_t o = 0; o < a.p.n_outputs; o++) n += tu_elems(&a.p.nodes[a.p.outputs[o]].type);
-  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
-  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g simplified", _i, d,
-                (double)ra[d], (double)rb[d]);
-  free(ra);
-  free(rb);
-  free(inputs[0]);
+  compare_rewritten(&a, &b, 80 + (uint64_t)_i, false, _i, &ta, &tb);
   accy__program_free(&a.p);
   accy__program_free(&b.p);
 }
@@ -1610,7 +1611,7 @@ static bool build_foldable(prog *g, int which) {
 }
 
 START_TEST(test_constants_folded) {
-  tu_rng rng, ca, cb;
+  tu_rng ca, cb;
   tu_rng_seed(&ca, 90 + (uint64_t)_i);
   tu_rng_seed(&cb, 90 + (uint64_t)_i);
   prog a = {.rng = &ca}, b = {.rng = &cb};
@@ -1638,21 +1639,9 @@ START_TEST(test_constants_folded) {
   if (want) ck_assert_uint_lt(b.p.n_nodes, a.p.n_nodes);
   else ck_assert_uint_eq(b.p.n_nodes, a.p.n_nodes);
   if (_i <= 1) ck_assert_uint_eq(bcasts, 2); /* the channel values' and the bias's */
-  tu_rng_seed(&rng, 95 + (uint64_t)_i);
-  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
-  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
-  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, true, 2);
   uint32_t ta, tb;
-  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
-  uint64_t n = 0;
-  for (uint32_t o = 0; o < a.p.n_outputs; o++) n += tu_elems(&a.p.nodes[a.p.outputs[o]].type);
-  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
-  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g folded", _i, d,
-                (double)ra[d], (double)rb[d]);
+  compare_rewritten(&a, &b, 95 + (uint64_t)_i, true, _i, &ta, &tb);
   if (_i == 0) ck_assert_msg(tb < ta, "%u tasks folded, %u as written", tb, ta);
-  free(ra);
-  free(rb);
-  free(inputs[0]);
   accy__program_free(&a.p);
   accy__program_free(&b.p);
 }
@@ -1933,7 +1922,7 @@ static bool build_sliced(prog *g, int which) {
 }
 
 START_TEST(test_slices_split) {
-  tu_rng rng, ca, cb;
+  tu_rng ca, cb;
   tu_rng_seed(&ca, 110 + (uint64_t)_i);
   tu_rng_seed(&cb, 110 + (uint64_t)_i);
   prog a = {.rng = &ca}, b = {.rng = &cb};
@@ -1953,20 +1942,8 @@ START_TEST(test_slices_split) {
   }
   ck_assert_uint_eq(slices, want ? 0 : 3);
   ck_assert_uint_eq(dots, want ? 3 : 1);
-  tu_rng_seed(&rng, 115 + (uint64_t)_i);
-  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
-  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
-  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, true, 2);
   uint32_t ta, tb;
-  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
-  uint64_t n = 0;
-  for (uint32_t j = 0; j < a.p.n_outputs; j++) n += tu_elems(&a.p.nodes[a.p.outputs[j]].type);
-  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
-  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g split", _i, d,
-                (double)ra[d], (double)rb[d]);
-  free(ra);
-  free(rb);
-  free(inputs[0]);
+  compare_rewritten(&a, &b, 115 + (uint64_t)_i, true, _i, &ta, &tb);
   accy__program_free(&a.p);
   accy__program_free(&b.p);
 }
@@ -2042,7 +2019,7 @@ static uint32_t build_chains(prog *g, int which) {
 }
 
 START_TEST(test_chains_collapsed_duplicates_merged) {
-  tu_rng rng, ca, cb;
+  tu_rng ca, cb;
   tu_rng_seed(&ca, 120 + (uint64_t)_i);
   tu_rng_seed(&cb, 120 + (uint64_t)_i);
   prog a = {.rng = &ca}, b = {.rng = &cb};
@@ -2063,21 +2040,8 @@ START_TEST(test_chains_collapsed_duplicates_merged) {
   }
   if (_i == 4) /* both outputs' functions read one product */
     ck_assert_uint_eq(y->operands[0], b.p.nodes[b.p.outputs[1]].operands[0]);
-  tu_rng_seed(&rng, 125 + (uint64_t)_i);
-  const uint64_t ne = tu_elems(&a.p.nodes[a.p.params[0]].type);
-  void *inputs[1] = {malloc((size_t)ne * 4 + 4)};
-  tu_fill_random(&rng, ACCY_DTYPE_F32, inputs[0], (size_t)ne, true, 2);
   uint32_t ta, tb;
-  float *ra = run(&a, true, inputs, &ta), *rb = run(&b, true, inputs, &tb);
-  uint64_t n = 0;
-  for (uint32_t o = 0; o < a.p.n_outputs; o++)
-    n += accy__type_bytes(&a.p.nodes[a.p.outputs[o]].type) / 4;
-  const size_t d = tu_first_difference(ACCY_DTYPE_F32, ra, rb, (size_t)n);
-  ck_assert_msg(d == SIZE_MAX, "case %d, element %zu: %.9g as written, %.9g simplified", _i, d,
-                (double)ra[d], (double)rb[d]);
-  free(ra);
-  free(rb);
-  free(inputs[0]);
+  compare_rewritten(&a, &b, 125 + (uint64_t)_i, true, _i, &ta, &tb);
   accy__program_free(&a.p);
   accy__program_free(&b.p);
 }

@@ -143,17 +143,9 @@ static accy_status build_folded(const accy__program *p, const uint8_t *state,
       continue;
     }
     if (state[i] == CONSTANT && !front[i]) continue; /* read by folded values only */
-    uint32_t ops[ACCY_MAX_OPERANDS];
-    for (uint32_t k = 0; k < nd->n_operands; k++) ops[k] = map[nd->operands[k]];
-    ACCY_TRY(accy__program_add_node(q, nd->op, &nd->type, ops, nd->n_operands, nd->attrs,
-                                    nd->n_attrs, nd->name, name_len(nd->name), nd->payload,
-                                    nd->payload_bytes, &map[i]));
+    ACCY_TRY(accy__program_copy_node(q, p, i, map, &map[i]));
   }
-  for (uint32_t o = 0; o < p->n_outputs; o++)
-    ACCY_TRY(accy__program_add_output(q, map[p->outputs[o]], p->output_names[o],
-                                      name_len(p->output_names[o])));
-  q->wire_minor = p->wire_minor;
-  return ACCY_STATUS_OK;
+  return accy__program_copy_outputs(q, p, map);
 }
 
 /* Runs |sub| once, inline, its outputs written into the payloads of q's

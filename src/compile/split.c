@@ -83,8 +83,6 @@ static bool as_split_product(const accy__program *p, const uint32_t *reads,
   return true;
 }
 
-static size_t name_len(const char *s) { return s ? strlen(s) : 0; }
-
 /* Adds to |q| the constant of columns [a, b) of |c| (W [K, N] with columns
  * on axis 1 - kc, or a bias [N] when kc is 2). */
 static accy_status add_columns(accy__program *q, const accy__node *c, uint32_t kc, int64_t a,
@@ -146,17 +144,9 @@ static accy_status split_into(const accy__program *p, accy__program *q, const ui
       }
       continue;
     }
-    uint32_t ops[ACCY_MAX_OPERANDS]; /* verified: n_operands <= ACCY_MAX_OPERANDS */
-    for (uint32_t k = 0; k < nd->n_operands; k++) ops[k] = map[nd->operands[k]];
-    ACCY_TRY(accy__program_add_node(q, nd->op, &nd->type, ops, nd->n_operands, nd->attrs,
-                                    nd->n_attrs, nd->name, name_len(nd->name), nd->payload,
-                                    nd->payload_bytes, &map[i]));
+    ACCY_TRY(accy__program_copy_node(q, p, i, map, &map[i]));
   }
-  for (uint32_t o = 0; o < p->n_outputs; o++)
-    ACCY_TRY(accy__program_add_output(q, map[p->outputs[o]], p->output_names[o],
-                                      name_len(p->output_names[o])));
-  q->wire_minor = p->wire_minor;
-  return ACCY_STATUS_OK;
+  return accy__program_copy_outputs(q, p, map);
 }
 
 accy_status accy__split_products(accy__program *p, bool *changed) {

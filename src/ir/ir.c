@@ -99,6 +99,28 @@ accy_status accy__program_add_output(accy__program *p, uint32_t node, const char
   return ACCY_STATUS_OK;
 }
 
+accy_status accy__program_copy_node(accy__program *q, const accy__program *p, uint32_t i,
+                                    const uint32_t *map, uint32_t *out) {
+  const accy__node *nd = &p->nodes[i];
+  uint32_t ops[ACCY_MAX_OPERANDS]; /* verified: n_operands <= ACCY_MAX_OPERANDS */
+  if (nd->n_operands > ACCY_MAX_OPERANDS)
+    return ACCY_FAIL(ACCY_STATUS_INVALID_PROGRAM, "node %u has %u operands", i, nd->n_operands);
+  for (uint32_t k = 0; k < nd->n_operands; k++) ops[k] = map[nd->operands[k]];
+  return accy__program_add_node(q, nd->op, &nd->type, ops, nd->n_operands, nd->attrs, nd->n_attrs,
+                                nd->name, nd->name ? strlen(nd->name) : 0, nd->payload,
+                                nd->payload_bytes, out);
+}
+
+accy_status accy__program_copy_outputs(accy__program *q, const accy__program *p,
+                                       const uint32_t *map) {
+  for (uint32_t o = 0; o < p->n_outputs; o++) {
+    const char *name = p->output_names[o];
+    ACCY_TRY(accy__program_add_output(q, map[p->outputs[o]], name, name ? strlen(name) : 0));
+  }
+  q->wire_minor = p->wire_minor;
+  return ACCY_STATUS_OK;
+}
+
 /* ---- type helpers -------------------------------------------------------- */
 
 bool accy__type_elements(const accy__type *t, uint64_t *out) {

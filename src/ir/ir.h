@@ -73,6 +73,16 @@ ACCY_NODISCARD accy_status accy__program_add_node(
 ACCY_NODISCARD accy_status accy__program_add_output(accy__program *p, uint32_t node,
                                                     const char *name, size_t name_len);
 
+/* For the rewrites that build a new program from an old one
+ * (src/compile): appends node |i| of |p| to |q| as it is but for its
+ * operands, each x read as map[x] (its node in q); *out is its index. */
+ACCY_NODISCARD accy_status accy__program_copy_node(accy__program *q, const accy__program *p,
+                                                   uint32_t i, const uint32_t *map, uint32_t *out);
+/* Appends |p|'s outputs to |q|, each node x as map[x], with their names,
+ * and gives q p's wire minor version. */
+ACCY_NODISCARD accy_status accy__program_copy_outputs(accy__program *q, const accy__program *p,
+                                                      const uint32_t *map);
+
 /* ---- type helpers (dtypes: src/base/dtype.h; ops: src/ir/op_traits.h) ---- */
 
 /* Number of elements; false if the product exceeds ACCY_MAX_ELEMENTS. */
