@@ -1829,7 +1829,8 @@ END_TEST
  * B = 1, stored through the transpose (one task); 1: with a bias along D
  * and a ReLU before the transpose (one task); 2: V constant, the product
  * [H, S, D] of rank 3 merged to [S, H, D] (one task); 3: B = 2, whose
- * batch axes no longer step with one stride (two tasks); 4: D moved
+ * batch axes step with two strides (the GEMM in two sets of batch axes,
+ * check_linalg: one task); 4: D moved
  * ([0, 1, 3, 2]: two tasks); 5: the lhs free axes of x [2, 3, 8] . W [8,
  * 16] swapped ([1, 0, 2]: two tasks). The bits are the unfused ones. */
 START_TEST(test_transposed_stores) {
@@ -1838,7 +1839,7 @@ START_TEST(test_transposed_stores) {
   prog g = {.rng = &rng};
   accy__program_init(&g.p);
   const int64_t B = _i == 3 ? 2 : 1, H = 3, S = 20, D = 16;
-  uint32_t want = _i <= 2 ? 2 : 3; /* and exp's task */
+  uint32_t want = _i <= 3 ? 2 : 3; /* and exp's task */
   if (_i == 5) {
     const int64_t xd[3] = {2, 3, 8}, wd[2] = {8, 16}, yd[3] = {2, 3, 16}, td[3] = {3, 2, 16};
     const uint32_t x = param(&g, "x", tu_type(ACCY_DTYPE_F32, 3, xd));

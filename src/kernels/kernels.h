@@ -105,8 +105,9 @@ bool accy__kernel_conv_pools(const accy__program *p, uint32_t node);
 /* Whether dot_general |node| runs as an f32 GEMM that can store its result
  * through transpose |t| (its reader) in t's layout: the permutation keeps
  * the rhs free axes last and in order, and moves the batch axes and the
- * lhs free axes only so that each set still steps with one stride
- * (attention's heads merged back, [B, H, S, D] -> [B, S, H, D] at B = 1). */
+ * lhs free axes only so that each set still steps with one stride, or the
+ * batch axes in two sets that each do (attention's heads merged back,
+ * [B, H, S, D] -> [B, S, H, D]). */
 bool accy__kernel_dot_stores_permuted(const accy__program *p, uint32_t node, uint32_t t);
 /* Whether convolution |node|'s kernel takes a group after each item
  * (accy__epilogue.post): the GEMM forms but the padded one, the depthwise

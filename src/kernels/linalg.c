@@ -678,12 +678,13 @@ static bool one_stride(uint32_t n, const int64_t *dims, const int64_t *st, int64
   return true;
 }
 
-/* C's strides when dot |node| (verified) stores its result (or its
- * chain's, of the same type) through transpose |t| in t's dense layout: C(b, i, j) at b * c_bs + i * c_rs +
- * j. False unless the rhs free axes stay last, contiguous, and the batch
- * and lhs free axes each step with one stride. */
-static bool dot_permuted_strides(const accy__program *p, uint32_t node, uint32_t t,
-                                 ptrdiff_t *c_bs, ptrdiff_t *c_rs) {
+/* C's layout when dot |node| (verified) stores its result (or its chain's,
+ * of the same type) through transpose |t| in t's dense layout: sd[a] is
+ * result axis a's stride there, *c_rs the rows' (the lhs free axes as one
+ * stride); false unless the rhs free axes stay last and contiguous and the
+ * lhs free axes step with one stride. *nb_out gets the batch axes. */
+static bool dot_store_layout(const accy__program *p, uint32_t node, uint32_t t, int64_t *sd,
+                             uint32_t *nb_out, ptrdiff_t *c_rs) {
   const accy__node *nd = &p->nodes[node], *tn = &p->nodes[t];
   const uint32_t r = nd->type.rank;
   if (tn->op != ACCY_OP_TRANSPOSE || tn->n_operands != 1 || tn->n_attrs != r ||
@@ -694,7 +695,7 @@ static bool dot_permuted_strides(const accy__program *p, uint32_t node, uint32_t
   const int64_t nc = nd->attrs[1 + 2 * nb];
   const int64_t nm = (int64_t)p->nodes[nd->operands[0]].type.rank - nb - nc;
   if (nc < 0 || nm < 0 || nb + nm > (int64_t)r) return false;
-  int64_t st[ACCY_MAX_RANK], sd[ACCY_MAX_RANK];
+  int64_t st[ACCY_MAX_RANK];
   accy__type_strides(&tn->type, st);
   for (uint32_t i = 0; i < r; i++) {
     const int64_t a = tn->attrs[i];
@@ -702,34 +703,40 @@ static bool dot_permuted_strides(const accy__program *p, uint32_t node, uint32_t
     sd[a] = st[i];
   }
   const int64_t *dims = nd->type.dims;
-  int64_t bs, rs, cs;
-  if (!one_stride((uint32_t)nb, dims, sd, &bs) ||
-      !one_stride((uint32_t)nm, dims + nb, sd + nb, &rs) ||
+  int64_t rs, cs;
+  if (!one_stride((uint32_t)nm, dims + nb, sd + nb, &rs) ||
       !one_stride(r - (uint32_t)(nb + nm), dims + nb + nm, sd + nb + nm, &cs) || cs > 1)
     return false;
-  *c_bs = (ptrdiff_t)bs;
+  *nb_out = (uint32_t)nb;
   *c_rs = (ptrdiff_t)rs;
+  return true;
+}
+
+/* C's strides when the batch axes also step with one stride in that
+ * layout: C(b, i, j) at b * c_bs + i * c_rs + j. */
+static bool dot_permuted_strides(const accy__program *p, uint32_t node, uint32_t t,
+                                 ptrdiff_t *c_bs, ptrdiff_t *c_rs) {
+  int64_t sd[ACCY_MAX_RANK], bs;
+  uint32_t nb;
+  if (!dot_store_layout(p, node, t, sd, &nb, c_rs) ||
+      !one_stride(nb, p->nodes[node].type.dims, sd, &bs))
+    return false;
+  *c_bs = (ptrdiff_t)bs;
   return true;
 }
 
 /* Batch axes in two sets, for a product whose batch offsets take no one
  * stride (attention's heads read in place at a batch above 1: [B, S, H, D]
  * as [B, H, S, D]): the outer set [0, s) and the inner set [s, nb), each
- * stepping with one stride in A, in B and in C (dense [batch, M, N]), for
+ * stepping with one stride in A, in B and in C (batch axis i at cs[i]), for
  * the first s that allows it. */
 typedef struct batch_split {
   uint64_t outer, inner;
   int64_t a_os, a_is, b_os, b_is, c_os, c_is;
 } batch_split;
 
-static bool split_batch(const dot_params *dp, uint64_t mn, batch_split *bs) {
+static bool split_batch(const dot_params *dp, const int64_t *cs, batch_split *bs) {
   const uint32_t nb = dp->nb;
-  int64_t cs[ACCY_MAX_RANK];
-  uint64_t after = mn;
-  for (uint32_t i = nb; i-- > 0;) {
-    cs[i] = (int64_t)after;
-    after *= (uint64_t)dp->bd[i]; /* bounded by C's element count */
-  }
   for (uint32_t sp = 1; sp < nb; sp++) {
     const uint32_t ni = nb - sp;
     batch_split b = {1, 1, 0, 0, 0, 0, 0, 0};
@@ -745,6 +752,50 @@ static bool split_batch(const dot_params *dp, uint64_t mn, batch_split *bs) {
   return false;
 }
 
+/* C's batch strides |cs| (dense [batch, M, N], or through transpose
+ * |t| >= 0) and its row stride; false where the transpose's layout does not
+ * allow the GEMM's rows. */
+static bool dot_c_batch_strides(const accy__program *p, uint32_t node, const dot_params *dp,
+                                int64_t t, int64_t *cs, ptrdiff_t *c_rs) {
+  if (t >= 0) {
+    int64_t sd[ACCY_MAX_RANK];
+    uint32_t nb;
+    if (!dot_store_layout(p, node, (uint32_t)t, sd, &nb, c_rs) || nb != dp->nb) return false;
+    for (uint32_t i = 0; i < nb; i++) cs[i] = sd[i];
+    return true;
+  }
+  uint64_t after = dp->m.count * dp->n.count; /* bounded by C's element count */
+  for (uint32_t i = dp->nb; i-- > 0;) {
+    cs[i] = (int64_t)after;
+    after *= (uint64_t)dp->bd[i];
+  }
+  *c_rs = (ptrdiff_t)dp->n.count;
+  return true;
+}
+
+/* Whether f32 dot |node| (maps |dp|, stored through transpose |t| >= 0 or
+ * dense) runs as the GEMM in two sets of batch axes (*bs): its batch
+ * offsets (or C's, through the transpose) take no one stride, every other
+ * map one, B is read at run time, and B's panels, where its columns are
+ * not contiguous, fit the launch buffer. */
+static bool dot_two_sets(const accy__program *p, uint32_t node, const dot_params *dp, int64_t t,
+                         batch_split *bs, ptrdiff_t *c_rs) {
+  const accy__node *nd = &p->nodes[node];
+  int64_t cs[ACCY_MAX_RANK];
+  if (nd->type.dtype != ACCY_DTYPE_F32 || dp->m.tab || dp->kl.tab || dp->kr.tab || dp->n.tab ||
+      p->nodes[nd->operands[1]].op == ACCY_OP_CONSTANT ||
+      !dot_c_batch_strides(p, node, dp, t, cs, c_rs) || !split_batch(dp, cs, bs))
+    return false;
+  ptrdiff_t one_bs, one_rs;
+  if (!dp->bl.tab && !dp->br.tab && (t < 0 || dot_permuted_strides(p, node, (uint32_t)t, &one_bs, &one_rs)))
+    return false; /* one set does */
+  if (dp->n.stride == 1 || dp->n.count <= 1) return true;
+  const uint64_t nr = accy__uk_get()->f32_gemm.nr, panels = (dp->n.count + nr - 1) / nr;
+  uint64_t nf;
+  return accy__mul_u64(dp->bl.count, panels, &nf) && accy__mul_u64(nf, dp->kl.count, &nf) &&
+         accy__mul_u64(nf, nr, &nf) && nf > 0 && nf <= DOT_PACK_MAX_FLOATS;
+}
+
 static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const dot_params *dp,
                                     const epi *e, accy__arena *arena, accy__kernel *k, bool *used) {
   *used = false;
@@ -754,10 +805,8 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   /* f32 batch axes that take no one stride: two sets (split_batch), B
    * read at run time, C dense, no group after the items. */
   batch_split bsp = {0};
-  const bool two = nd->type.dtype == ACCY_DTYPE_F32 && (dp->bl.tab || dp->br.tab) &&
-                   !dp->m.tab && !dp->kl.tab && !dp->kr.tab && !dp->n.tab &&
-                   p->nodes[nd->operands[1]].op != ACCY_OP_CONSTANT && e->transpose < 0 &&
-                   !e->post && !e->pool && split_batch(dp, dp->m.count * dp->n.count, &bsp);
+  ptrdiff_t two_rs = 0;
+  const bool two = !e->post && !e->pool && dot_two_sets(p, node, dp, e->transpose, &bsp, &two_rs);
   if ((nd->type.dtype != ACCY_DTYPE_F32 && !half) || (dp->bl.tab && !two) || dp->m.tab ||
       dp->kl.tab)
     return ACCY_STATUS_OK;
@@ -787,13 +836,13 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   g->a_bs = two ? bsp.a_is : dp->bl.stride;
   g->a_rs = dp->m.stride;
   g->a_cs = dp->kl.stride;
-  g->c_rs = (ptrdiff_t)g->N;
+  g->c_rs = two ? two_rs : (ptrdiff_t)g->N;
   g->c_bs = two ? (ptrdiff_t)bsp.c_is : (ptrdiff_t)(g->M * g->N);
   if (two) {
     dk->outer = bsp.outer;
     dk->a_os = (ptrdiff_t)bsp.a_os, dk->b_os = (ptrdiff_t)bsp.b_os, dk->c_os = (ptrdiff_t)bsp.c_os;
   }
-  if (e->transpose >= 0 &&
+  if (e->transpose >= 0 && !two &&
       (half || !dot_permuted_strides(p, node, (uint32_t)e->transpose, &g->c_bs, &g->c_rs)))
     return ACCY_STATUS_OK; /* prepare_dot refuses */
   if (half) {
@@ -1100,15 +1149,18 @@ bool accy__kernel_dot_stores_permuted(const accy__program *p, uint32_t node, uin
   if (nd->op != ACCY_OP_DOT_GENERAL || nd->n_operands != 2 || nd->type.dtype != ACCY_DTYPE_F32)
     return false;
   ptrdiff_t bs, rs;
-  if (!dot_permuted_strides(p, node, t, &bs, &rs)) return false;
+  const bool one = dot_permuted_strides(p, node, t, &bs, &rs);
   for (uint32_t i = 0; i < 2; i++)
     if (p->nodes[nd->operands[i]].type.dtype != ACCY_DTYPE_F32) return false;
-  /* The maps, in an arena of their own (their tables are what says no). */
+  /* The maps, in an arena of their own (their tables are what says no):
+   * the GEMM in one set of batch axes, or in two. */
   accy__arena arena;
   accy__arena_init(&arena);
   dot_params *dp = NULL;
-  const bool takes = dot_build(p, node, &arena, &dp) == ACCY_STATUS_OK &&
-                     dot_gemm_f32_takes(p, node, dp);
+  batch_split two;
+  const bool takes =
+      dot_build(p, node, &arena, &dp) == ACCY_STATUS_OK &&
+      ((one && dot_gemm_f32_takes(p, node, dp)) || dot_two_sets(p, node, dp, t, &two, &rs));
   accy__arena_free(&arena);
   return takes;
 }
