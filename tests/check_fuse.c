@@ -506,6 +506,49 @@ START_TEST(test_half_lowered) {
 }
 END_TEST
 
+/* f16 products whose batch axes take no one stride in an operand (Q [2, 5,
+ * 3, 8] . K [2, 6, 3, 8] over the last axis, batch axes 0 and 2: attention's
+ * heads read in place at a batch of 2) are lowered to f32 products between
+ * converts, and give the f16 kernel's bits (products exact in f32, one
+ * chain per output over k in order, one rounding); bf16 ones are left
+ * alone (a product may leave f32's normal range). */
+START_TEST(test_half_batched_dots_lowered) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 4400);
+  for (int d = 0; d < 2; d++) {
+    const int32_t dt = d == 0 ? ACCY_DTYPE_F16 : ACCY_DTYPE_BF16;
+    const int64_t qd[4] = {2, 5, 3, 8}, kd[4] = {2, 6, 3, 8}, sd[4] = {2, 3, 5, 6};
+    uint16_t q[2 * 5 * 3 * 8], k[2 * 6 * 3 * 8];
+    tu_fill_random(&rng, dt, q, 240, true, 2);
+    tu_fill_random(&rng, dt, k, 288, true, 2);
+    void *inputs[2] = {q, k};
+    uint16_t *res[2];
+    for (int form = 0; form < 2; form++) {
+      prog g = {.rng = &rng};
+      accy__program_init(&g.p);
+      const uint32_t ops[2] = {param(&g, "q", tu_type(dt, 4, qd)), param(&g, "k", tu_type(dt, 4, kd))};
+      const int64_t da[8] = {2, 0, 2, 0, 2, 1, 3, 3};
+      out(&g, node(&g, ACCY_OP_DOT_GENERAL, tu_type(dt, 4, sd), ops, 2, da, 8));
+      if (form == 1) {
+        bool changed = false;
+        ck_assert_int_eq(accy__lower(&g.p, UINT64_MAX, &changed), ACCY_STATUS_OK);
+        ck_assert_int_eq(changed, dt == ACCY_DTYPE_F16);
+        for (uint32_t i = 0; i < g.p.n_nodes && changed; i++)
+          ck_assert(g.p.nodes[i].op != ACCY_OP_DOT_GENERAL ||
+                    g.p.nodes[i].type.dtype == ACCY_DTYPE_F32);
+      }
+      uint32_t nt;
+      res[form] = (uint16_t *)run(&g, true, inputs, &nt);
+      accy__program_free(&g.p);
+    }
+    ck_assert_msg(memcmp(res[0], res[1], 2 * 3 * 5 * 6 * 2) == 0, "%s: lowered bits differ",
+                  accy__dtype_name(dt));
+    free(res[0]);
+    free(res[1]);
+  }
+}
+END_TEST
+
 START_TEST(test_dot_epilogues) {
   tu_rng rng;
   tu_rng_seed(&rng, 4000 + (uint64_t)_i);
@@ -2056,6 +2099,7 @@ static Suite *fuse_suite(void) {
   tcase_add_test(tc, test_dot_input_b_packed_per_launch);
   tcase_add_test(tc, test_dot_half_constant_weights);
   tcase_add_test(tc, test_half_lowered);
+  tcase_add_test(tc, test_half_batched_dots_lowered);
   tcase_add_test(tc, test_group_broadcast_fills_every_width);
   tcase_add_test(tc, test_chains_that_must_not_fuse);
   tcase_add_test(tc, test_chains_meeting_at_an_add);

@@ -20,12 +20,43 @@ static bool half_conv(const accy__node *nd) {
   return nd->op == ACCY_OP_CONVOLUTION && is_half(nd->type.dtype);
 }
 
-/* The ops computed in f32 between converts: half convolutions, and half
- * sum, product, max and min pools (reduce_window folds each window in order
- * at every level, from the identity, in f32, and rounds once: the same
- * bits in f32). */
-static bool lowered(const accy__node *nd) {
-  if (half_conv(nd)) return true;
+/* Whether axes |ax| (n of them) of |t| step with one stride in its dense
+ * layout, as their flattened index does. */
+static bool one_batch_stride(const accy__type *t, const int64_t *ax, uint32_t n) {
+  int64_t st[ACCY_MAX_RANK], s = 0;
+  accy__type_strides(t, st);
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++) {
+    const int64_t d = t->dims[ax[i]];
+    if (d == 1) continue;
+    if (any && s != st[ax[i]] * d) return false;
+    s = st[ax[i]];
+    any = true;
+  }
+  return true;
+}
+
+/* An f16 dot_general whose batch axes take no one stride in an operand
+ * (attention's heads read in place at a batch above 1): the f16 GEMM's
+ * block providers need one, the f32 GEMM splits them in two sets. */
+static bool half_dot_two_sets(const accy__program *p, const accy__node *nd) {
+  if (nd->op != ACCY_OP_DOT_GENERAL || nd->type.dtype != ACCY_DTYPE_F16 || nd->n_operands != 2 ||
+      nd->n_attrs < 1 || nd->attrs[0] < 2 || nd->n_attrs < 1 + 2 * (uint64_t)nd->attrs[0])
+    return false;
+  const uint32_t nb = (uint32_t)nd->attrs[0];
+  return !one_batch_stride(&p->nodes[nd->operands[0]].type, nd->attrs + 1, nb) ||
+         !one_batch_stride(&p->nodes[nd->operands[1]].type, nd->attrs + 1 + nb, nb);
+}
+
+/* The ops computed in f32 between converts: half convolutions, half sum,
+ * product, max and min pools (reduce_window folds each window in order at
+ * every level, from the identity, in f32, and rounds once: the same bits
+ * in f32), and f16 products in two sets of batch axes (f16 products are
+ * exact in f32, so the f32 GEMM's one chain per output over k in order
+ * gives the generic kernel's bits; where the GEMM splits a short product
+ * into four chains, within docs/ops.md's bound). */
+static bool lowered(const accy__program *p, const accy__node *nd) {
+  if (half_conv(nd) || half_dot_two_sets(p, nd)) return true;
   return nd->op == ACCY_OP_REDUCE_WINDOW && is_half(nd->type.dtype) && nd->n_attrs > 0 &&
          nd->attrs[0] >= ACCY_REDUCE_SUM && nd->attrs[0] <= ACCY_REDUCE_MIN;
 }
@@ -54,7 +85,7 @@ static accy_status lower_into(const accy__program *p, accy__program *q,
         d[e] = nd->type.dtype == ACCY_DTYPE_F16 ? accy__f16_to_f32(s[e]) : accy__bf16_to_f32(s[e]);
       continue;
     }
-    if (lowered(nd)) {
+    if (lowered(p, nd)) {
       uint32_t ops[2];
       for (uint32_t s = 0; s < nd->n_operands; s++) {
         const uint32_t x = nd->operands[s];
@@ -86,7 +117,7 @@ accy_status accy__lower(accy__program *p, uint64_t room, bool *changed) {
   if (e && strcmp(e, "0") == 0) return ACCY_STATUS_OK;
   const uint32_t n = p->n_nodes;
   uint64_t ops = 0;
-  for (uint32_t i = 0; i < n; i++) ops += lowered(&p->nodes[i]);
+  for (uint32_t i = 0; i < n; i++) ops += lowered(p, &p->nodes[i]);
   /* Each lowered op adds at most three nodes (two converts in, one out);
    * past the limit the program keeps the generic kernels. */
   if (ops == 0 || (uint64_t)n + 3 * ops > ACCY_MAX_NODES) return ACCY_STATUS_OK;

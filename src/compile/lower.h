@@ -15,6 +15,15 @@
  * sum, product, max, min) likewise, with the same bits at every level (the
  * f32 pools fold each window in order, as the generic kernel does).
  *
+ * An f16 dot_general whose batch axes take no one stride in an operand
+ * (attention's heads read in place at a batch above 1), which the f16
+ * GEMM's block providers cannot address, likewise runs as an f32 product
+ * between converts, on the f32 GEMM's two sets of batch axes: f16
+ * products are exact in f32, so the bits are the generic kernel's (where
+ * the GEMM splits a short product into four chains, within docs/ops.md's
+ * bound). bf16 ones are left alone (their products may leave f32's normal
+ * range).
+ *
  * ACCY_LOWER=0 leaves programs alone. */
 #ifndef ACCY_COMPILE_LOWER_H
 #define ACCY_COMPILE_LOWER_H
