@@ -47,8 +47,6 @@ static bool kept_at_frontier(uint32_t op) {
   return op == ACCY_OP_BROADCAST_IN_DIM || op == ACCY_OP_RESHAPE;
 }
 
-static size_t name_len(const char *s) { return s ? strlen(s) : 0; }
-
 /* Marks state[i] and front[i] (a value that a node computed at run time,
  * or an output, reads). */
 static void mark(const accy__program *p, uint8_t *state, uint8_t *front) {
@@ -94,19 +92,12 @@ static accy_status build_sub(const accy__program *p, const uint8_t *state, const
     const accy__node *nd = &p->nodes[i];
     sub_of[i] = NONE;
     if (state[i] != FOLDED && state[i] != KEPT) continue;
-    uint32_t ops[ACCY_MAX_OPERANDS];
     for (uint32_t k = 0; k < nd->n_operands; k++) {
       const uint32_t x = nd->operands[k];
-      if (sub_of[x] == NONE) { /* a constant, copied once */
-        const accy__node *c = &p->nodes[x];
-        ACCY_TRY(accy__program_add_node(sub, ACCY_OP_CONSTANT, &c->type, NULL, 0, NULL, 0, c->name,
-                                        name_len(c->name), c->payload, c->payload_bytes,
-                                        &sub_of[x]));
-      }
-      ops[k] = sub_of[x];
+      if (sub_of[x] == NONE) /* a constant, copied once */
+        ACCY_TRY(accy__program_copy_node(sub, p, x, sub_of, &sub_of[x]));
     }
-    ACCY_TRY(accy__program_add_node(sub, nd->op, &nd->type, ops, nd->n_operands, nd->attrs,
-                                    nd->n_attrs, NULL, 0, NULL, 0, &sub_of[i]));
+    ACCY_TRY(accy__program_copy_node(sub, p, i, sub_of, &sub_of[i]));
     if (state[i] != FOLDED || !front[i]) continue;
     if (rank >= lo && rank < hi) {
       char name[16];
@@ -192,8 +183,10 @@ accy_status accy__fold_constants(accy__program *p, uint64_t room, bool *changed)
    * left, keeps its computations. */
   uint64_t added = 0, total = 0, computed = 0;
   uint32_t fronts = 0;
+  bool any_folded = false;
   for (uint32_t i = 0; i < n; i++) {
     const accy__node *nd = &p->nodes[i];
+    any_folded |= state[i] == FOLDED;
     if (state[i] == FOLDED || state[i] == KEPT) computed += accy__type_bytes(&nd->type);
     if (state[i] == FOLDED && front[i]) {
       added += accy__type_bytes(&nd->type);
@@ -201,8 +194,6 @@ accy_status accy__fold_constants(accy__program *p, uint64_t room, bool *changed)
     }
     if (state[i] == CONSTANT && front[i]) total += nd->payload_bytes;
   }
-  bool any_folded = false;
-  for (uint32_t i = 0; i < n && !any_folded; i++) any_folded = state[i] == FOLDED;
   if (!any_folded || added > room / 2 || total + added > ACCY_MAX_CONSTANT_BYTES ||
       computed > FOLD_MAX_BYTES) {
     accy__free(state);

@@ -242,9 +242,8 @@ typedef struct channel_product {
   uint32_t w;      /* the weights' node */
   uint32_t axis;   /* the channel axis of the result */
   int64_t k;       /* channels */
-  uint64_t run;    /* weights per channel that are contiguous (1: strided) */
-  uint64_t stride; /* distance between one channel's runs (0: one run) */
-  uint64_t runs;   /* runs per channel */
+  /* Channel c's weights: per of them, at c * c_step + i * step. */
+  uint64_t per, c_step, step;
 } channel_product;
 
 static bool as_channel_product(const accy__program *p, const uint32_t *live, const uint32_t *outs,
@@ -257,7 +256,8 @@ static bool as_channel_product(const accy__program *p, const uint32_t *live, con
   uint64_t n = 0;
   if (!accy__type_elements(&wn->type, &n) || n * 4 != wn->payload_bytes || n == 0) return false;
   if (nd->op == ACCY_OP_CONVOLUTION) { /* filter [O, I/g, k...]: rows of n / O */
-    *cp = (channel_product){w, 1, nd->type.dims[1], n / (uint64_t)wn->type.dims[0], 0, 1};
+    const uint64_t per = n / (uint64_t)wn->type.dims[0];
+    *cp = (channel_product){w, 1, nd->type.dims[1], per, per, 1};
     return true;
   }
   if (nd->op != ACCY_OP_DOT_GENERAL || wn->type.rank != 2 || nd->type.rank == 0 ||
@@ -266,8 +266,8 @@ static bool as_channel_product(const accy__program *p, const uint32_t *live, con
   /* rhs [K, N] contracted on 0: channel n is column n; on 1: row n. */
   const int64_t kc = nd->attrs[3], rows = wn->type.dims[0], cols = wn->type.dims[1];
   const uint32_t axis = nd->type.rank - 1;
-  if (kc == 0) *cp = (channel_product){w, axis, cols, 1, (uint64_t)cols, (uint64_t)rows};
-  else *cp = (channel_product){w, axis, rows, (uint64_t)cols, 0, 1};
+  if (kc == 0) *cp = (channel_product){w, axis, cols, (uint64_t)rows, 1, (uint64_t)cols};
+  else *cp = (channel_product){w, axis, rows, (uint64_t)cols, (uint64_t)cols, 1};
   return nd->type.dims[axis] == cp->k;
 }
 
@@ -348,18 +348,11 @@ static bool fold_affine_chain(accy__program *p, const uint32_t *live, const uint
   for (uint64_t c = 0; c < k; c++) {
     if (!isfinite(s[c]) || !isfinite(t[c]) || fabs(t[c]) > FLT_MAX || fabs(s[c]) > FLT_MAX)
       return false;
-    for (uint64_t r = 0; r < cp.runs; r++)
-      for (uint64_t j = 0; j < cp.run; j++) {
-        const uint64_t e = c * (cp.stride ? 1 : cp.run * cp.runs) + r * cp.stride + j;
-        if (!isfinite(w[e]) || fabs(w[e] * s[c]) > FLT_MAX) return false;
-      }
+    for (uint64_t i = 0, e = c * cp.c_step; i < cp.per; i++, e += cp.step)
+      if (!isfinite(w[e]) || fabs(w[e] * s[c]) > FLT_MAX) return false;
   }
   for (uint64_t c = 0; c < k; c++)
-    for (uint64_t r = 0; r < cp.runs; r++)
-      for (uint64_t j = 0; j < cp.run; j++) {
-        const uint64_t e = c * (cp.stride ? 1 : cp.run * cp.runs) + r * cp.stride + j;
-        w[e] = (float)(w[e] * s[c]);
-      }
+    for (uint64_t i = 0, e = c * cp.c_step; i < cp.per; i++, e += cp.step) w[e] = (float)(w[e] * s[c]);
   float *tv = p->nodes[steps[at].constant].payload;
   for (uint64_t c = 0; c < steps[at].count; c++) tv[c] = (float)t[c];
   accy__node *last = &p->nodes[steps[n_steps - 1].node];

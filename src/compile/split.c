@@ -110,8 +110,9 @@ static accy_status add_columns(accy__program *q, const accy__node *c, uint32_t k
   return ACCY_STATUS_OK;
 }
 
-/* The split program: |p| with each product of role[] split into one per
- * slice that reads it (the slice's node then the last of its part). */
+/* The split program: |p| with each product of sps[] (product_of[i]: the one
+ * node i belongs to, or NONE) split into one per slice that reads it (the
+ * slice's node then the last of its part). */
 static accy_status split_into(const accy__program *p, accy__program *q, const uint32_t *product_of,
                               const split_product *sps, uint32_t *map) {
   for (uint32_t i = 0; i < p->n_nodes; i++) map[i] = NONE;

@@ -645,6 +645,17 @@ static void gemm_set_epilogue(accy__gemm *g, const epi *e, bool bias_by_row) {
   g->ep.hi = e->hi;
 }
 
+/* Whether a B read at run time suits the GEMM: its columns contiguous
+ * (items read or pack its rows), or its panels for every batch index few
+ * enough to pack once per launch. */
+static bool dot_b_fits(const dot_params *dp) {
+  if (dp->n.stride == 1 || dp->n.count <= 1) return true;
+  const uint64_t nr = accy__uk_get()->f32_gemm.nr, panels = (dp->n.count + nr - 1) / nr;
+  uint64_t nf;
+  return accy__mul_u64(dp->bl.count, panels, &nf) && accy__mul_u64(nf, dp->kl.count, &nf) &&
+         accy__mul_u64(nf, nr, &nf) && nf > 0 && nf <= DOT_PACK_MAX_FLOATS;
+}
+
 /* Whether prepare_dot_gemm takes f32 dot |node| (maps |dp|): A's batch,
  * row and contracting offsets each one stride, and B constant (packed at
  * compile time), or strided with contiguous columns, or strided with
@@ -654,26 +665,20 @@ static bool dot_gemm_f32_takes(const accy__program *p, uint32_t node, const dot_
   if (nd->type.dtype != ACCY_DTYPE_F32 || dp->bl.tab || dp->m.tab || dp->kl.tab) return false;
   if (p->nodes[nd->operands[1]].op == ACCY_OP_CONSTANT) return true;
   if (dp->br.tab || dp->kr.tab || dp->n.tab) return false;
-  if (dp->n.stride == 1 || dp->n.count <= 1) return true;
-  const uint64_t nr = accy__uk_get()->f32_gemm.nr, panels = (dp->n.count + nr - 1) / nr;
-  uint64_t nf;
-  return accy__mul_u64(dp->bl.count, panels, &nf) && accy__mul_u64(nf, dp->kl.count, &nf) &&
-         accy__mul_u64(nf, nr, &nf) && nf > 0 && nf <= DOT_PACK_MAX_FLOATS;
+  return dot_b_fits(dp);
 }
 
 /* One stride that steps through axes |dims| (strides |st|, row-major
  * order) as their flattened index does; false when there is none. */
 static bool one_stride(uint32_t n, const int64_t *dims, const int64_t *st, int64_t *out) {
-  int64_t s = 0, d = 1;
+  int64_t s = 0;
   bool any = false;
   for (uint32_t i = 0; i < n; i++) {
     if (dims[i] == 1) continue;
     if (any && s != st[i] * dims[i]) return false;
     s = st[i];
-    d *= dims[i];
     any = true;
   }
-  (void)d;
   *out = any ? s : 0;
   return true;
 }
@@ -789,11 +794,7 @@ static bool dot_two_sets(const accy__program *p, uint32_t node, const dot_params
   ptrdiff_t one_bs, one_rs;
   if (!dp->bl.tab && !dp->br.tab && (t < 0 || dot_permuted_strides(p, node, (uint32_t)t, &one_bs, &one_rs)))
     return false; /* one set does */
-  if (dp->n.stride == 1 || dp->n.count <= 1) return true;
-  const uint64_t nr = accy__uk_get()->f32_gemm.nr, panels = (dp->n.count + nr - 1) / nr;
-  uint64_t nf;
-  return accy__mul_u64(dp->bl.count, panels, &nf) && accy__mul_u64(nf, dp->kl.count, &nf) &&
-         accy__mul_u64(nf, nr, &nf) && nf > 0 && nf <= DOT_PACK_MAX_FLOATS;
+  return dot_b_fits(dp);
 }
 
 static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const dot_params *dp,
