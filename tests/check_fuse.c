@@ -50,17 +50,20 @@ static uint32_t param(prog *g, const char *name, accy__type t) {
   return idx;
 }
 
-/* A random f32 constant of type t (values in [-1, 1]). */
+/* A random constant of type t (values in [-1, 1], rounded to t's float
+ * type). */
 static uint32_t constant(prog *g, accy__type t, float fixed, bool use_fixed) {
   uint64_t n = tu_elems(&t);
-  float *v = malloc((size_t)n * 4 + 4);
-  for (uint64_t i = 0; i < n; i++) v[i] = use_fixed ? fixed : (float)(tu_rng_unit(g->rng) * 2 - 1);
+  const size_t es = accy__dtype_size(t.dtype);
+  void *v = malloc((size_t)n * es + 4);
+  for (uint64_t i = 0; i < n; i++)
+    tu_set_f64(t.dtype, v, i, use_fixed ? fixed : (float)(tu_rng_unit(g->rng) * 2 - 1));
   static int counter;
   char name[32];
   snprintf(name, sizeof name, "c%d", counter++);
   uint32_t idx;
   ck_assert_int_eq(accy__program_add_node(&g->p, ACCY_OP_CONSTANT, &t, NULL, 0, NULL, 0, name,
-                                          strlen(name), v, n * 4, &idx),
+                                          strlen(name), v, n * es, &idx),
                    ACCY_STATUS_OK);
   free(v);
   return idx;
@@ -69,13 +72,13 @@ static uint32_t constant(prog *g, accy__type t, float fixed, bool use_fixed) {
 /* broadcast_in_dim of a constant vector along |axis| of |t|. */
 static uint32_t channel_bias(prog *g, accy__type t, uint32_t axis) {
   int64_t d[1] = {t.dims[axis]};
-  uint32_t c = constant(g, tu_type(ACCY_DTYPE_F32, 1, d), 0, false);
+  uint32_t c = constant(g, tu_type(t.dtype, 1, d), 0, false);
   int64_t attr[1] = {axis};
   return node(g, ACCY_OP_BROADCAST_IN_DIM, t, &c, 1, attr, 1);
 }
 
 static uint32_t scalar(prog *g, accy__type t, float v) {
-  uint32_t c = constant(g, tu_type(ACCY_DTYPE_F32, 0, NULL), v, true);
+  uint32_t c = constant(g, tu_type(t.dtype, 0, NULL), v, true);
   return node(g, ACCY_OP_BROADCAST_IN_DIM, t, &c, 1, NULL, 0);
 }
 
@@ -169,9 +172,10 @@ static void compare(prog *g, uint32_t want) {
 static void compare_inputs(prog *g, uint32_t want, bool edges) {
   void *inputs[4];
   for (uint32_t i = 0; i < g->p.n_params; i++) {
-    uint64_t ne = tu_elems(&g->p.nodes[g->p.params[i]].type);
-    inputs[i] = malloc((size_t)ne * 4 + 4);
-    tu_fill_random(g->rng, ACCY_DTYPE_F32, inputs[i], (size_t)ne, edges, 2);
+    const accy__type *pt = &g->p.nodes[g->p.params[i]].type;
+    uint64_t ne = tu_elems(pt);
+    inputs[i] = malloc((size_t)ne * accy__dtype_size(pt->dtype) + 4);
+    tu_fill_random(g->rng, pt->dtype, inputs[i], (size_t)ne, edges, 2);
   }
   uint32_t tf, tu;
   float *f = run(g, true, inputs, &tf), *u = run(g, false, inputs, &tu);
@@ -182,11 +186,17 @@ static void compare_inputs(prog *g, uint32_t want, bool edges) {
   else
     ck_assert_msg(tf == want, "fused plan has %u tasks (unfused %u), expected %u", tf, tu, want);
   ck_assert_uint_ge(tu, tf);
-  uint64_t n = 0; /* in f32 units: wider outputs compare as several */
+  /* In f32 units (wider outputs compare as several), or in the outputs'
+   * half type when the first is one (then all are). */
+  const int32_t odt = g->p.nodes[g->p.outputs[0]].type.dtype;
+  const bool half = odt == ACCY_DTYPE_F16 || odt == ACCY_DTYPE_BF16;
+  uint64_t n = 0;
   for (uint32_t j = 0; j < g->p.n_outputs; j++)
-    n += accy__type_bytes(&g->p.nodes[g->p.outputs[j]].type) / 4;
-  size_t d = tu_first_difference(ACCY_DTYPE_F32, f, u, (size_t)n);
-  ck_assert_msg(d == SIZE_MAX, "fused and unfused differ at %zu: %.9g vs %.9g", d, (double)f[d], (double)u[d]);
+    n += accy__type_bytes(&g->p.nodes[g->p.outputs[j]].type) / (half ? 2 : 4);
+  size_t d = tu_first_difference(half ? odt : ACCY_DTYPE_F32, f, u, (size_t)n);
+  ck_assert_msg(d == SIZE_MAX, "fused and unfused differ at %zu: %.9g vs %.9g", d,
+                tu_get_f64(half ? odt : ACCY_DTYPE_F32, f, d),
+                tu_get_f64(half ? odt : ACCY_DTYPE_F32, u, d));
   free(f);
   free(u);
   for (uint32_t i = 0; i < g->p.n_params; i++) free(inputs[i]);
@@ -1311,6 +1321,47 @@ START_TEST(test_elementwise_groups) {
 }
 END_TEST
 
+/* Register chains of f16 and bf16 members (half_chain in elementwise.c):
+ * case 0, tanh(x * 0.75 + 0.25) * 1.5 over a flat group (scalar operands);
+ * case 1, erf((x + b) / z) - z over rows, b a constant vector along the
+ * rows (periodic) and z a second input (a vector operand), with an exp
+ * and a square; case 2, x * s with s one value per row (a per-row
+ * operand) then logistic and rsqrt. Each forms a chain that rounds after
+ * every op, and gives the unfused program's bits, edge values included. */
+START_TEST(test_half_chains) {
+  const int32_t dt = _i % 2 ? ACCY_DTYPE_BF16 : ACCY_DTYPE_F16;
+  tu_rng rng;
+  tu_rng_seed(&rng, 4600 + (uint64_t)_i);
+  prog g = {.rng = &rng, .want_how = "rounded to the half type"};
+  accy__program_init(&g.p);
+  int64_t xd[2] = {37, 131}, ld[1] = {131}, kd[2] = {37, 1}, ax1[1] = {1}, ax01[2] = {0, 1};
+  const accy__type xt = tu_type(dt, 2, xd);
+  const uint32_t x = param(&g, "x", xt);
+  switch (_i / 2) {
+    case 0: {
+      uint32_t v = bin(&g, ACCY_OP_MULTIPLY, xt, x, scalar(&g, xt, 0.75f));
+      v = un(&g, ACCY_OP_TANH, xt, bin(&g, ACCY_OP_ADD, xt, v, scalar(&g, xt, 0.25f)));
+      out(&g, bin(&g, ACCY_OP_MULTIPLY, xt, v, scalar(&g, xt, 1.5f)));
+    } break;
+    case 1: {
+      const uint32_t z = param(&g, "z", xt);
+      const uint32_t b = bcast(&g, constant(&g, tu_type(dt, 1, ld), 0, false), xt, ax1, 1);
+      uint32_t v = bin(&g, ACCY_OP_ADD, xt, x, b);
+      v = un(&g, ACCY_OP_ERF, xt, bin(&g, ACCY_OP_DIVIDE, xt, v, z));
+      v = un(&g, ACCY_OP_EXP, xt, bin(&g, ACCY_OP_SUBTRACT, xt, v, z));
+      out(&g, bin(&g, ACCY_OP_MULTIPLY, xt, v, v));
+    } break;
+    default: {
+      const uint32_t s = bcast(&g, param(&g, "s", tu_type(dt, 2, kd)), xt, ax01, 2);
+      uint32_t v = un(&g, ACCY_OP_LOGISTIC, xt, bin(&g, ACCY_OP_MULTIPLY, xt, x, s));
+      out(&g, un(&g, ACCY_OP_RSQRT, xt, v));
+    } break;
+  }
+  if (!accy__uk_get()->f32_chain) g.want_how = NULL; /* the portable level has no chains */
+  compare(&g, UINT32_MAX);
+}
+END_TEST
+
 /* Random programs over rows [R, L] and per-row values [R, 1]: unary and
  * binary arithmetic, reduces over rows, broadcasts of per-row values, of
  * constant vectors along the rows and of scalars, compare and select, and
@@ -1318,15 +1369,19 @@ END_TEST
  * group them, and however the group's elementwise runs form register
  * chains) and unfused give the same bits, inline and on two workers. */
 START_TEST(test_random_groups) {
+  /* f32, then the same kinds of programs in f16 and bf16 (register chains
+   * of half members round after each op: half_chain in elementwise.c). */
+  static const int32_t kDt[3] = {ACCY_DTYPE_F32, ACCY_DTYPE_F16, ACCY_DTYPE_BF16};
+  const int32_t dt = kDt[_i];
   tu_rng rng;
-  tu_rng_seed(&rng, 4500);
+  tu_rng_seed(&rng, 4500 + (uint64_t)_i);
   static const int64_t kLens[] = {16, 17, 64, 100, 300};
-  for (int prog_i = 0; prog_i < 300; prog_i++) {
+  for (int prog_i = 0; prog_i < (_i ? 150 : 300); prog_i++) {
     const int64_t R = tu_rng_range(&rng, 1, 21), L = kLens[tu_rng_range(&rng, 0, 4)];
     int64_t xd[2] = {R, L}, kd[2] = {R, 1}, rd[1] = {R}, ld[1] = {L};
     int64_t ax01[2] = {0, 1}, ax1[1] = {1};
-    accy__type xt = tu_type(ACCY_DTYPE_F32, 2, xd), kt = tu_type(ACCY_DTYPE_F32, 2, kd);
-    accy__type rt = tu_type(ACCY_DTYPE_F32, 1, rd), lt = tu_type(ACCY_DTYPE_F32, 1, ld);
+    accy__type xt = tu_type(dt, 2, xd), kt = tu_type(dt, 2, kd);
+    accy__type rt = tu_type(dt, 1, rd), lt = tu_type(dt, 1, ld);
     accy__type bt = tu_type(ACCY_DTYPE_BOOL, 2, xd);
     prog g = {.rng = &rng};
     accy__program_init(&g.p);
@@ -2106,7 +2161,8 @@ static Suite *fuse_suite(void) {
   tcase_add_loop_test(tc, test_fused_relu_of_negative_zero, 0, 7);
   tcase_add_test(tc, test_elementwise_groups);
   tcase_add_loop_test(tc, test_groups_after_dots, 0, 5);
-  tcase_add_test(tc, test_random_groups);
+  tcase_add_loop_test(tc, test_random_groups, 0, 3);
+  tcase_add_loop_test(tc, test_half_chains, 0, 6);
   tcase_add_loop_test(tc, test_conv_epilogues, 0, 10);
   tcase_add_loop_test(tc, test_groups_after_convs, 0, 11);
   tcase_add_loop_test(tc, test_conv_max_pool_fuses, 0, 11);

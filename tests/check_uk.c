@@ -709,7 +709,8 @@ END_TEST
  * one value (edge values among them), reversed subtract and divide, squares
  * (a multiply of the running value by itself), the transcendentals (the
  * level's spans' functions, inlined over the chain's vectors) and cubes
- * (power by 3), the result written in place
+ * (power by 3), roundings to f16 and bf16 (the level's conversions there
+ * and back), the result written in place
  * over x0 half the time; nothing past n written. A third of the chains also
  * sum their results (some only sum them, storing nothing): the bits of the
  * level's f32_reduce_rows over the reference's results. */
@@ -727,7 +728,8 @@ START_TEST(test_chain_matches_map_kernels) {
       [ACCY__CH_RSQRT] = ACCY_OP_RSQRT,   [ACCY__CH_SQUARE] = ACCY_OP_MULTIPLY,
       [ACCY__CH_EXP] = ACCY_OP_EXP,       [ACCY__CH_TANH] = ACCY_OP_TANH,
       [ACCY__CH_LOGISTIC] = ACCY_OP_LOGISTIC, [ACCY__CH_ERF] = ACCY_OP_ERF,
-      [ACCY__CH_LOG] = ACCY_OP_LOG,       [ACCY__CH_CUBE] = ACCY_OP_POWER};
+      [ACCY__CH_LOG] = ACCY_OP_LOG,       [ACCY__CH_CUBE] = ACCY_OP_POWER,
+      [ACCY__CH_RND_F16] = ACCY_OP_CONVERT, [ACCY__CH_RND_BF16] = ACCY_OP_CONVERT};
   static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, NAN, INFINITY, -INFINITY, 1e-40f, 3e38f};
   static float x0[NMAX + 16], opnd[ACCY__UK_CHAIN_MAX][NMAX], rep[NMAX], want[NMAX + 16],
       tmp[NMAX], got[NMAX + 16];
@@ -752,10 +754,22 @@ START_TEST(test_chain_matches_map_kernels) {
         ops[k].p = scalar ? NULL : opnd[k];
         ops[k].s = !finite && tu_rng_range(&r, 0, 3) == 0 ? sp[tu_rng_range(&r, 0, 8)] : opnd[k][0];
       }
-      /* The reference: the map kernels one by one. */
+      /* The reference: the map kernels one by one (a rounding to a half
+       * type: the level's conversions to it and back). */
       memcpy(want, x0, n * 4);
       for (uint32_t k = 0; k < n_ops; k++) {
         const uint8_t op = ops[k].op;
+        if (op == ACCY__CH_RND_F16 || op == ACCY__CH_RND_BF16) {
+          const int32_t hdt = op == ACCY__CH_RND_F16 ? ACCY_DTYPE_F16 : ACCY_DTYPE_BF16;
+          uint16_t h[NMAX];
+          accy__uk_ew_fn to = ts[l]->ew.convert(ACCY_DTYPE_F32, hdt),
+                         back = ts[l]->ew.convert(hdt, ACCY_DTYPE_F32);
+          ck_assert_ptr_nonnull(to);
+          ck_assert_ptr_nonnull(back);
+          to(n, h, want, NULL, NULL, 1, 1);
+          back(n, want, h, NULL, NULL, 1, 1);
+          continue;
+        }
         accy__uk_ew_fn f = ts[l]->ew.map(kOp[op], ACCY_DTYPE_F32);
         ck_assert_ptr_nonnull(f);
         const float *b = ops[k].p;

@@ -276,6 +276,14 @@ typedef struct group_chain {
     uint8_t op, kind; /* ACCY__CH_*, chain_src_kind */
     group_src src;
   } ops[ACCY__UK_CHAIN_MAX];
+  /* A run of f16 or bf16 members (half_chain): each member's op is followed
+   * by the rounding op rnd (ACCY__CH_RND_*); x0 and the vector operands are
+   * widened into the f32 scratch (n_tmp blocks past the slots) by widen,
+   * the result narrowed back by narrow, the level's conversions. Else rnd
+   * is 0 and the run is f32. */
+  uint8_t rnd;
+  uint8_t n_tmp;
+  accy__uk_ew_fn widen, narrow;
 } group_chain;
 
 typedef struct group_step {
@@ -308,6 +316,8 @@ typedef struct group_params {
   uint64_t n_rows;
   uint64_t block;           /* items per block: elements (flat) or rows */
   size_t slot_bytes;
+  size_t tmp_bytes; /* a half chain's f32 block (group_chain), past the slots */
+  size_t tmp_at;    /* where those blocks start in the workspace */
   accy__uk_f32_reduce_rows_fn reduce_rows; /* row reduces, as the reduce kernel's */
   accy__uk_f32_chain_fn chain;             /* GK_CHAIN */
   const group_step *steps;
@@ -393,6 +403,68 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
       idx[i] = 0;
     }
   }
+}
+
+/* A run of half members (group_chain's rnd) over a block of n elements
+ * (nb rows of a row group) from element |base|: x0 and each vector operand
+ * widened into an f32 block, a periodic operand's row once, scalars and
+ * per-row values one by one; the level's chain over the f32 blocks, each
+ * op followed by its rounding (so x0's block holds every member's value as
+ * its half kernel would have rounded it); then narrowed into |out|, which
+ * changes none of them (each is a half value already). */
+static void half_chain(const group_params *gp, const group_chain *c, void *const *bufs,
+                       char *ws, char *out, uint64_t base, uint64_t nb, size_t n) {
+  const uint64_t L = gp->row_len ? gp->row_len : 1;
+  float *tmp = (float *)(void *)(ws + gp->tmp_at);
+  const size_t tf = gp->tmp_bytes / 4; /* floats per block */
+  uint32_t nt = 0;
+  accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
+  const uint16_t *per_row[ACCY__UK_CHAIN_MAX];
+  for (uint32_t q = 0; q < c->n_ops; q++) {
+    const group_src src = c->ops[q].src;
+    const char *at = src >= 0 ? ws + (size_t)src * gp->slot_bytes : (const char *)bufs[-src];
+    ops[q] = (accy__uk_chain_op){c->ops[q].op, NULL, 0.0f};
+    per_row[q] = NULL;
+    switch (c->ops[q].kind) {
+      case CS_VEC: {
+        float *t = tmp + (size_t)(++nt) * tf;
+        c->widen(n, t, (const uint16_t *)(const void *)at + (src >= 0 ? 0 : base), NULL, NULL, 1,
+                 1);
+        ops[q].p = t;
+      } break;
+      case CS_PERIODIC: {
+        float *t = tmp + (size_t)(++nt) * tf;
+        c->widen((size_t)L, t, at, NULL, NULL, 1, 1);
+        ops[q].p = t;
+      } break;
+      case CS_SCALAR_SLOT:
+      case CS_SCALAR_LEAF: {
+        uint16_t h;
+        memcpy(&h, at, 2);
+        c->widen(1, &ops[q].s, &h, NULL, NULL, 1, 1);
+      } break;
+      case CS_PER_ROW: per_row[q] = (const uint16_t *)(const void *)at; break;
+      default: break; /* CS_NONE */
+    }
+  }
+  const char *x0 = c->x0 >= 0 ? ws + (size_t)c->x0 * gp->slot_bytes
+                              : (const char *)bufs[-c->x0] + base * 2;
+  c->widen(n, tmp, x0, NULL, NULL, 1, 1);
+  if (!c->per_row) {
+    gp->chain(n, tmp, tmp, ops, c->n_ops, NULL);
+  } else {
+    const accy__uk_chain_op *src_ops = ops;
+    accy__uk_chain_op row_ops[ACCY__UK_CHAIN_MAX];
+    for (uint64_t j = 0; j < nb; j++) {
+      for (uint32_t q = 0; q < c->n_ops; q++) {
+        row_ops[q] = src_ops[q];
+        if (c->ops[q].kind == CS_VEC) row_ops[q].p = src_ops[q].p + j * L;
+        if (per_row[q]) c->widen(1, &row_ops[q].s, per_row[q] + j, NULL, NULL, 1, 1);
+      }
+      gp->chain((size_t)L, tmp + j * L, tmp + j * L, row_ops, c->n_ops, NULL);
+    }
+  }
+  c->narrow(n, out, tmp, NULL, NULL, 1, 1);
 }
 
 /* One block: items b .. b + nb (elements of a flat group, rows of a row
@@ -486,6 +558,10 @@ static void group_block(const group_params *gp, void *const *bufs, char *ws, uin
       case GK_NONE: break;
       case GK_CHAIN: {
         const group_chain *c = st->chain;
+        if (c->rnd) {
+          half_chain(gp, c, bufs, ws, out, base, nb, n);
+          break;
+        }
         const uint64_t cb = c->fold ? b * L : base; /* the run's first element */
         accy__uk_chain_op ops[ACCY__UK_CHAIN_MAX];
         const float *vec[ACCY__UK_CHAIN_MAX], *per_row[ACCY__UK_CHAIN_MAX];
@@ -741,6 +817,12 @@ bool accy__group_row_fill(const accy__program *p, uint32_t b, uint64_t len, uint
  * fills, which are filled at a tile's first block and never move): the
  * chain's operands are then still in their slots when its last step runs. */
 
+/* The level's conversion of half type |dt| to f32 (|widen|) or back. */
+static accy__uk_ew_fn half_convert(int32_t dt, bool widen) {
+  const accy__uk *uk = accy__uk_get();
+  return widen ? uk->ew.convert(dt, ACCY_DTYPE_F32) : uk->ew.convert(ACCY_DTYPE_F32, dt);
+}
+
 /* The chain op of a member's node, else -1. |rev|: the running value is the
  * second operand. */
 static int chain_op_of(uint16_t op, bool rev) {
@@ -817,21 +899,32 @@ static void chain_src(const group_step *st, uint32_t i, uint8_t *kind, group_src
   }
 }
 
-/* Whether member |mi|'s step can be in a chain: an f32 value (a row value,
- * or a per-row one: a chain's members are all one or all the other) of an
- * op the chain kernel has, with one or two operands. */
+/* The dtype of member |mi| when its step can be in a chain, else -1: an
+ * f32, f16 or bf16 value (a row value, or a per-row one: a chain's members
+ * are all one or all the other) of an op the chain kernel has, with one or
+ * two operands of its own type. A chain's members all have one dtype; the
+ * half ones (half_chain) only where the level has the conversions, and no
+ * power (its exponent is an f32 constant only in f32 programs). */
+static int32_t chain_dtype(const accy__program *p, const accy__ew_group *g, const group_step *st,
+                           uint32_t mi) {
+  if (st->kind != GK_EW && st->kind != GK_EW_X1 && st->kind != GK_EW_ROWS) return -1;
+  if (!st->ew || st->ew->arity < 1 || st->ew->arity > 2) return -1;
+  const accy__node *nd = &p->nodes[g->members[mi]];
+  const int32_t dt = nd->type.dtype;
+  const bool half = dt == ACCY_DTYPE_F16 || dt == ACCY_DTYPE_BF16;
+  if (half ? st->es != 2 || !half_convert(dt, true) || !half_convert(dt, false)
+           : dt != ACCY_DTYPE_F32 || st->es != 4)
+    return -1;
+  if (chain_op_of(nd->op, false) < 0 && (half || chain_power_op(p, nd) < 0)) return -1;
+  if (chain_unary(nd->op) != (st->ew->arity == 1)) return -1;
+  for (uint32_t o = 0; o < nd->n_operands; o++)
+    if (p->nodes[nd->operands[o]].type.dtype != dt) return -1;
+  return dt;
+}
+
 static bool chain_member(const accy__program *p, const accy__ew_group *g, const group_step *st,
                          uint32_t mi) {
-  if (st->kind != GK_EW && st->kind != GK_EW_X1 && st->kind != GK_EW_ROWS) return false;
-  if (st->es != 4 || !st->ew || st->ew->arity < 1 || st->ew->arity > 2) return false;
-  const accy__node *nd = &p->nodes[g->members[mi]];
-  if (nd->type.dtype != ACCY_DTYPE_F32 ||
-      (chain_op_of(nd->op, false) < 0 && chain_power_op(p, nd) < 0))
-    return false;
-  if (chain_unary(nd->op) != (st->ew->arity == 1)) return false;
-  for (uint32_t o = 0; o < nd->n_operands; o++)
-    if (p->nodes[nd->operands[o]].type.dtype != ACCY_DTYPE_F32) return false;
-  return true;
+  return chain_dtype(p, g, st, mi) >= 0;
 }
 
 /* Steps that may sit between two members of a chain: they write nothing the
@@ -901,7 +994,7 @@ static bool chain_head_of(const accy__program *p, const accy__ew_group *g, const
 
 static accy_status group_form_chains(const accy__program *p, const accy__ew_group *g,
                                      group_step *steps, uint32_t nm, const int32_t *alias,
-                                     accy__arena *arena, accy__kernel *k) {
+                                     accy__arena *arena, accy__kernel *k, uint32_t *n_tmp) {
   char how[200];
   size_t hl = 0;
   how[0] = 0;
@@ -926,7 +1019,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
   for (uint32_t mi = 0; mi < nm; mi++) {
     const uint16_t op = p->nodes[g->members[mi]].op;
     chain_head h;
-    if (!chain_member(p, g, &steps[mi], mi) || !steps[mi].row || uses[mi] < 2 ||
+    if (chain_dtype(p, g, &steps[mi], mi) != ACCY_DTYPE_F32 || !steps[mi].row || uses[mi] < 2 ||
         steps[mi].out < 0 ||
         (op != ACCY_OP_ADD && op != ACCY_OP_SUBTRACT && op != ACCY_OP_MULTIPLY) ||
         !chain_head_of(p, g, &steps[mi], mi, &h) || h.x0 >= 0 || h.kind == CS_VEC ||
@@ -979,6 +1072,10 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       c.ops[c.n_ops++] = (struct chain_op){hh.op, hh.kind, hh.src};
     }
     c.ops[c.n_ops++] = (struct chain_op){h.op, h.kind, h.src};
+    const int32_t dt = chain_dtype(p, g, &steps[mi], mi);
+    const bool half = dt != ACCY_DTYPE_F32;
+    /* Room for the rest: a half member takes two ops, its own and the rounding. */
+    const uint32_t max_ops = half ? ACCY__UK_CHAIN_MAX / 2 : ACCY__UK_CHAIN_MAX;
     uint32_t last = mi;
     bool in_run[ACCY__EW_GROUP_MAX_NODES] = {false}; /* the run's members */
     in_run[mi] = true;
@@ -988,8 +1085,8 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
                          (nx + 1 < nm &&
                           chain_may_skip(steps, nm, again, mi, last, &c, &steps[nx]))))
         nx++;
-      if (nx >= nm || c.n_ops == ACCY__UK_CHAIN_MAX || uses[last] != 1 || steps[last].out < 0 ||
-          !chain_member(p, g, &steps[nx], nx) || steps[nx].row != steps[mi].row)
+      if (nx >= nm || c.n_ops == max_ops || uses[last] != 1 || steps[last].out < 0 ||
+          chain_dtype(p, g, &steps[nx], nx) != dt || steps[nx].row != steps[mi].row)
         break;
       const group_step *ns = &steps[nx];
       const group_src prev = steps[last].out;
@@ -1023,7 +1120,7 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     {
       uint32_t nx = last + 1;
       while (nx < nm && chain_passive(&steps[nx])) nx++;
-      if (nx < nm && steps[mi].row && steps[last].out >= 0 && steps[nx].kind == GK_REDUCE &&
+      if (!half && nx < nm && steps[mi].row && steps[last].out >= 0 && steps[nx].kind == GK_REDUCE &&
           steps[nx].red == ACCY_REDUCE_SUM && steps[nx].in[0] == steps[last].out) {
         c.fold = true;
         c.store = uses[last] > 1 ? steps[last].out : -1;
@@ -1033,6 +1130,19 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
     if (at > mi || head >= 0) {
       for (uint32_t q = 0; q < c.n_ops; q++)
         if (c.ops[q].kind == CS_PER_ROW || c.ops[q].kind == CS_PERIODIC) c.per_row = true;
+      if (half) { /* each op then its rounding; a block of scratch per vector operand */
+        c.rnd = dt == ACCY_DTYPE_F16 ? ACCY__CH_RND_F16 : ACCY__CH_RND_BF16;
+        c.widen = half_convert(dt, true);
+        c.narrow = half_convert(dt, false);
+        c.n_tmp = 1;
+        for (uint32_t q = c.n_ops; q-- > 0;) {
+          c.ops[2 * q + 1] = (struct chain_op){c.rnd, CS_NONE, 0};
+          c.ops[2 * q] = c.ops[q];
+          c.n_tmp += c.ops[q].kind == CS_VEC || c.ops[q].kind == CS_PERIODIC;
+        }
+        c.n_ops *= 2;
+        if (c.n_tmp > *n_tmp) *n_tmp = c.n_tmp;
+      }
 
       group_chain *pc = accy__arena_alloc(arena, sizeof *pc, 8);
       if (!pc) return ACCY_FAIL(ACCY_STATUS_OUT_OF_MEMORY, "kernel parameters");
@@ -1045,7 +1155,8 @@ static accy_status group_form_chains(const accy__program *p, const accy__ew_grou
       if (hl < sizeof how) {
         const int w = snprintf(how + hl, sizeof how - hl, "%s%%%u..%%%u (%u op%s%s)",
                                hl ? ", " : "register chains ", g->members[mi], g->members[at],
-                               c.n_ops, c.n_ops == 1 ? "" : "s", c.fold ? ", summed" : "");
+                               c.n_ops, c.n_ops == 1 ? "" : "s",
+                               c.fold ? ", summed" : half ? ", rounded to the half type" : "");
         hl = w < 0 ? sizeof how : hl + (size_t)w;
       }
     }
@@ -1403,7 +1514,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
     steps[mi].kind = GK_NONE;
   }
   gp->chain = accy__uk_get()->f32_chain;
-  if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, alias, arena, k));
+  uint32_t n_tmp = 0; /* f32 blocks of the half chains */
+  if (gp->chain) ACCY_TRY(group_form_chains(p, g, steps, nm, alias, arena, k, &n_tmp));
   /* A gather that no step left to run reads (the exponent of a power the
    * chain runs as its square or cube) does no work: it filled a block of
    * the exponent at every tile (16% of the tanh GELU's samples; 20000
@@ -1544,6 +1656,8 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
   gp->n_rows = n_rows;
   gp->block = blk;
   gp->slot_bytes = slot_bytes;
+  gp->tmp_at = (size_t)n_slots * slot_bytes;
+  gp->tmp_bytes = accy__align_up((size_t)((L ? blk * L : blk) * 4), 64);
   gp->reduce_rows = accy__uk_get()->f32_reduce_rows;
   gp->steps = steps;
   k->run = tile_group;
@@ -1551,6 +1665,6 @@ accy_status accy__kernel_prepare_ew_group(const accy__program *p, const accy__ew
   k->n_items = L ? (n_rows + blk - 1) / blk : ne;
   k->item_cost = cost ? cost : 1;
   if (L && !accy__mul_u64(k->item_cost, L * blk, &k->item_cost)) k->item_cost = UINT64_MAX;
-  k->worker_bytes = (uint64_t)n_slots * slot_bytes;
+  k->worker_bytes = (uint64_t)n_slots * slot_bytes + (uint64_t)n_tmp * gp->tmp_bytes;
   return ACCY_STATUS_OK;
 }

@@ -466,6 +466,13 @@ enum {
   ACCY__CH_ERF,
   ACCY__CH_LOG,
   ACCY__CH_CUBE,   /* power(v, 3): the f32 rounding of v * v * v in f64, the power kernel's */
+  /* v rounded to the nearest f16 (bf16) value, ties to even, kept as f32:
+   * the narrowing of the level's f16 (bf16) kernels, which compute a half
+   * op in f32 and round its result (a NaN as the narrowing leaves it). A
+   * chain of half members runs each member's op then its rounding, so it
+   * gives the bits of those kernels one by one (elementwise.c). */
+  ACCY__CH_RND_F16,
+  ACCY__CH_RND_BF16,
   ACCY__CH_COUNT
 };
 /* Most ops in one chain. */

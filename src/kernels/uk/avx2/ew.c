@@ -356,8 +356,25 @@ static inline __m256 ch_rsqrt8(__m256 v) {
   return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(v));
 }
 
+/* uk.h's ACCY__CH_RND_F16 and _BF16: f16_narrow's and bf16_round8's
+ * roundings (below), widened back. */
+static inline __m256 ch_rnd_f16_8(__m256 v) {
+  return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+static inline __m256 ch_rnd_bf16_8(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i top = _mm256_srli_epi32(u, 16);
+  const __m256i odd = _mm256_and_si256(top, _mm256_set1_epi32(1));
+  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+  const __m256i qnan = _mm256_or_si256(top, _mm256_set1_epi32(0x40));
+  const __m256i w = _mm256_blendv_epi8(r, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
 static inline __attribute__((always_inline)) __m256 ch_op8(uint8_t op, __m256 v, __m256 b) {
   switch (op) {
+    case ACCY__CH_RND_F16: return ch_rnd_f16_8(v);
+    case ACCY__CH_RND_BF16: return ch_rnd_bf16_8(v);
     case ACCY__CH_ADD: return _mm256_add_ps(v, b);
     case ACCY__CH_SUB: return _mm256_sub_ps(v, b);
     case ACCY__CH_RSUB: return ch_rsub8(v, b);
@@ -456,6 +473,8 @@ static inline __attribute__((always_inline)) void chain8(size_t n, float *o, con
         } break;
         case 2 * ACCY__CH_SQRT: CH_EIGHT(_mm256_sqrt_ps); break;
         case 2 * ACCY__CH_RSQRT: CH_EIGHT(ch_rsqrt8); break;
+        case 2 * ACCY__CH_RND_F16: CH_EIGHT(ch_rnd_f16_8); break;
+        case 2 * ACCY__CH_RND_BF16: CH_EIGHT(ch_rnd_bf16_8); break;
         case 2 * ACCY__CH_SQUARE:
 #pragma GCC unroll 8
           for (int u = 0; u < 8; u++) v[u] = _mm256_mul_ps(v[u], v[u]);

@@ -204,8 +204,25 @@ static inline __m512 ch_rsqrt16(__m512 v) { return _mm512_div_ps(V16(1.0f), _mm5
 static inline __m512 ch_neg16(__m512 v) { return _mm512_xor_ps(v, V16(-0.0f)); }
 static inline __m512 ch_square16(__m512 v) { return _mm512_mul_ps(v, v); }
 
+/* uk.h's ACCY__CH_RND_F16 and _BF16: the AVX2 level's roundings (its
+ * f16_narrow and bf16_round8) in sixteen lanes, widened back. */
+static inline __m512 ch_rnd_f16_16(__m512 v) {
+  return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+static inline __m512 ch_rnd_bf16_16(__m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i top = _mm512_srli_epi32(u, 16);
+  const __m512i odd = _mm512_and_si512(top, _mm512_set1_epi32(1));
+  const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd), 16);
+  const __m512i qnan = _mm512_or_si512(top, _mm512_set1_epi32(0x40));
+  const __m512i w = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, qnan);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
 static inline __attribute__((always_inline)) __m512 ch_op16(uint8_t op, __m512 v, __m512 b) {
   switch (op) {
+    case ACCY__CH_RND_F16: return ch_rnd_f16_16(v);
+    case ACCY__CH_RND_BF16: return ch_rnd_bf16_16(v);
     case ACCY__CH_ADD: return _mm512_add_ps(v, b);
     case ACCY__CH_SUB: return _mm512_sub_ps(v, b);
     case ACCY__CH_RSUB: return ch_rsub16(v, b);
@@ -302,6 +319,8 @@ __attribute__((flatten)) void accy__f32_chain__avx512(size_t n, float *o, const 
         case 2 * ACCY__CH_SQRT: CH_EACH8(_mm512_sqrt_ps); break;
         case 2 * ACCY__CH_RSQRT: CH_EACH8(ch_rsqrt16); break;
         case 2 * ACCY__CH_SQUARE: CH_EACH8(ch_square16); break;
+        case 2 * ACCY__CH_RND_F16: CH_EACH8(ch_rnd_f16_16); break;
+        case 2 * ACCY__CH_RND_BF16: CH_EACH8(ch_rnd_bf16_16); break;
         case 2 * ACCY__CH_EXP: CH_HALVES8(vm_exp16); break;
         case 2 * ACCY__CH_TANH: CH_HALVES8(vm_tanh16); break;
         case 2 * ACCY__CH_ERF: CH_HALVES8(vm_erf16); break;
@@ -358,6 +377,8 @@ __attribute__((flatten)) void accy__f32_chain__avx512(size_t n, float *o, const 
         case 2 * ACCY__CH_SQRT: CH_FOUR(_mm512_sqrt_ps); break;
         case 2 * ACCY__CH_RSQRT: CH_FOUR(ch_rsqrt16); break;
         case 2 * ACCY__CH_SQUARE: CH_FOUR(ch_square16); break;
+        case 2 * ACCY__CH_RND_F16: CH_FOUR(ch_rnd_f16_16); break;
+        case 2 * ACCY__CH_RND_BF16: CH_FOUR(ch_rnd_bf16_16); break;
         /* The heavy ops inline: four polynomials in flight (out of line, one
          * vector after another, tanh ran 13% slower, erf 7%, cube 13%). */
         case 2 * ACCY__CH_EXP: CH_FOUR(vm_exp16); break;
