@@ -200,13 +200,15 @@ def mlp(batch):
                 tol=dict(rtol=2e-4, atol_scale=2e-4))
 
 
-def transformer(seq=128, dm=256, heads=4, ff=1024, causal=False):
+def transformer(seq=128, dm=256, heads=4, ff=1024, causal=False, batch=1):
     """Pre-LN block. causal=False: encoder layer, separate Q/K/V, erf-GELU.
-    causal=True: GPT-2 block, fused QKV + Split, causal mask (Where), tanh-GELU."""
-    name = ("gpt2_s%d" if causal else "transformer_s%d") % seq
-    r = rng(name)
+    causal=True: GPT-2 block, fused QKV + Split, causal mask (Where), tanh-GELU.
+    batch > 1: that many sequences (name suffix _bN), the same weights as batch 1."""
+    base = ("gpt2_s%d" if causal else "transformer_s%d") % seq
+    name = base + ("_b%d" % batch if batch > 1 else "")
+    r = rng(base)
     dh = dm // heads
-    x = uniform(rng(name + "_x"), (1, seq, dm), -1.0, 1.0)
+    x = uniform(rng(name + "_x"), (batch, seq, dm), -1.0, 1.0)
     p = {}
     for k in ("ln1", "ln2"):
         p[k + "_g"] = uniform(r, (dm,), 0.8, 1.2)
@@ -223,7 +225,7 @@ def transformer(seq=128, dm=256, heads=4, ff=1024, causal=False):
     g = Graph(name)
     c = lambda v: g.const(np.asarray(v, dtype=F32))
     i64 = lambda v: g.const(np.asarray(v, dtype=np.int64))
-    xin = g.input("x", (1, seq, dm))
+    xin = g.input("x", (batch, seq, dm))
 
     def ln(h, k):
         return g.op("LayerNormalization", [h, g.const(p[k + "_g"]), g.const(p[k + "_b"])],
@@ -232,8 +234,8 @@ def transformer(seq=128, dm=256, heads=4, ff=1024, causal=False):
     def dense(h, w, b):
         return g.op("Add", [g.op("MatMul", [h, g.const(p[w])]), g.const(p[b])])
 
-    def heads_of(h):  # [1,S,D] -> [1,H,S,dh]
-        return g.op("Transpose", [g.op("Reshape", [h, i64([1, seq, heads, dh])])], perm=[0, 2, 1, 3])
+    def heads_of(h):  # [B,S,D] -> [B,H,S,dh]
+        return g.op("Transpose", [g.op("Reshape", [h, i64([batch, seq, heads, dh])])], perm=[0, 2, 1, 3])
 
     h = ln(xin, "ln1")
     if causal:
@@ -250,7 +252,7 @@ def transformer(seq=128, dm=256, heads=4, ff=1024, causal=False):
         s = g.op("Where", [g.const(mask.reshape(1, 1, seq, seq)), s, c(-10000.0)])
     a = g.op("Softmax", [s], axis=-1)
     o = g.op("MatMul", [a, v])
-    o = g.op("Reshape", [g.op("Transpose", [o], perm=[0, 2, 1, 3]), i64([1, seq, dm])])
+    o = g.op("Reshape", [g.op("Transpose", [o], perm=[0, 2, 1, 3]), i64([batch, seq, dm])])
     x1 = g.op("Add", [xin, dense(o, "wo", "bo")])
     f = dense(ln(x1, "ln2"), "w1", "b1")
     if causal:  # GELU, tanh form, as GPT-2 writes it
@@ -261,10 +263,21 @@ def transformer(seq=128, dm=256, heads=4, ff=1024, causal=False):
         f = g.op("Mul", [g.op("Mul", [f, g.op("Add", [g.op("Erf", [g.op("Div", [f, c(math.sqrt(2))])]),
                                                        c(1.0)])]), c(0.5)])
     g.op("Add", [x1, dense(f, "w2", "b2")], "y")
-    g.output("y", (1, seq, dm))
+    g.output("y", (batch, seq, dm))
 
     P = {k2: d(v2) for k2, v2 in p.items()}
-    X = d(x)[0]
+    Y = np.stack([ref_block(d(x)[i], P, seq, dm, heads, causal, mask) for i in range(batch)])
+    # Seven matmuls with K <= 1024, two layer norms (sums of 256), softmax over <= 128,
+    # and a vector erf/tanh that a fast kernel approximates to ~2e-5 absolute (MLAS's
+    # erf test bound). 5e-4 of the output scale, plus 5e-4 relative, covers these
+    # without hiding a wrong head, mask or residual (those give errors of order 1).
+    return dict(name=name, group="transformer", model=g.model(), inputs=[x], refs=[Y],
+                tol=dict(rtol=5e-4, atol_scale=5e-4))
+
+
+def ref_block(X, P, seq, dm, heads, causal, mask):
+    """transformer()'s block on one sequence X [seq, dm], in double."""
+    dh = dm // heads
     H = ref_layernorm(X, P["ln1_g"], P["ln1_b"])
     if causal:
         QKV = H @ P["wqkv"] + P["bqkv"]
@@ -279,13 +292,7 @@ def transformer(seq=128, dm=256, heads=4, ff=1024, causal=False):
     X1 = X + O @ P["wo"] + P["bo"]
     F = ref_layernorm(X1, P["ln2_g"], P["ln2_b"]) @ P["w1"] + P["b1"]
     F = ref_gelu_tanh(F) if causal else ref_gelu_erf(F)
-    Y = (X1 + F @ P["w2"] + P["b2"]).reshape(1, seq, dm)
-    # Seven matmuls with K <= 1024, two layer norms (sums of 256), softmax over <= 128,
-    # and a vector erf/tanh that a fast kernel approximates to ~2e-5 absolute (MLAS's
-    # erf test bound). 5e-4 of the output scale, plus 5e-4 relative, covers these
-    # without hiding a wrong head, mask or residual (those give errors of order 1).
-    return dict(name=name, group="transformer", model=g.model(), inputs=[x], refs=[Y],
-                tol=dict(rtol=5e-4, atol_scale=5e-4))
+    return X1 + F @ P["w2"] + P["b2"]
 
 
 def small_cnn(batch):
@@ -466,6 +473,10 @@ def workload_list(quick, torch_ok):
         L.append(("mlp_b%d" % b, lambda b=b: mlp(b)))
     L.append(("transformer_s128", lambda: transformer(128)))
     L.append(("gpt2_s64", lambda: transformer(64, causal=True)))
+    # Batched: attention's batch and head axes then take no one stride (the GEMM's two
+    # sets of batch axes).
+    L.append(("transformer_s128_b2", lambda: transformer(128, batch=2)))
+    L.append(("gpt2_s64_b4", lambda: transformer(64, causal=True, batch=4)))
     for b in ((1, 4) if quick else (1, 32)):
         L.append(("cnn_b%d" % b, lambda b=b: small_cnn(b)))
     rows = 256 if quick else 4096
