@@ -516,21 +516,33 @@ START_TEST(test_half_lowered) {
 }
 END_TEST
 
-/* f16 products whose batch axes take no one stride in an operand (Q [2, 5,
- * 3, 8] . K [2, 6, 3, 8] over the last axis, batch axes 0 and 2: attention's
- * heads read in place at a batch of 2) are lowered to f32 products between
- * converts, and give the f16 kernel's bits (products exact in f32, one
- * chain per output over k in order, one rounding); bf16 ones are left
- * alone (a product may leave f32's normal range). */
+/* f16 and bf16 products whose batch axes take no one stride in an operand
+ * (Q [2, T, 3, 8] . K [2, S, 3, 8] over the last axis, batch axes 0 and 2:
+ * attention's heads read in place at a batch of 2) are lowered to f32
+ * products between converts, and give the half kernel's bits: f16's
+ * products are exact in f32 (one chain per output over k in order, one
+ * rounding); bf16's are unless they leave f32's normal range, so the f32
+ * product scans each item and sums one that holds such values as the bf16
+ * kernel does. Cases 0, 1: edge values among random ones (T 5, S 6);
+ * case 2 (bf16): random values in [-2, 2] (T 20, S 18, most items on the
+ * GEMM) and one output whose products overflow with both signs (2^100 times
+ * 2^60 and -2^60: the generic sum's +inf - inf is a NaN, fused
+ * multiply-adds would give +inf). */
 START_TEST(test_half_batched_dots_lowered) {
   tu_rng rng;
   tu_rng_seed(&rng, 4400);
-  for (int d = 0; d < 2; d++) {
+  for (int d = 0; d < 3; d++) {
     const int32_t dt = d == 0 ? ACCY_DTYPE_F16 : ACCY_DTYPE_BF16;
-    const int64_t qd[4] = {2, 5, 3, 8}, kd[4] = {2, 6, 3, 8}, sd[4] = {2, 3, 5, 6};
-    uint16_t q[2 * 5 * 3 * 8], k[2 * 6 * 3 * 8];
-    tu_fill_random(&rng, dt, q, 240, true, 2);
-    tu_fill_random(&rng, dt, k, 288, true, 2);
+    const int64_t T = d == 2 ? 20 : 5, S = d == 2 ? 18 : 6;
+    const int64_t qd[4] = {2, T, 3, 8}, kd[4] = {2, S, 3, 8}, sd[4] = {2, 3, T, S};
+    uint16_t q[2 * 20 * 3 * 8], k[2 * 18 * 3 * 8];
+    tu_fill_random(&rng, dt, q, (size_t)(2 * T * 3 * 8), d < 2, 2);
+    tu_fill_random(&rng, dt, k, (size_t)(2 * S * 3 * 8), d < 2, 2);
+    if (d == 2) { /* Q[1, 7, 2, 3..4] = 2^100; K[1, 11, 2, 3] = 2^60, K[1, 11, 2, 4] = -2^60 */
+      q[((1 * T + 7) * 3 + 2) * 8 + 3] = q[((1 * T + 7) * 3 + 2) * 8 + 4] = 0x7180;
+      k[((1 * S + 11) * 3 + 2) * 8 + 3] = 0x5d80;
+      k[((1 * S + 11) * 3 + 2) * 8 + 4] = 0xdd80;
+    }
     void *inputs[2] = {q, k};
     uint16_t *res[2];
     for (int form = 0; form < 2; form++) {
@@ -542,7 +554,10 @@ START_TEST(test_half_batched_dots_lowered) {
       if (form == 1) {
         bool changed = false;
         ck_assert_int_eq(accy__lower(&g.p, UINT64_MAX, &changed), ACCY_STATUS_OK);
-        ck_assert_int_eq(changed, dt == ACCY_DTYPE_F16);
+        ck_assert(changed);
+        /* the f32 GEMM in two sets of batch axes, a bf16 one scanning its items */
+        g.want_how = dt == ACCY_DTYPE_BF16 ? "bf16 values: items whose every product is exact"
+                                           : "GEMM ";
         for (uint32_t i = 0; i < g.p.n_nodes && changed; i++)
           ck_assert(g.p.nodes[i].op != ACCY_OP_DOT_GENERAL ||
                     g.p.nodes[i].type.dtype == ACCY_DTYPE_F32);
@@ -551,8 +566,15 @@ START_TEST(test_half_batched_dots_lowered) {
       res[form] = (uint16_t *)run(&g, true, inputs, &nt);
       accy__program_free(&g.p);
     }
-    ck_assert_msg(memcmp(res[0], res[1], 2 * 3 * 5 * 6 * 2) == 0, "%s: lowered bits differ",
-                  accy__dtype_name(dt));
+    const size_t diff = tu_first_difference(dt, res[0], res[1], (size_t)(2 * 3 * T * S));
+    ck_assert_msg(diff == SIZE_MAX, "%s, case %d: lowered bits differ at %zu: %a vs %a",
+                  accy__dtype_name(dt), d, diff, tu_get_f64(dt, res[0], diff),
+                  tu_get_f64(dt, res[1], diff));
+    if (d == 2) { /* the planted output is a NaN, its neighbours finite */
+      const size_t at = (size_t)(((1 * 3 + 2) * T + 7) * S + 11);
+      ck_assert(isnan(tu_get_f64(dt, res[1], at)));
+      ck_assert(isfinite(tu_get_f64(dt, res[1], at + 1)));
+    }
     free(res[0]);
     free(res[1]);
   }

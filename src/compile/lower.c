@@ -36,11 +36,11 @@ static bool one_batch_stride(const accy__type *t, const int64_t *ax, uint32_t n)
   return true;
 }
 
-/* An f16 dot_general whose batch axes take no one stride in an operand
- * (attention's heads read in place at a batch above 1): the f16 GEMM's
- * block providers need one, the f32 GEMM splits them in two sets. */
+/* An f16 or bf16 dot_general whose batch axes take no one stride in an
+ * operand (attention's heads read in place at a batch above 1): the half
+ * GEMM's block providers need one, the f32 GEMM splits them in two sets. */
 static bool half_dot_two_sets(const accy__program *p, const accy__node *nd) {
-  if (nd->op != ACCY_OP_DOT_GENERAL || nd->type.dtype != ACCY_DTYPE_F16 || nd->n_operands != 2 ||
+  if (nd->op != ACCY_OP_DOT_GENERAL || !is_half(nd->type.dtype) || nd->n_operands != 2 ||
       nd->n_attrs < 1 || nd->attrs[0] < 2 || nd->n_attrs < 1 + 2 * (uint64_t)nd->attrs[0])
     return false;
   const uint32_t nb = (uint32_t)nd->attrs[0];
@@ -51,10 +51,13 @@ static bool half_dot_two_sets(const accy__program *p, const accy__node *nd) {
 /* The ops computed in f32 between converts: half convolutions, half sum,
  * product, max and min pools (reduce_window folds each window in order at
  * every level, from the identity, in f32, and rounds once: the same bits
- * in f32), and f16 products in two sets of batch axes (f16 products are
- * exact in f32, so the f32 GEMM's one chain per output over k in order
- * gives the generic kernel's bits; where the GEMM splits a short product
- * into four chains, within docs/ops.md's bound). */
+ * in f32), and f16 and bf16 products in two sets of batch axes (f16
+ * products are exact in f32, so the f32 GEMM's one chain per output over k
+ * in order gives the generic kernel's bits; where the GEMM splits a short
+ * product into four chains, within docs/ops.md's bound. bf16 products are
+ * exact unless they leave f32's normal range: the f32 product of two
+ * widened bf16 operands scans each item, linalg.c's dot_item_scanned, and
+ * sums the items that fail as the generic kernel does, so the same bits). */
 static bool lowered(const accy__program *p, const accy__node *nd) {
   if (half_conv(nd) || half_dot_two_sets(p, nd)) return true;
   return nd->op == ACCY_OP_REDUCE_WINDOW && is_half(nd->type.dtype) && nd->n_attrs > 0 &&

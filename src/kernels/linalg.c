@@ -386,6 +386,12 @@ typedef struct dot_pack {
    * launch buffer each. outer 0: one set, g the whole product. */
   uint64_t outer, g_items, pre_items, b_floats;
   ptrdiff_t a_os, b_os, c_os;
+  /* An f32 product of two sets whose operands are bf16 values widened
+   * (lower.c's bf16 products): an item runs the GEMM only where its rows
+   * of A and columns of B are bf16_run_safe, else the generic bf16
+   * kernel's loop on the f32 values (dot_item_sums), as dot_gemm_bf16
+   * does; so the converted result has the bf16 kernel's bits. */
+  bool scan;
 } dot_pack;
 
 static inline float half_value(const dot_pack *dk, uint16_t h) {
@@ -544,6 +550,66 @@ static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t beg
 /* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
  * level's microkernel, when the operands' index spaces are single strides
  * (B may be anything when it is a constant: it is packed at compile time). */
+/* bf16_run_safe on f32 values (the same exponent field); a contiguous
+ * run in a loop the compiler vectorises. */
+static bool f32_run_safe(const float *x, ptrdiff_t stride, uint64_t n) {
+  unsigned bad = 0;
+  if (stride == 1) {
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    for (uint64_t i = 0; i < n; i++) {
+      const uint32_t h = u[i] & 0x7fffffffu, e = h >> 23;
+      bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
+    }
+    return bad == 0;
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &x[(ptrdiff_t)i * stride], 4);
+    const unsigned h = u & 0x7fffffffu, e = h >> 23;
+    bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
+  }
+  return bad == 0;
+}
+
+/* Item |it| of g (its operands a, b, c already offset to its outer index)
+ * when dk->scan: the GEMM where every product is exact in f32, else each
+ * output the generic kernel's sum, every product rounded then added, k in
+ * order from +0, on the f32 values of A and of B as the rhs holds them. */
+static void dot_item_scanned(const dot_pack *dk, const float *a, const float *b_run,
+                             const float *b, float *c, uint64_t it, void *ws) {
+  const accy__gemm *g = &dk->g;
+  const accy__gemm_rect rc = accy__gemm_item_rect(g, it);
+  const uint64_t K = g->K;
+  const float *ab = a + (ptrdiff_t)rc.bi * g->a_bs;
+  const float *bb = b + (ptrdiff_t)rc.bi * dk->bs;
+  bool safe = true;
+  for (uint64_t i = 0; i < rc.rows && safe; i++)
+    safe = f32_run_safe(ab + (ptrdiff_t)(rc.m0 + i) * g->a_rs, g->a_cs, K);
+  if (dk->ks == 1) /* columns contiguous along k (attention's keys) */
+    for (uint64_t j = 0; j < rc.cols && safe; j++)
+      safe = f32_run_safe(bb + (ptrdiff_t)(rc.n0 + j) * dk->js, 1, K);
+  else
+    for (uint64_t kk = 0; kk < K && safe; kk++)
+      safe = f32_run_safe(bb + (ptrdiff_t)kk * dk->ks + (ptrdiff_t)rc.n0 * dk->js, dk->js,
+                          rc.cols);
+  if (safe) {
+    accy__gemm_run(g, a, b_run, c, NULL, it, it + 1, ws);
+    return;
+  }
+  for (uint64_t i = 0; i < rc.rows; i++) {
+    const float *ar = ab + (ptrdiff_t)(rc.m0 + i) * g->a_rs;
+    float *o = c + (ptrdiff_t)rc.bi * g->c_bs + (ptrdiff_t)(rc.m0 + i) * g->c_rs;
+    for (uint64_t j = rc.n0; j < rc.n0 + rc.cols; j++) {
+      float acc = 0.0f;
+      for (uint64_t kk = 0; kk < K; kk++) {
+        const float prod = ar[(ptrdiff_t)kk * g->a_cs] * bb[(ptrdiff_t)kk * dk->ks + (ptrdiff_t)j * dk->js];
+        acc = acc + prod;
+      }
+      o[j] = acc;
+    }
+  }
+}
+
 static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dot_pack *dk = k->params;
   const accy__gemm *g = &dk->g;
@@ -563,7 +629,13 @@ static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begi
     const uint64_t hi = end - it < dk->g_items - lo ? lo + (end - it) : dk->g_items;
     const ptrdiff_t co = (ptrdiff_t)o * dk->c_os;
     const float *bo = g->b_run_packed ? b + o * dk->b_floats : b + (ptrdiff_t)o * dk->b_os;
-    accy__gemm_run(g, a + (ptrdiff_t)o * dk->a_os, bo, c + co, r ? r + co : NULL, lo, hi, ws);
+    if (dk->scan) {
+      const float *bin = (const float *)bufs[2] + (ptrdiff_t)o * dk->b_os;
+      for (uint64_t i = lo; i < hi; i++)
+        dot_item_scanned(dk, a + (ptrdiff_t)o * dk->a_os, bo, bin, c + co, i, ws);
+    } else {
+      accy__gemm_run(g, a + (ptrdiff_t)o * dk->a_os, bo, c + co, r ? r + co : NULL, lo, hi, ws);
+    }
     it += hi - lo;
   }
 }
@@ -842,6 +914,15 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
   if (two) {
     dk->outer = bsp.outer;
     dk->a_os = (ptrdiff_t)bsp.a_os, dk->b_os = (ptrdiff_t)bsp.b_os, dk->c_os = (ptrdiff_t)bsp.c_os;
+    /* Both operands bf16 values widened, and nothing applied to C: the
+     * items scan (dot_item_scanned). */
+    bool from_bf16 = !half && !e->bias && !e->residual && !e->clamp && e->transpose < 0;
+    for (uint32_t o = 0; o < 2 && from_bf16; o++) {
+      const accy__node *on = &p->nodes[nd->operands[o]];
+      from_bf16 = on->op == ACCY_OP_CONVERT && on->n_operands == 1 &&
+                  p->nodes[on->operands[0]].type.dtype == ACCY_DTYPE_BF16;
+    }
+    dk->scan = from_bf16;
   }
   if (e->transpose >= 0 && !two &&
       (half || !dot_permuted_strides(p, node, (uint32_t)e->transpose, &g->c_bs, &g->c_rs)))
@@ -943,6 +1024,13 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
       }
     }
   }
+  if (dk->scan) {
+    /* One chain per output over k in order, as the generic kernel sums. */
+    g->split = false;
+    dk->bs = g->b_bs;
+    dk->ks = dp->kr.stride;
+    dk->js = dp->n.stride;
+  }
   gemm_set_epilogue(g, e, false);
   char kb[48] = "";
   if (!g->split && g->K > g->kc)
@@ -953,6 +1041,7 @@ static accy_status prepare_dot_gemm(const accy__program *p, uint32_t node, const
                                                               : "packed per item",
           bf16   ? ", bf16 widened to f32 per block where every product is exact"
           : half ? ", f16 widened to f32 per block"
+          : dk->scan ? ", bf16 values: items whose every product is exact"
                  : "");
   k->run = bf16 ? dot_gemm_bf16 : dot_gemm_f32;
   k->params = dk;
