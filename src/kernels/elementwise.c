@@ -412,6 +412,10 @@ static void group_gather(const group_bcast *bc, const char *src, size_t es, uint
  * op followed by its rounding (so x0's block holds every member's value as
  * its half kernel would have rounded it); then narrowed into |out|, which
  * changes none of them (each is a half value already). */
+static float half_f32(const group_chain *c, uint16_t h) {
+  return c->rnd == ACCY__CH_RND_F16 ? accy__f16_to_f32(h) : accy__bf16_to_f32(h);
+}
+
 static void half_chain(const group_params *gp, const group_chain *c, void *const *bufs,
                        char *ws, char *out, uint64_t base, uint64_t nb, size_t n) {
   const uint64_t L = gp->row_len ? gp->row_len : 1;
@@ -441,7 +445,7 @@ static void half_chain(const group_params *gp, const group_chain *c, void *const
       case CS_SCALAR_LEAF: {
         uint16_t h;
         memcpy(&h, at, 2);
-        c->widen(1, &ops[q].s, &h, NULL, NULL, 1, 1);
+        ops[q].s = half_f32(c, h);
       } break;
       case CS_PER_ROW: per_row[q] = (const uint16_t *)(const void *)at; break;
       default: break; /* CS_NONE */
@@ -453,13 +457,12 @@ static void half_chain(const group_params *gp, const group_chain *c, void *const
   if (!c->per_row) {
     gp->chain(n, tmp, tmp, ops, c->n_ops, NULL);
   } else {
-    const accy__uk_chain_op *src_ops = ops;
     accy__uk_chain_op row_ops[ACCY__UK_CHAIN_MAX];
     for (uint64_t j = 0; j < nb; j++) {
       for (uint32_t q = 0; q < c->n_ops; q++) {
-        row_ops[q] = src_ops[q];
-        if (c->ops[q].kind == CS_VEC) row_ops[q].p = src_ops[q].p + j * L;
-        if (per_row[q]) c->widen(1, &row_ops[q].s, per_row[q] + j, NULL, NULL, 1, 1);
+        row_ops[q] = ops[q];
+        if (c->ops[q].kind == CS_VEC) row_ops[q].p = ops[q].p + j * L;
+        if (per_row[q]) row_ops[q].s = half_f32(c, per_row[q][j]);
       }
       gp->chain((size_t)L, tmp + j * L, tmp + j * L, row_ops, c->n_ops, NULL);
     }

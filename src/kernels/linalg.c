@@ -389,7 +389,7 @@ typedef struct dot_pack {
   /* An f32 product of two sets whose operands are bf16 values widened
    * (lower.c's bf16 products): an item runs the GEMM only where its rows
    * of A and columns of B are bf16_run_safe, else the generic bf16
-   * kernel's loop on the f32 values (dot_item_sums), as dot_gemm_bf16
+   * kernel's loop on the f32 values (dot_item_scanned), as dot_gemm_bf16
    * does; so the converted result has the bf16 kernel's bits. */
   bool scan;
 } dot_pack;
@@ -492,6 +492,27 @@ static bool bf16_run_safe(const uint16_t *x, ptrdiff_t stride, uint64_t n) {
   return bad == 0;
 }
 
+/* bf16_run_safe on f32 values (bf16 widened: the same exponent field); a
+ * contiguous run in a loop the compiler vectorises. */
+static bool f32_run_safe(const float *x, ptrdiff_t stride, uint64_t n) {
+  unsigned bad = 0;
+  if (stride == 1) {
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    for (uint64_t i = 0; i < n; i++) {
+      const uint32_t h = u[i] & 0x7fffffffu, e = h >> 23;
+      bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
+    }
+    return bad == 0;
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &x[(ptrdiff_t)i * stride], 4);
+    const unsigned h = u & 0x7fffffffu, e = h >> 23;
+    bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
+  }
+  return bad == 0;
+}
+
 static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t begin,
                           uint64_t end) {
   const dot_pack *dk = k->params;
@@ -547,30 +568,6 @@ static void dot_gemm_bf16(const accy__kernel *k, void *const *bufs, uint64_t beg
   }
 }
 
-/* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
- * level's microkernel, when the operands' index spaces are single strides
- * (B may be anything when it is a constant: it is packed at compile time). */
-/* bf16_run_safe on f32 values (the same exponent field); a contiguous
- * run in a loop the compiler vectorises. */
-static bool f32_run_safe(const float *x, ptrdiff_t stride, uint64_t n) {
-  unsigned bad = 0;
-  if (stride == 1) {
-    const uint32_t *u = (const uint32_t *)(const void *)x;
-    for (uint64_t i = 0; i < n; i++) {
-      const uint32_t h = u[i] & 0x7fffffffu, e = h >> 23;
-      bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
-    }
-    return bad == 0;
-  }
-  for (uint64_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, &x[(ptrdiff_t)i * stride], 4);
-    const unsigned h = u & 0x7fffffffu, e = h >> 23;
-    bad |= (unsigned)(h != 0) & (unsigned)(e - 64u > 126u) & (unsigned)(e != 255u);
-  }
-  return bad == 0;
-}
-
 /* Item |it| of g (its operands a, b, c already offset to its outer index)
  * when dk->scan: the GEMM where every product is exact in f32, else each
  * output the generic kernel's sum, every product rounded then added, k in
@@ -610,6 +607,9 @@ static void dot_item_scanned(const dot_pack *dk, const float *a, const float *b_
   }
 }
 
+/* f32 through the packed GEMM driver (src/kernels/gemm.c) and the ISA
+ * level's microkernel, when the operands' index spaces are single strides
+ * (B may be anything when it is a constant: it is packed at compile time). */
 static void dot_gemm_f32(const accy__kernel *k, void *const *bufs, uint64_t begin, uint64_t end) {
   const dot_pack *dk = k->params;
   const accy__gemm *g = &dk->g;
