@@ -1307,6 +1307,63 @@ START_TEST(test_conv_winograd_matches_reference) {
 }
 END_TEST
 
+/* The default form of a 3 x 3 convolution at unit stride (no ACCY_CONV_FORM
+ * or ACCY_WINO_TILE): Winograd's transformed filters must serve enough
+ * tiles of an image where they are too big for the L2 (linalg.c,
+ * wino_reused). 72 -> 72 channels at 7 x 7 (16 tiles of 2 x 2, 324 KiB
+ * of filters) run direct, at 14 x 14 as F(2x2, 3x3) (16 tiles of 4 x 4 but 49
+ * of 2 x 2), at 28 x 28 as F(4x4, 3x3) (49 tiles); 16 -> 16 at 7 x 7 (16
+ * KiB of filters) still as Winograd. Two images at 7 x 7: the batch does
+ * not change the form. Each against the reference, within Winograd's bound
+ * where it applies. */
+START_TEST(test_conv_winograd_needs_filter_reuse) {
+  tu_rng rng;
+  tu_rng_seed(&rng, 1700);
+  unsetenv("ACCY_CONV_FORM");
+  unsetenv("ACCY_WINO_TILE");
+  unsetenv("ACCY_WINOGRAD");
+  const bool vector = accy__isa_level() != ACCY__ISA_PORTABLE;
+  static const struct {
+    int64_t n, ch, side;
+    const char *want; /* at a vector level; NULL: not Winograd */
+  } kCases[] = {{2, 72, 7, NULL}, {1, 72, 14, "F(2x2"}, {1, 72, 28, "F(4x4"}, {2, 16, 7, "F(2x2"}};
+  for (size_t r = 0; r < sizeof kCases / sizeof kCases[0]; r++) {
+    conv_cfg g;
+    memset(&g, 0, sizeof g);
+    g.s = 2, g.n = kCases[r].n, g.groups = 1, g.c = g.o = kCases[r].ch;
+    for (uint32_t i = 0; i < 2; i++) {
+      g.in[i] = kCases[r].side, g.k[i] = 3, g.stride[i] = 1;
+      g.pad_lo[i] = g.pad_hi[i] = 1, g.ldil[i] = g.rdil[i] = 1;
+    }
+    accy__type lt, rt, ot;
+    conv_types(ACCY_DTYPE_F32, &g, &lt, &rt, &ot);
+    int64_t attrs[2 + 5 * 3];
+    const uint32_t na = conv_attrs(&g, attrs);
+    lin_case c;
+    const_case_build(&rng, &lt, &rt, &ot, false, false, &c);
+    const_case_prepare(&c, ACCY_OP_CONVOLUTION, attrs, na);
+    const char *how = c.k.how ? c.k.how : "(none)";
+    const char *want = vector ? kCases[r].want : NULL;
+    if (want)
+      ck_assert_msg(strstr(how, "Winograd") && strstr(how, want), "%lld channels at %lld: %s",
+                    (long long)kCases[r].ch, (long long)kCases[r].side, how);
+    else
+      ck_assert_msg(!strstr(how, "Winograd"), "%lld channels at %lld: %s",
+                    (long long)kCases[r].ch, (long long)kCases[r].side, how);
+    void *ref = calloc(tu_elems(&ot) + 1, 4);
+    ref_conv(&c, &g, ref);
+    if (want) {
+      wino_bounds(&c, &g, strstr(want, "4x4") ? 4 : 2);
+      g_wino_c = g.c;
+    }
+    check_runs(&c, ref, &rng);
+    g_wino_c = 0;
+    free(ref);
+    case_free(&c);
+  }
+}
+END_TEST
+
 /* A pointwise convolution (1 x 1, unit stride, no padding) of _i % 2 + 1
  * images and _i / 2 + 1 groups, c and o channels a group, over an in0 x in1
  * plane, against the reference and every form (conv_const_case). */
@@ -1449,6 +1506,7 @@ static Suite *linalg_suite(void) {
   tcase_add_loop_test(tc, test_conv_pointwise_packs_input_once, 0, 4);
   tcase_add_loop_test(tc, test_conv_constant_filters_match_reference, 0, 4);
   tcase_add_loop_test(tc, test_conv_winograd_matches_reference, 0, 8);
+  tcase_add_test(tc, test_conv_winograd_needs_filter_reuse);
   tcase_add_loop_test(tc, test_conv_random_configs_match_reference, 0, 2 * N_NUMERIC);
   tcase_add_loop_test(tc, test_conv_zero_extents, 0, N_NUMERIC);
   tcase_add_test(tc, test_conv_rejects_bool);

@@ -2489,19 +2489,42 @@ static bool wino_trans(uint64_t P, uint64_t O, uint64_t C, uint64_t mr, uint64_t
   return rows * 100 < cols * 90 && (C >= 128 || rows * 100 < cols * 70);
 }
 
+/* Whether Winograd's transformed filters for tiles of |t| x |t| outputs
+ * are used often enough. An item transforms and multiplies the tiles of
+ * one image, so each of the (t + 2)^2 C O transformed values it reads
+ * serves the image's P_t tiles; where the filters are more than a quarter
+ * of a MiB they come from outside the L2 for every item (and a network's
+ * filters together outgrow the L3), so under WINO_MIN_REUSE tiles an image
+ * the GEMMs wait on memory instead of the FMAs, at any batch. Shape only
+ * (never the CPU's caches), so every machine at a level picks the same
+ * form. On the Zen 5, in ResNet-18 (one thread): 512 -> 512 at 7 x 7 as
+ * F(2x2, 3x3) (16 tiles, 16.8 MB of filters) 2.6-2.8 ms at batch 1 and
+ * 25-28 ms at batch 8, against 1.32 and 12.5 in the direct form; 256 -> 256
+ * at 14 x 14 as F(4x4, 3x3) (16 tiles, 9.4 MB) 1.46-1.56 ms at batch 1
+ * against 1.01-1.07 as F(2x2, 3x3) (49 tiles, 4.2 MB). */
+#define WINO_MIN_REUSE 32u
+#define WINO_SMALL_FILTERS (256u * 1024u)
+
+static bool wino_reused(const conv_gemm *cg, int64_t O, int64_t t) {
+  const uint64_t P = (uint64_t)(((cg->OH + t - 1) / t) * ((cg->OW + t - 1) / t));
+  const uint64_t bytes = (uint64_t)((t + 2) * (t + 2)) * (uint64_t)cg->C * (uint64_t)O * 4;
+  return bytes <= WINO_SMALL_FILTERS || P >= WINO_MIN_REUSE;
+}
+
 /* Whether a convolution Winograd applies to runs so: where ACCY_CONV_FORM
  * asks for it (3) or for another form (0, 1, 2: never), else by default
  * unless ACCY_WINOGRAD is 0, where at least 16 input and output channels
- * meet and its GEMMs' columns (16 per tile, blocks padded to whole panels,
- * the tiles as columns or as rows) are under 70% of the direct sum's 9 per
- * output position: 56 x 56 45%, 28 x 28 51%, 14 x 14 51%, 13 x 13 61%, 7 x
- * 7 58% (tiles as rows; as columns 116%). */
+ * meet, its filters are reused enough (wino_reused) and its GEMMs' columns
+ * (16 per tile, blocks padded to whole panels, the tiles as columns or as
+ * rows) are under 70% of the direct sum's 9 per output position: 56 x 56
+ * 45%, 28 x 28 51%, 14 x 14 51%, 13 x 13 61%, 7 x 7 58% (tiles as rows; as
+ * columns 116%). */
 static bool wino_chosen(const conv_gemm *cg, int64_t O) {
   const char *f = getenv("ACCY_CONV_FORM");
   if (f && f[0] >= '0' && f[0] <= '4' && !f[1]) return f[0] >= '3';
   const char *off = getenv("ACCY_WINOGRAD");
   if (off && off[0] == '0' && !off[1]) return false;
-  if (cg->C < 16 || O < 16) return false;
+  if (cg->C < 16 || O < 16 || !wino_reused(cg, O, 2)) return false;
   const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
   const uint64_t P = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2));
   uint64_t cols, rows;
@@ -2521,6 +2544,7 @@ static int64_t wino_tile(const conv_gemm *cg, int64_t O) {
   if ((uint64_t)O > DOT_PACK_MAX_FLOATS / 36 / (uint64_t)cg->C) return 2;
   const char *f = getenv("ACCY_WINO_TILE");
   if (f && (f[0] == '2' || f[0] == '4') && !f[1]) return f[0] - '0';
+  if (!wino_reused(cg, O, 4)) return 2;
   const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
   const uint64_t P2 = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2));
   const uint64_t P4 = (uint64_t)(((cg->OH + 3) / 4) * ((cg->OW + 3) / 4));
