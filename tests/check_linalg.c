@@ -1309,13 +1309,16 @@ END_TEST
 
 /* The default form of a 3 x 3 convolution at unit stride (no ACCY_CONV_FORM
  * or ACCY_WINO_TILE): Winograd's transformed filters must serve enough
- * tiles of an image where they are too big for the L2 (linalg.c,
- * wino_reused). 72 -> 72 channels at 7 x 7 (16 tiles of 2 x 2, 324 KiB
- * of filters) run direct, at 14 x 14 as F(2x2, 3x3) (16 tiles of 4 x 4 but 49
- * of 2 x 2), at 28 x 28 as F(4x4, 3x3) (49 tiles); 16 -> 16 at 7 x 7 (16
- * KiB of filters) still as Winograd. Two images at 7 x 7: the batch does
- * not change the form. Each against the reference, within Winograd's bound
- * where it applies. */
+ * tiles of a block where they are too big for the L2 (linalg.c,
+ * wino_reused), and where one image has too few tiles the blocks run on
+ * across the images (wino_xi). 72 -> 72 channels at 7 x 7 (16 tiles of 2 x
+ * 2, 324 KiB of filters) run direct for one image, as F(2x2, 3x3) in blocks
+ * across two or three images (32 or 48 tiles; three: a block ends inside
+ * an image); at 14 x 14 as F(2x2, 3x3) (16 tiles of 4 x 4 but 49 of 2 x 2),
+ * at 28 x 28 as F(4x4, 3x3) (49 tiles); 16 -> 16 at 7 x 7 (16 KiB of
+ * filters) as Winograd (the tile size by the columns' rule: it differs by
+ * level), in blocks across its two images. Each against the reference,
+ * within Winograd's bound where it applies. */
 START_TEST(test_conv_winograd_needs_filter_reuse) {
   tu_rng rng;
   tu_rng_seed(&rng, 1700);
@@ -1326,7 +1329,10 @@ START_TEST(test_conv_winograd_needs_filter_reuse) {
   static const struct {
     int64_t n, ch, side;
     const char *want; /* at a vector level; NULL: not Winograd */
-  } kCases[] = {{2, 72, 7, NULL}, {1, 72, 14, "F(2x2"}, {1, 72, 28, "F(4x4"}, {2, 16, 7, "F(2x2"}};
+    bool across;      /* blocks across the images */
+  } kCases[] = {{1, 72, 7, NULL, false},   {2, 72, 7, "F(2x2", true},
+                {3, 72, 7, "F(2x2", true}, {1, 72, 14, "F(2x2", false},
+                {1, 72, 28, "F(4x4", false}, {2, 16, 7, "F(", true}};
   for (size_t r = 0; r < sizeof kCases / sizeof kCases[0]; r++) {
     conv_cfg g;
     memset(&g, 0, sizeof g);
@@ -1345,15 +1351,17 @@ START_TEST(test_conv_winograd_needs_filter_reuse) {
     const char *how = c.k.how ? c.k.how : "(none)";
     const char *want = vector ? kCases[r].want : NULL;
     if (want)
-      ck_assert_msg(strstr(how, "Winograd") && strstr(how, want), "%lld channels at %lld: %s",
-                    (long long)kCases[r].ch, (long long)kCases[r].side, how);
+      ck_assert_msg(strstr(how, "Winograd") && strstr(how, want) &&
+                        !strstr(how, "across the images") == !kCases[r].across,
+                    "%lld channels at %lld: %s", (long long)kCases[r].ch,
+                    (long long)kCases[r].side, how);
     else
       ck_assert_msg(!strstr(how, "Winograd"), "%lld channels at %lld: %s",
                     (long long)kCases[r].ch, (long long)kCases[r].side, how);
     void *ref = calloc(tu_elems(&ot) + 1, 4);
     ref_conv(&c, &g, ref);
     if (want) {
-      wino_bounds(&c, &g, strstr(want, "4x4") ? 4 : 2);
+      wino_bounds(&c, &g, strstr(how, "F(4x4") ? 4 : 2);
       g_wino_c = g.c;
     }
     check_runs(&c, ref, &rng);

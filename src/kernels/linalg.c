@@ -2146,6 +2146,13 @@ typedef struct conv_wino {
    * of tiles), so that blocks of channels do not each do it again. */
   bool pre;
   uint64_t n_tb, n_cb;   /* blocks of tiles and of channels per image */
+  /* Blocks of the launch's tiles (image n's tile j is tile n P + j of the
+   * launch): per image (N n_tb of them), or with |xi| cut from all the
+   * images' tiles in a row (a block may then end in one image and go on in
+   * the next), where an image has too few tiles to use each transformed
+   * filter enough (wino_reused). */
+  bool xi;
+  uint64_t nall, n_blk;  /* the launch's tiles (N P) and blocks of them */
   uint64_t bt;           /* tiles per block (nt, or whole rows of tiles: wino_block_tiles) */
   accy__uk_f32_wino_in_fn win;
   accy__uk_f32_wino_out_fn wout;
@@ -2208,11 +2215,11 @@ static inline void wino_in_run(const conv_wino *cw, size_t n, const float *const
 }
 
 /* B^T d B of input channels c0 .. c1 of image xn's tiles j0 .. j0 + cols
- * (a block): product k's row c (the GEMM's B rows, or A's columns with the
- * tiles as rows) at v + k vs + c (nt + 8), the columns from cols to nt
- * zero (computed, never stored). */
+ * (a block, or its part in one image): product k's row c (the GEMM's B
+ * rows, or A's columns with the tiles as rows) at v + k vs + c (nt + 8),
+ * the columns from cols to zero_to zero (computed, never stored). */
 static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uint64_t cols,
-                          uint64_t c0, uint64_t c1, float *v) {
+                          uint64_t c0, uint64_t c1, float *v, uint64_t zero_to) {
   const int64_t TW = cw->TW, HW = cw->H * cw->W, t = cw->tile;
   const uint64_t nt = cw->nt, ntv = nt + 8, vs = cw->vs;
   /* The block's input rows, zero-padded, once per channel (a strip of
@@ -2262,45 +2269,76 @@ static void wino_in_block(const conv_wino *cw, const float *xn, uint64_t j0, uin
       wino_in_run(cw, (size_t)seg, rp, v + c * ntv + jl);
       jl += (uint64_t)seg;
     }
-    if (cols < nt)
+    if (cols < zero_to)
       for (uint64_t q = 0; q < cw->T; q++)
-        memset(v + q * vs + c * ntv + cols, 0, (size_t)(nt - cols) * sizeof(float));
+        memset(v + q * vs + c * ntv + cols, 0, (size_t)(zero_to - cols) * sizeof(float));
   }
 }
 
 /* Channels per item of the transform pre-pass. */
 #define WINO_PRE_CH 32u
 
-/* The block conv_wino_f32's item |it| computes: image n, block tb of
- * tiles (tiles j0 .. j0 + cols), output channels o0 .. o0 + nrow. */
+/* Block |b| of the launch's tiles: its first tile *g0 (n P + j: image n's
+ * tile j) and its tiles *cols. */
+static void wino_block_of(const conv_wino *cw, uint64_t b, uint64_t *g0, uint64_t *cols) {
+  if (cw->xi) {
+    *g0 = b * cw->bt;
+    *cols = cw->nall - *g0 < cw->bt ? cw->nall - *g0 : cw->bt;
+  } else {
+    const uint64_t tb = b % cw->n_tb, j0 = tb * cw->bt;
+    *g0 = b / cw->n_tb * cw->P + j0;
+    *cols = cw->P - j0 < cw->bt ? cw->P - j0 : cw->bt;
+  }
+}
+
+/* The block conv_wino_f32's item |it| computes: block b of the launch's
+ * tiles (tiles g0 .. g0 + cols, wino_block_of), output channels o0 .. o0 +
+ * nrow. */
 typedef struct wino_item {
-  uint64_t n, tb, j0, cols, o0, nrow;
+  uint64_t b, g0, cols, o0, nrow;
 } wino_item;
 
 static wino_item wino_item_of(const conv_wino *cw, uint64_t it) {
   wino_item w;
-  const uint64_t cb = it % cw->n_cb, rest = it / cw->n_cb;
-  w.tb = rest % cw->n_tb, w.n = rest / cw->n_tb;
-  w.j0 = w.tb * cw->bt, w.cols = cw->P - w.j0 < cw->bt ? cw->P - w.j0 : cw->bt;
+  const uint64_t cb = it % cw->n_cb;
+  w.b = it / cw->n_cb;
+  wino_block_of(cw, w.b, &w.g0, &w.cols);
   w.o0 = cb * cw->mb;
   w.nrow = (uint64_t)cw->O - w.o0 < cw->mb ? (uint64_t)cw->O - w.o0 : cw->mb;
   return w;
 }
 
+/* Transforms the patches of channels c0 .. c1 of the launch's tiles g0 ..
+ * g0 + cols (one block) into v, image by image (wino_in_block), the block's
+ * columns past |cols| zero. */
+static void wino_in_tiles(const conv_wino *cw, const float *x, uint64_t g0, uint64_t cols,
+                          uint64_t c0, uint64_t c1, float *v) {
+  const int64_t HW = cw->H * cw->W;
+  for (uint64_t s = 0; s < cols;) {
+    const uint64_t n = (g0 + s) / cw->P, j = (g0 + s) % cw->P;
+    const uint64_t seg = cw->P - j < cols - s ? cw->P - j : cols - s;
+    wino_in_block(cw, x + (int64_t)n * cw->C * HW, j, seg, c0, c1, v + s,
+                  s + seg == cols ? cw->nt - s : seg);
+    s += seg;
+  }
+}
+
 /* The transform pre-pass (with few blocks of tiles, several items per
- * block read the same transformed patches): item (n n_tb + tb) * chunks +
- * q transforms channels q WINO_PRE_CH .. of block tb of image n into that
- * block's T vs floats of the launch buffer (bufs[0]). */
+ * block read the same transformed patches): item blk * chunks + q
+ * transforms channels q WINO_PRE_CH .. of block blk of the launch's tiles
+ * (wino_block_of) into that block's T vs floats of the launch buffer
+ * (bufs[0]). */
 static void conv_wino_pre_f32(const accy__kernel *k, void *const *bufs, uint64_t begin,
                               uint64_t end) {
   const conv_wino *cw = k->params;
   const uint64_t C = (uint64_t)cw->C, chunks = (C + WINO_PRE_CH - 1) / WINO_PRE_CH;
   for (uint64_t it = begin; it < end; it++) {
-    const uint64_t q = it % chunks, blk = it / chunks, tb = blk % cw->n_tb, n = blk / cw->n_tb;
-    const uint64_t j0 = tb * cw->bt, cols = cw->P - j0 < cw->bt ? cw->P - j0 : cw->bt;
+    const uint64_t q = it % chunks, blk = it / chunks;
+    uint64_t g0, cols;
+    wino_block_of(cw, blk, &g0, &cols);
     const uint64_t c0 = q * WINO_PRE_CH, c1 = c0 + WINO_PRE_CH < C ? c0 + WINO_PRE_CH : C;
-    wino_in_block(cw, (const float *)bufs[1] + (int64_t)n * cw->C * cw->H * cw->W, j0, cols, c0,
-                  c1, (float *)bufs[0] + blk * cw->T * cw->vs);
+    wino_in_tiles(cw, (const float *)bufs[1], g0, cols, c0, c1,
+                  (float *)bufs[0] + blk * cw->T * cw->vs);
   }
 }
 
@@ -2313,20 +2351,20 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
   float *ws = ws_of(k, bufs, cw->e.residual);
   const float *pre = cw->pre ? temp_of(bufs, cw->e.residual) : NULL;
   const uint64_t C = (uint64_t)cw->C, nt = cw->nt, mb = cw->mb, T = cw->T;
-  const int64_t TW = cw->TW, OH = cw->OH, OW = cw->OW, HW = cw->H * cw->W, t = cw->tile;
-  const uint64_t vs = cw->vs, ms = cw->ms;
+  const int64_t TW = cw->TW, OH = cw->OH, OW = cw->OW, t = cw->tile;
+  const uint64_t vs = cw->vs, ms = cw->ms, P = cw->P;
   /* The workspace: v (unless the pre-pass made it), m, and with the tiles
    * as rows mt. */
   float *m = pre ? ws : ws + T * vs;
   const accy__uk_f32_wino_out_fn wout = cw->wout;
   for (uint64_t it = begin; it < end; it++) {
     const wino_item wi = wino_item_of(cw, it);
-    const uint64_t n = wi.n, tb = wi.tb, j0 = wi.j0, cols = wi.cols, o0 = wi.o0, nrow = wi.nrow;
+    const uint64_t g0 = wi.g0, cols = wi.cols, o0 = wi.o0, nrow = wi.nrow;
     const float *v;
     if (pre) {
-      v = pre + (n * cw->n_tb + tb) * T * vs;
+      v = pre + wi.b * T * vs;
     } else {
-      wino_in_block(cw, x + (int64_t)n * cw->C * HW, j0, cols, 0, C, ws);
+      wino_in_tiles(cw, x, g0, cols, 0, C, ws);
       v = ws;
     }
     accy__gemm g = cw->g;
@@ -2354,13 +2392,15 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
        * with tiles of 4 its 2 x 2 block at (2 ty, 2 tx) (the last row or
        * column of blocks cut at PH and PW). */
       const int64_t PH = OH / 2, PW = OW / 2, PHW = PH * PW;
-      float *outn = out + (int64_t)n * cw->O * PHW;
       for (uint64_t i = 0; i < nrow; i++) {
         const int64_t o = (int64_t)(o0 + i);
         const accy__uk_row_epilogue ep = {cw->e.bias ? cw->e.bias + o : NULL, NULL, cw->e.clamp,
                                           cw->e.lo, cw->e.hi};
         for (uint64_t jl = 0; jl < cols;) {
-          const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
+          /* (a row of tiles never spans two images: P is whole rows) */
+          const uint64_t n = (g0 + jl) / P, jt = (g0 + jl) % P;
+          float *outn = out + (int64_t)n * cw->O * PHW;
+          const int64_t ty = (int64_t)jt / TW, tx0 = (int64_t)jt % TW;
           int64_t seg = TW - tx0;
           if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
           if (t == 2) {
@@ -2379,13 +2419,13 @@ static void conv_wino_f32(const accy__kernel *k, void *const *bufs, uint64_t beg
       continue;
     }
     /* A^T M A into the outputs, then the epilogue on each output row's run. */
-    float *outn = out + (int64_t)n * cw->O * OH * OW;
-    const float *resn = res ? res + (int64_t)n * cw->O * OH * OW : NULL;
     for (uint64_t i = 0; i < nrow; i++) {
       const int64_t o = (int64_t)(o0 + i);
-      float *plane = outn + o * OH * OW;
       for (uint64_t jl = 0; jl < cols;) {
-        const int64_t ty = (int64_t)(j0 + jl) / TW, tx0 = (int64_t)(j0 + jl) % TW;
+        const uint64_t n = (g0 + jl) / P, jt = (g0 + jl) % P;
+        float *plane = out + ((int64_t)n * cw->O + o) * OH * OW;
+        const float *resn = res ? res + (int64_t)n * cw->O * OH * OW : NULL;
+        const int64_t ty = (int64_t)jt / TW, tx0 = (int64_t)jt % TW;
         int64_t seg = TW - tx0;
         if (seg > (int64_t)(cols - jl)) seg = (int64_t)(cols - jl);
         const int64_t ox0 = t * tx0, ox1 = t * (tx0 + seg) < OW ? t * (tx0 + seg) : OW;
@@ -2490,25 +2530,56 @@ static bool wino_trans(uint64_t P, uint64_t O, uint64_t C, uint64_t mr, uint64_t
 }
 
 /* Whether Winograd's transformed filters for tiles of |t| x |t| outputs
- * are used often enough. An item transforms and multiplies the tiles of
- * one image, so each of the (t + 2)^2 C O transformed values it reads
- * serves the image's P_t tiles; where the filters are more than a quarter
- * of a MiB they come from outside the L2 for every item (and a network's
- * filters together outgrow the L3), so under WINO_MIN_REUSE tiles an image
- * the GEMMs wait on memory instead of the FMAs, at any batch. Shape only
- * (never the CPU's caches), so every machine at a level picks the same
- * form. On the Zen 5, in ResNet-18 (one thread): 512 -> 512 at 7 x 7 as
- * F(2x2, 3x3) (16 tiles, 16.8 MB of filters) 2.6-2.8 ms at batch 1 and
- * 25-28 ms at batch 8, against 1.32 and 12.5 in the direct form; 256 -> 256
- * at 14 x 14 as F(4x4, 3x3) (16 tiles, 9.4 MB) 1.46-1.56 ms at batch 1
- * against 1.01-1.07 as F(2x2, 3x3) (49 tiles, 4.2 MB). */
+ * are used often enough. Each of the (t + 2)^2 C O transformed values an
+ * item reads serves the tiles of its block, and the blocks are cut from
+ * one image's P_t tiles (or, wino_xi, from all N images' N P_t); where the
+ * filters are more than a quarter of a MiB they come from outside the L2
+ * for every item (and a network's filters together outgrow the L3), so
+ * with blocks cut from fewer than WINO_MIN_REUSE tiles the GEMMs wait on
+ * memory instead of the FMAs. Shape only (never the CPU's caches), so
+ * every machine at a level picks the same form. On the Zen 5, in ResNet-18
+ * (one thread): 512 -> 512 at 7 x 7 as F(2x2, 3x3) with blocks of one
+ * image's 16 tiles (16.8 MB of filters) 2.6-2.8 ms at batch 1 and 25-28 ms
+ * at batch 8, against 1.32 and 12.5 in the direct form, and 5.2-5.7 ms at
+ * batch 8 in blocks of 64 tiles across the images; 256 -> 256 at 14 x 14
+ * as F(4x4, 3x3) (16 tiles, 9.4 MB) 1.46-1.56 ms at batch 1 against
+ * 1.01-1.07 as F(2x2, 3x3) (49 tiles, 4.2 MB). */
 #define WINO_MIN_REUSE 32u
 #define WINO_SMALL_FILTERS (256u * 1024u)
 
-static bool wino_reused(const conv_gemm *cg, int64_t O, int64_t t) {
-  const uint64_t P = (uint64_t)(((cg->OH + t - 1) / t) * ((cg->OW + t - 1) / t));
+/* Tiles of |t| x |t| outputs per image. */
+static uint64_t wino_tiles(const conv_gemm *cg, int64_t t) {
+  return (uint64_t)(((cg->OH + t - 1) / t) * ((cg->OW + t - 1) / t));
+}
+
+/* Whether the blocks of tiles run on across the N images (conv_wino.xi):
+ * where an image has fewer than WINO_MIN_REUSE tiles of |t|. Then each
+ * block holds the tiles of several images and each transformed filter an
+ * item reads serves all of them (ResNet-18 at batch 8: 128 tiles of 2 x 2
+ * at 7 x 7, in two blocks of 64). */
+static bool wino_xi(const conv_gemm *cg, int64_t N, int64_t t) {
+  return N > 1 && wino_tiles(cg, t) < WINO_MIN_REUSE;
+}
+
+/* The tiles the blocks are cut from: one image's, or all N images' (xi). */
+static uint64_t wino_seq(const conv_gemm *cg, int64_t N, int64_t t) {
+  return wino_xi(cg, N, t) ? (uint64_t)N * wino_tiles(cg, t) : wino_tiles(cg, t);
+}
+
+static bool wino_reused(const conv_gemm *cg, int64_t N, int64_t O, int64_t t) {
   const uint64_t bytes = (uint64_t)((t + 2) * (t + 2)) * (uint64_t)cg->C * (uint64_t)O * 4;
-  return bytes <= WINO_SMALL_FILTERS || P >= WINO_MIN_REUSE;
+  return bytes <= WINO_SMALL_FILTERS || wino_seq(cg, N, t) >= WINO_MIN_REUSE;
+}
+
+/* The GEMM extent a launch's N images of P tiles pad to per output channel
+ * (wino_padded's smaller way), cut per image or as one run (xi). */
+static uint64_t wino_padded_launch(const conv_gemm *cg, int64_t N, int64_t t) {
+  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
+  const bool xi = wino_xi(cg, N, t);
+  uint64_t cols, rows;
+  wino_padded(wino_seq(cg, N, t), mr, nr, &cols, &rows);
+  if (rows < cols) cols = rows;
+  return xi ? cols : cols * (uint64_t)N;
 }
 
 /* Whether a convolution Winograd applies to runs so: where ACCY_CONV_FORM
@@ -2519,18 +2590,14 @@ static bool wino_reused(const conv_gemm *cg, int64_t O, int64_t t) {
  * rows) are under 70% of the direct sum's 9 per output position: 56 x 56
  * 45%, 28 x 28 51%, 14 x 14 51%, 13 x 13 61%, 7 x 7 58% (tiles as rows; as
  * columns 116%). */
-static bool wino_chosen(const conv_gemm *cg, int64_t O) {
+static bool wino_chosen(const conv_gemm *cg, int64_t N, int64_t O) {
   const char *f = getenv("ACCY_CONV_FORM");
   if (f && f[0] >= '0' && f[0] <= '4' && !f[1]) return f[0] >= '3';
   const char *off = getenv("ACCY_WINOGRAD");
   if (off && off[0] == '0' && !off[1]) return false;
-  if (cg->C < 16 || O < 16 || !wino_reused(cg, O, 2)) return false;
-  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
-  const uint64_t P = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2));
-  uint64_t cols, rows;
-  wino_padded(P, mr, nr, &cols, &rows);
-  if (rows < cols) cols = rows;
-  return 16 * cols * 100 < 9 * (uint64_t)(cg->OH * cg->OW) * 70;
+  if (cg->C < 16 || O < 16 || !wino_reused(cg, N, O, 2)) return false;
+  return 16 * wino_padded_launch(cg, N, 2) * 100 <
+         9 * (uint64_t)N * (uint64_t)(cg->OH * cg->OW) * 70;
 }
 
 /* The tile side of a convolution that runs as Winograd: 4 (F(4x4, 3x3))
@@ -2539,21 +2606,14 @@ static bool wino_chosen(const conv_gemm *cg, int64_t O) {
  * are under 80% of the 16 GEMMs' of F(2x2, 3x3): 56 x 56 and 28 x 28 56%,
  * 14 x 14 and 13 x 13 64-73%; not 7 x 7 (4 tiles, a whole micro-panel of 8
  * rows: 112%). */
-static int64_t wino_tile(const conv_gemm *cg, int64_t O) {
+static int64_t wino_tile(const conv_gemm *cg, int64_t N, int64_t O) {
   /* (36 transformed filters per channel pair within the packing limit.) */
   if ((uint64_t)O > DOT_PACK_MAX_FLOATS / 36 / (uint64_t)cg->C) return 2;
   const char *f = getenv("ACCY_WINO_TILE");
   if (f && (f[0] == '2' || f[0] == '4') && !f[1]) return f[0] - '0';
-  if (!wino_reused(cg, O, 4)) return 2;
-  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
-  const uint64_t P2 = (uint64_t)(((cg->OH + 1) / 2) * ((cg->OW + 1) / 2));
-  const uint64_t P4 = (uint64_t)(((cg->OH + 3) / 4) * ((cg->OW + 3) / 4));
-  uint64_t c2, r2, c4, r4;
-  wino_padded(P2, mr, nr, &c2, &r2);
-  wino_padded(P4, mr, nr, &c4, &r4);
-  if (r2 < c2) c2 = r2;
-  if (r4 < c4) c4 = r4;
-  return 36 * c4 * 100 < 16 * c2 * 80 ? 4 : 2;
+  if (!wino_reused(cg, N, O, 4)) return 2;
+  return 36 * wino_padded_launch(cg, N, 4) * 100 < 16 * wino_padded_launch(cg, N, 2) * 80 ? 4
+                                                                                           : 2;
 }
 
 /* Tiles per block of a convolution that runs as Winograd, from its shape
@@ -2572,16 +2632,19 @@ static uint64_t wino_block_tiles(uint64_t nt, uint64_t P, uint64_t TW, bool post
   return (P + bt - 1) / bt * 100 <= (P + nt - 1) / nt * 105 ? bt : 0;
 }
 
-/* The tile side, tiles per row, tiles and the GEMMs' width of a convolution that
- * runs as Winograd (prepare_conv_wino's choices, from the shape only). */
-static void wino_shape(const conv_gemm *geo, int64_t O, int64_t *tile, uint64_t *TW, uint64_t *P,
-                       uint64_t *nt, bool *trans) {
+/* The tile side, tiles per row, tiles per image, the tiles the blocks are
+ * cut from (*seq: P, or N P where they run on across the images) and the
+ * GEMMs' width of a convolution that runs as Winograd (prepare_conv_wino's
+ * choices, from the shape only). */
+static void wino_shape(const conv_gemm *geo, int64_t N, int64_t O, int64_t *tile, uint64_t *TW,
+                       uint64_t *P, uint64_t *seq, uint64_t *nt, bool *trans) {
   const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
-  *tile = wino_tile(geo, O);
+  *tile = wino_tile(geo, N, O);
   *TW = (uint64_t)((geo->OW + *tile - 1) / *tile);
   *P = (uint64_t)((geo->OH + *tile - 1) / *tile) * *TW;
-  *trans = wino_trans(*P, (uint64_t)O, (uint64_t)geo->C, mr, nr);
-  *nt = *trans ? wino_nt_t(*P, mr) : wino_nt(*P, nr);
+  *seq = wino_seq(geo, N, *tile);
+  *trans = wino_trans(*seq, (uint64_t)O, (uint64_t)geo->C, mr, nr);
+  *nt = *trans ? wino_nt_t(*seq, mr) : wino_nt(*seq, nr);
 }
 
 static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64_t N, int64_t O,
@@ -2594,13 +2657,15 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
   cw->C = geo->C, cw->O = O, cw->H = geo->H, cw->W = geo->W, cw->OH = geo->OH, cw->OW = geo->OW;
   cw->ph = geo->ph, cw->pw = geo->pw;
-  uint64_t TWu;
-  wino_shape(geo, O, &cw->tile, &TWu, &cw->P, &cw->nt, &cw->trans);
+  uint64_t TWu, seq;
+  wino_shape(geo, N, O, &cw->tile, &TWu, &cw->P, &seq, &cw->nt, &cw->trans);
   cw->T = (uint64_t)((cw->tile + 2) * (cw->tile + 2));
   const int64_t t = cw->tile;
   const uint64_t T = cw->T;
   cw->TW = (int64_t)TWu;
-  cw->bt = wino_block_tiles(cw->nt, cw->P, TWu, e->post);
+  cw->xi = wino_xi(geo, N, t);
+  cw->nall = (uint64_t)N * cw->P;
+  cw->bt = wino_block_tiles(cw->nt, seq, TWu, e->post);
   if (cw->bt == 0) return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "no group follows this Winograd form");
   if (!cw->trans) {
     const uint64_t mb_max = WINO_MB_MAX / mr * mr;
@@ -2612,6 +2677,7 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
     cw->mb = op < mb_max ? op : mb_max;
   }
   cw->n_tb = (cw->P + cw->bt - 1) / cw->bt;
+  cw->n_blk = cw->xi ? (cw->nall + cw->bt - 1) / cw->bt : (uint64_t)N * cw->n_tb;
   /* Fewer than 8 blocks of tiles (28 x 28: 7; 14 x 14 and 7 x 7: one)
    * would leave a second thread idle part of the time: a pre-pass
    * transforms the patches once per launch, and the blocks of channels
@@ -2625,12 +2691,12 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
    * same at one. SqueezeNet's 128-channel 27 x 27 layers in blocks of 16
    * instead of 32 (8 items, not 4) ran 1-3% slower: they stay at 32. */
   uint64_t nv = 0;
-  if ((uint64_t)N * cw->n_tb < 8) {
+  if (cw->n_blk < 8) {
     const uint64_t unit = cw->trans ? nr : mr;
     uint64_t mb = cw->mb;
     for (;;) {
       const uint64_t half = (mb / 2 + unit - 1) / unit * unit;
-      const uint64_t items = (uint64_t)N * cw->n_tb * (((uint64_t)O + mb - 1) / mb);
+      const uint64_t items = cw->n_blk * (((uint64_t)O + mb - 1) / mb);
       if (items >= 8 || half >= mb || half < 16 || (half < 32 && items >= 2)) break;
       mb = half;
     }
@@ -2750,7 +2816,7 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   free(u16);
   cw->U = U;
   uint64_t items;
-  if (!accy__mul_u64((uint64_t)N, cw->n_tb * cw->n_cb, &items))
+  if (!accy__mul_u64(cw->n_blk, cw->n_cb, &items))
     return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "too many tiles");
   k->run = conv_wino_f32;
   k->params = cw;
@@ -2761,18 +2827,19 @@ static accy_status prepare_conv_wino(const conv_gemm *geo, const float *w, int64
   k->worker_bytes = ((cw->pre ? 0 : T * cw->vs) + T * cw->ms + 8 + (cw->trans ? T * cw->mts : 0)) *
                     sizeof(float);
   if (cw->pre) {
-    if (!accy__mul_u64((uint64_t)N * cw->n_tb, T * cw->vs, &nv) || nv > DOT_PACK_MAX_FLOATS)
+    if (!accy__mul_u64(cw->n_blk, T * cw->vs, &nv) || nv > DOT_PACK_MAX_FLOATS)
       return ACCY_FAIL(ACCY_STATUS_COMPILE_FAILED, "transformed patches too large");
     k->pre_run = conv_wino_pre_f32;
-    k->pre_items = (uint64_t)N * cw->n_tb * ((C + WINO_PRE_CH - 1) / WINO_PRE_CH);
+    k->pre_items = cw->n_blk * ((C + WINO_PRE_CH - 1) / WINO_PRE_CH);
     k->pre_item_cost = T * WINO_PRE_CH * cw->nt;
     k->temp_bytes = nv * sizeof(float);
   }
   accy__kernel_set_how(k, arena,
                        "convolution as Winograd F(%dx%d,3x3), %d GEMMs %s per block of %llu tiles "
-                       "x %llu channels%s%s%s",
+                       "x %llu channels%s%s%s%s",
                        (int)t, (int)t, (int)T, g->uk.name, (unsigned long long)cw->nt,
                        (unsigned long long)cw->mb,
+                       cw->xi ? ", blocks across the images" : "",
                        cw->trans ? ", tiles as rows" : "",
                        cw->pre ? ", patches transformed per launch (pre-pass)" : "",
                        e->pool ? ", 2 x 2 max pool in the output transform" : "");
@@ -2934,7 +3001,7 @@ bool accy__kernel_conv_pools(const accy__program *p, uint32_t node) {
   int64_t N, O;
   if (!conv_geom(p, node, &cg, &N, &O) || conv_is_depthwise(&cg) || cg.OH % 2 || cg.OW % 2)
     return false;
-  if (wino_applies(&cg, O) && wino_chosen(&cg, O)) return true;
+  if (wino_applies(&cg, O) && wino_chosen(&cg, N, O)) return true;
   return conv_pad_pools(&cg, N, O);
 }
 
@@ -2946,12 +3013,12 @@ bool accy__kernel_conv_takes_group(const accy__program *p, uint32_t node) {
   int64_t N, O;
   if (!conv_geom(p, node, &cg, &N, &O)) return false; /* the direct loops: rows */
   if (conv_is_depthwise(&cg)) return true;
-  if (wino_applies(&cg, O) && wino_chosen(&cg, O)) {
+  if (wino_applies(&cg, O) && wino_chosen(&cg, N, O)) {
     int64_t tile;
-    uint64_t TW, P, nt;
+    uint64_t TW, P, seq, nt;
     bool trans;
-    wino_shape(&cg, O, &tile, &TW, &P, &nt, &trans);
-    return wino_block_tiles(nt, P, TW, true) != 0;
+    wino_shape(&cg, N, O, &tile, &TW, &P, &seq, &nt, &trans);
+    return wino_block_tiles(nt, seq, TW, true) != 0;
   }
   const accy__uk_f32_gemm *uk = &accy__uk_get()->f32_gemm;
   uint64_t padded_cols, padded_floats;
@@ -2975,7 +3042,7 @@ static accy_status prepare_conv_gemm(const accy__program *p, uint32_t node, cons
   if (!conv_geom(p, node, cg, &N, &O)) return ACCY_STATUS_OK;
   const int64_t G = (int64_t)cg->groups;
   const int64_t Og = O / G, Kg = cg->C * cg->KH * cg->KW, OHW = cg->OH * cg->OW;
-  const bool wino = !conv_is_depthwise(cg) && wino_applies(cg, O) && wino_chosen(cg, O);
+  const bool wino = !conv_is_depthwise(cg) && wino_applies(cg, O) && wino_chosen(cg, N, O);
   if (e->pool && !wino) {
     /* The padded form pools in its microkernel (ind_pool) where it can. */
     conv_gemm cp = *cg;
@@ -3399,13 +3466,19 @@ static void conv_post_item(const dot_post *pp, void *const *gb, uint64_t it) {
     case POST_WINO: {
       const conv_wino *cw = pp->cp;
       const wino_item wi = wino_item_of(cw, it);
-      const uint64_t t = (uint64_t)cw->tile, TW = (uint64_t)cw->TW;
-      /* whole rows of tiles: output rows y0 .. y1 of each channel */
-      const uint64_t y0 = t * (wi.j0 / TW), y1e = t * ((wi.j0 + wi.cols) / TW);
-      const uint64_t y1 = y1e < pp->OH ? y1e : pp->OH;
-      for (uint64_t i = 0; i < wi.nrow; i++)
-        accy__ew_group_run_rect(gk, gb, ((wi.n * pp->O + wi.o0 + i) * pp->OH + y0) * pp->OW, 1,
-                                (y1 - y0) * pp->OW, (y1 - y0) * pp->OW);
+      const uint64_t t = (uint64_t)cw->tile, TW = (uint64_t)cw->TW, P = cw->P;
+      /* whole rows of tiles, in each image the block reaches (blocks across
+       * the images: P is whole rows): output rows y0 .. y1 of each channel */
+      for (uint64_t s = 0; s < wi.cols;) {
+        const uint64_t n = (wi.g0 + s) / P, j0 = (wi.g0 + s) % P;
+        const uint64_t seg = P - j0 < wi.cols - s ? P - j0 : wi.cols - s;
+        const uint64_t y0 = t * (j0 / TW), y1e = t * ((j0 + seg) / TW);
+        const uint64_t y1 = y1e < pp->OH ? y1e : pp->OH;
+        for (uint64_t i = 0; i < wi.nrow; i++)
+          accy__ew_group_run_rect(gk, gb, ((n * pp->O + wi.o0 + i) * pp->OH + y0) * pp->OW, 1,
+                                  (y1 - y0) * pp->OW, (y1 - y0) * pp->OW);
+        s += seg;
+      }
       return;
     }
     case POST_GEMM:
