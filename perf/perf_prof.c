@@ -1,6 +1,6 @@
 /* perf/perf_prof.c: where a program's time goes, task by task.
  *
- *   perf/perf_prof FILE.accyb [--iterations N] [--top K] [--threads T]
+ *   perf/perf_prof FILE.accyb [--iterations N] [--top K] [--threads T] [--evict MB]
  *
  * Decodes, verifies and compiles FILE as a session would (T workers, 1 by
  * default), binds generated inputs, then runs the plan's tasks one after
@@ -140,19 +140,20 @@ static unsigned char *read_file(const char *path, size_t *size) {
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  int iterations = 5, top = 25, threads = 1;
+  int iterations = 5, top = 25, threads = 1, evict_mb = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--top") && i + 1 < argc) top = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--evict") && i + 1 < argc) evict_mb = atoi(argv[++i]);
     else if (!path && argv[i][0] != '-') path = argv[i];
     else {
-      fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K] [--threads T]\n");
+      fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K] [--threads T] [--evict MB]\n");
       return 2;
     }
   }
-  if (!path || iterations < 1 || threads < 1 || threads > 64) {
-    fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K] [--threads T]\n");
+  if (!path || iterations < 1 || threads < 1 || threads > 64 || evict_mb < 0 || evict_mb > 4096) {
+    fprintf(stderr, "usage: perf_prof FILE.accyb [--iterations N] [--top K] [--threads T] [--evict MB]\n");
     return 2;
   }
   size_t size;
@@ -209,8 +210,18 @@ int main(int argc, char **argv) {
     args[w] = (helper_arg){&h, (uint32_t)w};
     if (pthread_create(&tid[w], NULL, helper_main, &args[w]) != 0) return 1;
   }
+  /* --evict MB: before each run, write and read MB of other memory, as a
+   * peer's run between two of accy's does in the harness, so that each
+   * task meets the caches a launch meets there. */
+  unsigned char *ev = evict_mb ? malloc((size_t)evict_mb << 20) : NULL;
+  if (evict_mb && !ev) return 1;
+  unsigned ev_sum = 0;
   double total = 0, fastest = 0;
   for (int it = 0; it <= iterations; it++) {
+    if (ev) {
+      memset(ev, it & 0xff, (size_t)evict_mb << 20);
+      for (size_t q = 0; q < ((size_t)evict_mb << 20); q += 64) ev_sum += ev[q];
+    }
     void **ptrs = accy__plan_bind(&plan, block, ins, outs);
     h.ptrs = ptrs;
     double start = now();
@@ -246,9 +257,12 @@ int main(int argc, char **argv) {
   double sum = 0;
   for (uint32_t t = 0; t < plan.n_tasks; t++) sum += acc[t];
   printf("per run: %.3f ms mean, %.3f ms fastest, %.3f ms as the sum of each task's fastest of %d"
-         " runs\n(tasks run one by one on %d thread%s; the table shows each task's fastest)\n\n",
+         " runs\n(tasks run one by one on %d thread%s; the table shows each task's fastest)\n",
          total / iterations * 1e3, fastest * 1e3, sum * 1e3, iterations, threads,
          threads == 1 ? "" : "s");
+  if (ev) printf("(%d MB written and read before each run, checksum %u)\n", evict_mb, ev_sum & 0xff);
+  printf("\n");
+  free(ev);
   row *rows = calloc(plan.n_tasks + 1, sizeof *rows);
   for (uint32_t t = 0; t < plan.n_tasks; t++) rows[t] = (row){acc[t], t};
   qsort(rows, plan.n_tasks, sizeof *rows, by_time);
