@@ -2553,12 +2553,25 @@ static uint64_t wino_tiles(const conv_gemm *cg, int64_t t) {
 }
 
 /* Whether the blocks of tiles run on across the N images (conv_wino.xi):
- * where an image has fewer than WINO_MIN_REUSE tiles of |t|. Then each
+ * where an image has fewer than WINO_MIN_REUSE tiles of |t|, so that each
  * block holds the tiles of several images and each transformed filter an
  * item reads serves all of them (ResNet-18 at batch 8: 128 tiles of 2 x 2
- * at 7 x 7, in two blocks of 64). */
+ * at 7 x 7, in two blocks of 64); and where the images' tiles together pad
+ * the blocks at least 5% less than each image's alone (its 28 x 28 layers:
+ * 8 x 49 tiles in blocks of 32 columns, 392 -> 416, against 8 x 56 rows;
+ * 56 x 56: 8 x 196 in 49 panels of 32, against 8 x 224: 4.16-5.17 ->
+ * 3.92-4.36 and 5.25-6.11 -> 4.92-5.68 ms a layer on the Zen 5). */
 static bool wino_xi(const conv_gemm *cg, int64_t N, int64_t t) {
-  return N > 1 && wino_tiles(cg, t) < WINO_MIN_REUSE;
+  if (N <= 1) return false;
+  const uint64_t P = wino_tiles(cg, t);
+  if (P < WINO_MIN_REUSE) return true;
+  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
+  uint64_t c1, r1, ca, ra;
+  wino_padded(P, mr, nr, &c1, &r1);
+  wino_padded((uint64_t)N * P, mr, nr, &ca, &ra);
+  if (r1 < c1) c1 = r1;
+  if (ra < ca) ca = ra;
+  return ca * 100 < c1 * (uint64_t)N * 95;
 }
 
 /* The tiles the blocks are cut from: one image's, or all N images' (xi). */
