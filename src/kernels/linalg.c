@@ -2150,7 +2150,7 @@ typedef struct conv_wino {
    * launch): per image (N n_tb of them), or with |xi| cut from all the
    * images' tiles in a row (a block may then end in one image and go on in
    * the next), where an image has too few tiles to use each transformed
-   * filter enough (wino_reused). */
+   * filter enough or pads the blocks more than all of them do (wino_xi). */
   bool xi;
   uint64_t nall, n_blk;  /* the launch's tiles (N P) and blocks of them */
   uint64_t bt;           /* tiles per block (nt, or whole rows of tiles: wino_block_tiles) */
@@ -2547,6 +2547,15 @@ static bool wino_trans(uint64_t P, uint64_t O, uint64_t C, uint64_t mr, uint64_t
 #define WINO_MIN_REUSE 32u
 #define WINO_SMALL_FILTERS (256u * 1024u)
 
+/* The GEMM extent P tiles pad to per output channel, the smaller of
+ * wino_padded's two ways. */
+static uint64_t wino_padded_least(uint64_t P) {
+  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
+  uint64_t cols, rows;
+  wino_padded(P, mr, nr, &cols, &rows);
+  return rows < cols ? rows : cols;
+}
+
 /* Tiles of |t| x |t| outputs per image. */
 static uint64_t wino_tiles(const conv_gemm *cg, int64_t t) {
   return (uint64_t)(((cg->OH + t - 1) / t) * ((cg->OW + t - 1) / t));
@@ -2565,13 +2574,7 @@ static bool wino_xi(const conv_gemm *cg, int64_t N, int64_t t) {
   if (N <= 1) return false;
   const uint64_t P = wino_tiles(cg, t);
   if (P < WINO_MIN_REUSE) return true;
-  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
-  uint64_t c1, r1, ca, ra;
-  wino_padded(P, mr, nr, &c1, &r1);
-  wino_padded((uint64_t)N * P, mr, nr, &ca, &ra);
-  if (r1 < c1) c1 = r1;
-  if (ra < ca) ca = ra;
-  return ca * 100 < c1 * (uint64_t)N * 95;
+  return wino_padded_least((uint64_t)N * P) * 100 < wino_padded_least(P) * (uint64_t)N * 95;
 }
 
 /* The tiles the blocks are cut from: one image's, or all N images' (xi). */
@@ -2587,12 +2590,9 @@ static bool wino_reused(const conv_gemm *cg, int64_t N, int64_t O, int64_t t) {
 /* The GEMM extent a launch's N images of P tiles pad to per output channel
  * (wino_padded's smaller way), cut per image or as one run (xi). */
 static uint64_t wino_padded_launch(const conv_gemm *cg, int64_t N, int64_t t) {
-  const uint64_t mr = accy__uk_get()->f32_gemm.mr, nr = accy__uk_get()->f32_gemm.nr;
-  const bool xi = wino_xi(cg, N, t);
-  uint64_t cols, rows;
-  wino_padded(wino_seq(cg, N, t), mr, nr, &cols, &rows);
-  if (rows < cols) cols = rows;
-  return xi ? cols : cols * (uint64_t)N;
+  const uint64_t P = wino_tiles(cg, t);
+  return wino_xi(cg, N, t) ? wino_padded_least((uint64_t)N * P)
+                           : wino_padded_least(P) * (uint64_t)N;
 }
 
 /* Whether a convolution Winograd applies to runs so: where ACCY_CONV_FORM
