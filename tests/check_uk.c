@@ -321,23 +321,36 @@ START_TEST(test_gemm_driver) {
       }
       free(ws);
       /* Planned for other L2 sizes (K blocks from 256 to all of K, rows or
-       * panels outer): the same items and the same bits. */
+       * panels outer): the same items and the same bits. Then each again
+       * for an L3 of 64 KiB, which B outgrows (more than 16 KiB): tall
+       * items of two panels where there are more columns than that
+       * (other items, the same bits). */
       static const uint64_t kL2[] = {0, 256u << 10, 512u << 10, 4u << 20};
-      for (size_t q = 0; q < sizeof kL2 / sizeof kL2[0]; q++) {
+      const uint64_t l3 = accy__cpu_get()->l3_bytes;
+      for (size_t q = 0; q < 2 * (sizeof kL2 / sizeof kL2[0]); q++) {
         accy__gemm h = g;
-        accy__gemm_plan_caches(&h, kL2[q]);
-        ck_assert_uint_eq(accy__gemm_items(&h), items);
-        if (kL2[q] == (4u << 20) && g.K > 256 && g.mb > 1)
+        const bool small_l3 = q % 2 == 1;
+        accy__gemm_plan_caches(&h, kL2[q / 2], small_l3 ? 64u << 10 : l3);
+        if (!small_l3) ck_assert_uint_eq(accy__gemm_items(&h), items);
+        if (small_l3 && g.K * g.N * 4 > (16u << 10) && g.N > 2 * g.uk.nr)
+          ck_assert_msg(h.nb == 2 * h.uk.nr,
+                        "%s %llux%llux%llu: tall items %llu x %llu", h.uk.name,
+                        (unsigned long long)g.M, (unsigned long long)g.N, (unsigned long long)g.K,
+                        (unsigned long long)h.mb, (unsigned long long)h.nb);
+        const uint64_t items_h = accy__gemm_items(&h);
+        if (kL2[q / 2] == (4u << 20) && g.K > 256 && g.mb > 1 && !small_l3)
           ck_assert_msg(h.kc > 256 && h.rows_outer, "%s K %llu: kc %llu", h.uk.name,
                         (unsigned long long)g.K, (unsigned long long)h.kc);
         const uint64_t hb = accy__gemm_workspace_bytes(&h);
         void *hws = hb ? aligned_alloc(64, (size_t)(hb + 63) / 64 * 64) : NULL;
         memset(c2, 0x7f, nc * 4);
-        accy__gemm_run(&h, a, b, c2, NULL, 0, items, hws);
+        accy__gemm_run(&h, a, b, c2, NULL, 0, items_h, hws);
         ck_assert_msg(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4) == 0,
-                      "%s %llux%llux%llu: L2 %llu (kc %llu) changed bits", h.uk.name,
-                      (unsigned long long)g.M, (unsigned long long)g.N, (unsigned long long)g.K,
-                      (unsigned long long)kL2[q], (unsigned long long)h.kc);
+                      "%s %llux%llux%llu: L2 %llu (kc %llu), items %llu x %llu changed bits",
+                      h.uk.name, (unsigned long long)g.M, (unsigned long long)g.N,
+                      (unsigned long long)g.K, (unsigned long long)kL2[q / 2],
+                      (unsigned long long)h.kc, (unsigned long long)h.mb,
+                      (unsigned long long)h.nb);
         free(hws);
       }
       ck_assert_int_eq(memcmp(c, c2, (size_t)(g.batch * g.M * g.N) * 4), 0);

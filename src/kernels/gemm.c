@@ -52,15 +52,24 @@
 #define GEMM_ROWS_OUTER_BYTES (UINT64_C(32) << 10)
 /* The largest K block of a plain GEMM (accy__gemm_plan_caches). */
 #define GEMM_KC_MAX 1024u
+/* A plain GEMM whose B (K x N floats) is more than 1 / GEMM_TALL_L3_PART
+ * of the L3 takes tall items of GEMM_TALL_PANELS panels and up to
+ * GEMM_TALL_MAX multiply-adds (accy__gemm_plan_caches). */
+#define GEMM_TALL_L3_PART 4u
+#define GEMM_TALL_PANELS 2u
+#define GEMM_TALL_MAX (UINT64_C(1) << 26)
 
 static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 static uint64_t div_up(uint64_t x, uint64_t m) { return (x + m - 1) / m; }
 /* The width of packed B's panels (gemm.h's b_pnr). */
 static uint64_t b_pw(const accy__gemm *g) { return g->b_pnr ? g->b_pnr : g->uk.nr; }
 
-void accy__gemm_plan(accy__gemm *g) { accy__gemm_plan_caches(g, accy__cpu_get()->l2_bytes); }
+void accy__gemm_plan(accy__gemm *g) {
+  const accy__cpu *cpu = accy__cpu_get();
+  accy__gemm_plan_caches(g, cpu->l2_bytes, cpu->l3_bytes);
+}
 
-void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes) {
+void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes, uint64_t l3_bytes) {
   const uint64_t mr = g->uk.mr, nr = g->uk.nr;
   const uint64_t K = g->K ? g->K : 1, M = g->M ? g->M : 1, N = g->N ? g->N : 1;
   g->kc = GEMM_KC;
@@ -120,6 +129,26 @@ void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes) {
         nb = round_up(nb / 2, nr);
       else
         break;
+    }
+    /* B too big to stay in the L3 while the row blocks pass over it (with
+     * A and C beside it): each item's B block then comes from DRAM for its
+     * first row tile, at the rate the microkernel reads it (two vectors
+     * per k step, far beyond DRAM's), and a square item of 128 x 128 met
+     * that for one row tile in 16. Items of two panels and up to
+     * GEMM_TALL_MAX multiply-adds (512 rows at K 2048) keep the block in
+     * the L2 for more row tiles, while A (rows in place) streams from
+     * the L3, where consecutive items (along N) find it: gemm 2048 on a
+     * Zen 5, perf_prof 91-97 -> 77-79 ms at one thread; gemm 1024 (B 4
+     * MiB, not tall) the same either way. */
+    const uint64_t tall_nb = GEMM_TALL_PANELS * nr;
+    if (!g->wide && l3_bytes && K * N * sizeof(float) > l3_bytes / GEMM_TALL_L3_PART &&
+        ncap > tall_nb) {
+      nb = tall_nb;
+      mb = round_up(M, g->mb_sub);
+      while (mb > g->mb_sub && mb * nb * K > GEMM_TALL_MAX) mb = round_up(div_up(mb, 2), g->mb_sub);
+      while (mb > mr && g->batch * div_up(M, mb) * div_up(N, nb) < GEMM_ITEMS_WANTED &&
+             mb * nb * K / 2 >= GEMM_ITEM_MIN)
+        mb = round_up(div_up(mb, 2), mr);
     }
     g->mb = mb < M ? mb : M;
   }

@@ -176,10 +176,12 @@ bool accy__gemm_runs_fit(uint64_t nr, uint64_t wq, uint64_t ow);
  * this CPU's L2 size; b_packed must already say whether B is packed (any
  * non-NULL pointer). */
 void accy__gemm_plan(accy__gemm *g);
-/* The same for an L2 of |l2_bytes| per core (0: unknown), which sizes a
- * plain GEMM's K blocks; the geometry never changes bits, which tests
- * check by planning for several sizes. */
-void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes);
+/* The same for an L2 of |l2_bytes| per core and an L3 of |l3_bytes| in
+ * all (0: unknown): the L2 sizes a plain GEMM's K blocks, the L3 says
+ * whether its B stays cached across the row blocks (tall items if not);
+ * the geometry never changes bits, which tests check by planning for
+ * several sizes. */
+void accy__gemm_plan_caches(accy__gemm *g, uint64_t l2_bytes, uint64_t l3_bytes);
 /* batch * m_items * n_items. */
 uint64_t accy__gemm_items(const accy__gemm *g);
 /* Work of one (full) item in multiply-adds, for the tile grain. */
