@@ -499,6 +499,10 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       np = (n0 + cols - j0) / nr;
       panels = true;
     }
+    /* B's next K block (rows kcur on, in place or in its packed panel)
+     * may be prefetched where there is one and B is not the item's own
+     * packed block (whose panels are kcur rows long). */
+    const uint32_t pf = k0 + kcur < K && !t->packing_b ? ACCY__UK_PREFETCH_NEXT : 0u;
     const float *ap = a_first;
     for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, ap += a_step) {
       const uint64_t mcur = t->t_hi - i0 < mr ? t->t_hi - i0 : mr;
@@ -518,12 +522,12 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
         cp = t->cb + (ptrdiff_t)i0 * crs + (ptrdiff_t)j0;
       }
       if (panels)
-        g->uk.panels((size_t)np, (size_t)kcur, ap, bp, brs, bps, cp, crs, t->flags, &ep);
+        g->uk.panels((size_t)np, (size_t)kcur, ap, bp, brs, bps, cp, crs, t->flags | pf, &ep);
       else if (np > 1)
         g->uk.gemv((size_t)np, (size_t)kcur, ap, acs, bp, brs, bps, cp, t->flags, &ep);
       else
         g->uk.fn((size_t)mcur, (size_t)ncur, (size_t)kcur, ap, ars, acs, bp, brs, cp, crs,
-                 t->flags, &ep);
+                 t->flags | pf, &ep);
     }
     j0 += np * nr;
   }

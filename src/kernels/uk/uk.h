@@ -74,6 +74,10 @@ static inline int accy__uk_clamp_hi_mode(float hi) {
 #define ACCY__UK_ACCUMULATE 1u /* start from C instead of 0 */
 #define ACCY__UK_EPILOGUE 2u   /* apply the bias and residual of ep (the last K block) */
 #define ACCY__UK_CLAMP 4u      /* and clamp to [ep->lo, ep->hi] */
+/* A hint: B has a next K block kc rows on (its rows at b + kc * b_rs on),
+ * which the call may prefetch while it reads this one (a level may ignore
+ * it; it never changes what is computed). */
+#define ACCY__UK_PREFETCH_NEXT 8u
 
 /* The parts of |ep| a GEMM tile applies under |flags|, read once per call by
  * each level's tile epilogue: NULL (and bounds of 0) for the parts |flags|
