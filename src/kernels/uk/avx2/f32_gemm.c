@@ -177,11 +177,24 @@ static inline __attribute__((always_inline)) void gemm_6x16(
     const float *ap = a;
     const float *bk = b;
     UK_PIN_ACCUMULATORS();
-    for (size_t k = 0; k < kc; k++) {
-      UK_STEP_ASM("(%[ap])", "4(%[ap])", "8(%[ap])", "12(%[ap])", "16(%[ap])", "20(%[ap])",
-                  [ap] "r"(ap), [bp] "r"(bk));
-      ap += MR;
-      bk += b_rs;
+    if (flags & ACCY__UK_PREFETCH_NEXT) {
+      /* B's row kc rows on (the AVX-512 level's PACKED_STEPS; one line a
+       * row here). */
+      const ptrdiff_t ahead = (ptrdiff_t)kc * b_rs;
+      for (size_t k = 0; k < kc; k++) {
+        __builtin_prefetch(bk + ahead, 0, 2);
+        UK_STEP_ASM("(%[ap])", "4(%[ap])", "8(%[ap])", "12(%[ap])", "16(%[ap])", "20(%[ap])",
+                    [ap] "r"(ap), [bp] "r"(bk));
+        ap += MR;
+        bk += b_rs;
+      }
+    } else {
+      for (size_t k = 0; k < kc; k++) {
+        UK_STEP_ASM("(%[ap])", "4(%[ap])", "8(%[ap])", "12(%[ap])", "16(%[ap])", "20(%[ap])",
+                    [ap] "r"(ap), [bp] "r"(bk));
+        ap += MR;
+        bk += b_rs;
+      }
     }
     UK_UNPIN_ACCUMULATORS();
   } else if (full && mr == 1) {
