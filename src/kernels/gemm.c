@@ -50,6 +50,9 @@
 #define GEMM_PACK_B_MIN_K 65u
 /* A K block of B at most this big (one L1) is walked rows outer (accy__gemm_run). */
 #define GEMM_ROWS_OUTER_BYTES (UINT64_C(32) << 10)
+/* A packed at compile time larger than this is prefetched by the
+ * microkernel (ACCY__UK_PREFETCH_A, run_tiles). */
+#define GEMM_PREFETCH_A_BYTES (UINT64_C(64) << 10)
 /* The largest K block of a plain GEMM (accy__gemm_plan_caches). */
 #define GEMM_KC_MAX 1024u
 /* A plain GEMM whose B (K x N floats) is more than 1 / GEMM_TALL_L3_PART
@@ -505,9 +508,19 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
      * of a packed B in several blocks, that is the next panel's first
      * block, where the next item (the next panel) starts (the 7 x 7 layers
      * of ResNet-18 in four alternating runs, 1.25-1.35 -> 1.24-1.29 ms). */
-    const uint32_t pf = (k0 + kcur < K || (g->b_packed && K > g->kc)) && !t->packing_b
-                            ? ACCY__UK_PREFETCH_NEXT
-                            : 0u;
+    uint32_t pf = (k0 + kcur < K || (g->b_packed && K > g->kc)) && !t->packing_b
+                      ? ACCY__UK_PREFETCH_NEXT
+                      : 0u;
+    /* A packed at compile time (constant filters) comes from beyond the
+     * L2 in a network where it is too big to stay in L1 between launches
+     * (more than GEMM_PREFETCH_A_BYTES over its batch, as Winograd's 16 or
+     * 36 products' transformed filters are: prefetching past a small one,
+     * SqueezeNet's 64 -> 16 channel filters of 4 KiB, cost its layer a
+     * quarter); A packed per launch or per item was just written. */
+    const uint64_t a_batches = g->a_batch_mod ? g->a_batch_mod : g->batch;
+    if (g->a_packed && !g->a_run_packed &&
+        a_batches * g->M * K * sizeof(float) > GEMM_PREFETCH_A_BYTES)
+      pf |= ACCY__UK_PREFETCH_A;
     const float *ap = a_first;
     for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, ap += a_step) {
       const uint64_t mcur = t->t_hi - i0 < mr ? t->t_hi - i0 : mr;

@@ -78,6 +78,9 @@ static inline int accy__uk_clamp_hi_mode(float hi) {
  * which the call may prefetch while it reads this one (a level may ignore
  * it; it never changes what is computed). */
 #define ACCY__UK_PREFETCH_NEXT 8u
+/* A hint: A is packed micro-panels that come from beyond the L2 (filters
+ * packed at compile time), which the call may prefetch ahead of its reads. */
+#define ACCY__UK_PREFETCH_A 16u
 
 /* The parts of |ep| a GEMM tile applies under |flags|, read once per call by
  * each level's tile epilogue: NULL (and bounds of 0) for the parts |flags|

@@ -56,32 +56,50 @@
     c70 = _mm512_fmadd_ps(av, B0, c70), c71 = _mm512_fmadd_ps(av, B1, c71);                   \
   } while (0)
 /* Every k step of a full tile with packed A (gemm.c's micro-panels: one
- * pointer, MR floats per k) and B's rows BRS apart, unrolled by four. With
- * PF (the call's ACCY__UK_PREFETCH_NEXT), each step also prefetches B's row
- * KC rows on, the same place in the next K block: where few row tiles share
- * a B block that comes from DRAM (ResNet-18's 512-channel 3 x 3 layers at
- * 7 x 7, 49 positions as rows and 9.4 MB of filters), the first tile's
- * loads otherwise wait on DRAM at the FMAs' rate; fetched a block ahead,
- * while the other tiles find the block in L2 (those layers in the network,
- * perf_prof 1.37-1.54 -> 1.20-1.37 ms on a Zen 5). A hint only: where the
- * next block lies past B the prefetch loads nothing and cannot fault. */
-#define PACKED_STEPS(A, B, BRS, KC, PF)                                      \
-  do {                                                                       \
-    const float *ap = (A), *bk = (B);                                        \
-    if (PF) {                                                                \
-      const ptrdiff_t ahead = (ptrdiff_t)(KC) * (BRS);                       \
-      _Pragma("GCC unroll 4") for (size_t k = 0; k < (KC); k++, ap += MR, bk += (BRS)) { \
-        __builtin_prefetch(bk + ahead, 0, 2);                                \
-        __builtin_prefetch(bk + ahead + 16, 0, 2);                           \
-        const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16); \
-        STEP(A_PANEL, b0, b1);                                               \
-      }                                                                      \
-    } else {                                                                 \
-      _Pragma("GCC unroll 4") for (size_t k = 0; k < (KC); k++, ap += MR, bk += (BRS)) { \
-        const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16); \
-        STEP(A_PANEL, b0, b1);                                               \
-      }                                                                      \
-    }                                                                        \
+ * pointer, MR floats per k) and B's rows BRS apart, unrolled by four, with
+ * the prefetches FLAGS asks for (one loop per combination):
+ * - ACCY__UK_PREFETCH_NEXT: each step also prefetches B's row KC rows on,
+ *   the same place in the next K block. Where few row tiles share a B
+ *   block that comes from DRAM (ResNet-18's 512-channel 3 x 3 layers at 7
+ *   x 7, 49 positions as rows and 9.4 MB of filters), the first tile's
+ *   loads otherwise wait on DRAM at the FMAs' rate; fetched a block ahead,
+ *   while the other tiles find the block in L2 (those layers in the
+ *   network, perf_prof 1.37-1.54 -> 1.20-1.37 ms on a Zen 5).
+ * - ACCY__UK_PREFETCH_A: every other step prefetches A PACKED_A_AHEAD
+ *   floats on (a line per two steps, as A is read): filters packed at
+ *   compile time come from the L3 in a network, and the hardware's prefetch
+ *   left the broadcasts waiting (perf_prof, six alternating runs on a Zen
+ *   5, medians: SqueezeNet's 512 -> 1000 classifier 0.914 -> 0.774 ms, its
+ *   13 x 13 Winograd layers 0.26 -> 0.195, the network's sum 3.68 -> 3.25;
+ *   MobileNetV2's 96 <-> 576 channel pointwise layers at 14 x 14 0.123-0.131
+ *   -> 0.108-0.120).
+ * Hints only: past the operand a prefetch loads nothing and cannot fault. */
+#define PACKED_A_AHEAD 1024
+#define PACKED_LOOP(BRS, KC, PFB, PFA)                                                  \
+  _Pragma("GCC unroll 4") for (size_t k = 0; k < (KC); k++, ap += MR, bk += (BRS)) {   \
+    if (PFB) {                                                                         \
+      __builtin_prefetch(bk + ahead, 0, 2);                                            \
+      __builtin_prefetch(bk + ahead + 16, 0, 2);                                       \
+    }                                                                                  \
+    if ((PFA) && (k & 1) == 0) __builtin_prefetch(ap + PACKED_A_AHEAD, 0, 3);          \
+    const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);             \
+    STEP(A_PANEL, b0, b1);                                                             \
+  }
+#define PACKED_STEPS(A, B, BRS, KC, FLAGS)                                     \
+  do {                                                                         \
+    const float *ap = (A), *bk = (B);                                          \
+    const ptrdiff_t ahead = (ptrdiff_t)(KC) * (BRS);                           \
+    const bool pfb_ = (FLAGS) & ACCY__UK_PREFETCH_NEXT;                        \
+    const bool pfa_ = (FLAGS) & ACCY__UK_PREFETCH_A;                           \
+    if (pfb_ && pfa_) {                                                        \
+      PACKED_LOOP(BRS, KC, true, true)                                         \
+    } else if (pfb_) {                                                         \
+      PACKED_LOOP(BRS, KC, true, false)                                        \
+    } else if (pfa_) {                                                         \
+      PACKED_LOOP(BRS, KC, false, true)                                        \
+    } else {                                                                   \
+      PACKED_LOOP(BRS, KC, false, false)                                       \
+    }                                                                          \
   } while (0)
 #define A_PANEL(i) ap[i]
 /* The accumulators from the tile of C at c (rows c_rs apart, the columns
@@ -207,7 +225,7 @@ void accy__f32_gemm_8x32__avx512(size_t mr, size_t nr, size_t kc, const float *a
   else
     ACC_ZERO;
   if (full && a_rs == 1 && a_cs == MR && mr == MR) {
-    PACKED_STEPS(a, b, b_rs, kc, flags & ACCY__UK_PREFETCH_NEXT);
+    PACKED_STEPS(a, b, b_rs, kc, flags);
   } else if (mr == 1) {
     /* One row: only its two accumulators (the same chains as a row of a
      * full tile, so the bits a full tile gives the row). */
@@ -344,7 +362,7 @@ void accy__f32_gemm_8x32_panels__avx512(size_t np, size_t kc, const float *a, co
       ACC_LOAD(0xffffu, 0xffffu);
     else
       ACC_ZERO;
-    PACKED_STEPS(a, b, b_rs, kc, flags & ACCY__UK_PREFETCH_NEXT);
+    PACKED_STEPS(a, b, b_rs, kc, flags);
     TILE_FIN(&f, c, c_rs, MR, true, 0xffffu, 0xffffu);
     if (f.e.bias_col) f.e.bias_col += NR;
     if (f.e.residual) f.e.residual += NR;
