@@ -425,6 +425,17 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
     ars = g->a_rs;
     acs = g->a_cs;
   }
+  /* A packed at compile time (constant filters) comes from beyond the L2
+   * in a network where it is too big to stay in L1 between launches (more
+   * than GEMM_PREFETCH_A_BYTES over its batch, as Winograd's 16 or 36
+   * products' transformed filters are: prefetching past a small one,
+   * SqueezeNet's 64 -> 16 channel filters of 4 KiB, cost its layer a
+   * quarter); A packed per launch or per item was just written. */
+  const uint64_t a_batches = g->a_batch_mod ? g->a_batch_mod : g->batch;
+  const uint32_t pf_a = g->a_packed && !g->a_run_packed &&
+                                a_batches * g->M * K * sizeof(float) > GEMM_PREFETCH_A_BYTES
+                            ? ACCY__UK_PREFETCH_A
+                            : 0u;
   for (uint64_t j0 = n0; j0 < n0 + cols;) {
     const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
     const float *bp;
@@ -477,12 +488,12 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
             ep.res_rs = g->c_rs;
           }
           g->uk.ind(mcur, (size_t)kcur, apt, t->bb + j0, g->b_off + k0,
-                    t->cb + (ptrdiff_t)i0 * g->c_rs, g->c_rs, &rn, t->flags, &ep);
+                    t->cb + (ptrdiff_t)i0 * g->c_rs, g->c_rs, &rn, t->flags | pf_a, &ep);
         } else {
           const ptrdiff_t crs = (ptrdiff_t)ws_c_ld(g);
           g->uk.ind(mcur, (size_t)kcur, apt, t->bb + j0, g->b_off + k0,
                     t->cw + (ptrdiff_t)(i0 - t->m0) * crs + (ptrdiff_t)(j0 - n0), crs, NULL,
-                    t->flags, &ep);
+                    t->flags | pf_a, &ep);
         }
       }
       j0 += nr;
@@ -511,16 +522,7 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
     uint32_t pf = (k0 + kcur < K || (g->b_packed && K > g->kc)) && !t->packing_b
                       ? ACCY__UK_PREFETCH_NEXT
                       : 0u;
-    /* A packed at compile time (constant filters) comes from beyond the
-     * L2 in a network where it is too big to stay in L1 between launches
-     * (more than GEMM_PREFETCH_A_BYTES over its batch, as Winograd's 16 or
-     * 36 products' transformed filters are: prefetching past a small one,
-     * SqueezeNet's 64 -> 16 channel filters of 4 KiB, cost its layer a
-     * quarter); A packed per launch or per item was just written. */
-    const uint64_t a_batches = g->a_batch_mod ? g->a_batch_mod : g->batch;
-    if (g->a_packed && !g->a_run_packed &&
-        a_batches * g->M * K * sizeof(float) > GEMM_PREFETCH_A_BYTES)
-      pf |= ACCY__UK_PREFETCH_A;
+    pf |= pf_a;
     const float *ap = a_first;
     for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, ap += a_step) {
       const uint64_t mcur = t->t_hi - i0 < mr ? t->t_hi - i0 : mr;

@@ -419,14 +419,25 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
     ACC_LOAD(0xffffu, 0xffffu);
   }
   const float *ap = a;
-#pragma GCC unroll 4
-  for (size_t k = 0; k < kc; k++, ap += MR) {
-    const float *bk = b + b_off[k];
-    const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
 #define A_PACKED(i) ap[i]
-    STEP(A_PACKED, b0, b1);
-#undef A_PACKED
+  if (flags & ACCY__UK_PREFETCH_A) {
+    /* A ahead, as PACKED_STEPS does */
+#pragma GCC unroll 4
+    for (size_t k = 0; k < kc; k++, ap += MR) {
+      if ((k & 1) == 0) __builtin_prefetch(ap + PACKED_A_AHEAD, 0, 3);
+      const float *bk = b + b_off[k];
+      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+      STEP(A_PACKED, b0, b1);
+    }
+  } else {
+#pragma GCC unroll 4
+    for (size_t k = 0; k < kc; k++, ap += MR) {
+      const float *bk = b + b_off[k];
+      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+      STEP(A_PACKED, b0, b1);
+    }
   }
+#undef A_PACKED
   tile_fin f;
   tile_fin_init(&f, flags, ep, false);
   if (runs) {
