@@ -51,7 +51,9 @@
 /* A K block of B at most this big (one L1) is walked rows outer (accy__gemm_run). */
 #define GEMM_ROWS_OUTER_BYTES (UINT64_C(32) << 10)
 /* A packed at compile time larger than this is prefetched by the
- * microkernel (ACCY__UK_PREFETCH_A, run_tiles). */
+ * microkernel (ACCY__UK_PREFETCH_A, run_tiles), and a packed B larger than
+ * this has its next panel's first block prefetched from its last K block
+ * (ACCY__UK_PREFETCH_NEXT). */
 #define GEMM_PREFETCH_A_BYTES (UINT64_C(64) << 10)
 /* The largest K block of a plain GEMM (accy__gemm_plan_caches). */
 #define GEMM_KC_MAX 1024u
@@ -516,10 +518,17 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
     /* B's next K block (rows kcur on, in place or in its packed panel)
      * may be prefetched where there is one and B is not the item's own
      * packed block (whose panels are kcur rows long); from the last block
-     * of a packed B in several blocks, that is the next panel's first
-     * block, where the next item (the next panel) starts (the 7 x 7 layers
-     * of ResNet-18 in four alternating runs, 1.25-1.35 -> 1.24-1.29 ms). */
-    uint32_t pf = (k0 + kcur < K || (g->b_packed && K > g->kc)) && !t->packing_b
+     * of a packed B in several blocks or over GEMM_PREFETCH_A_BYTES, that
+     * is the next panel's first block, where the next item (the next
+     * panel) starts (the 7 x 7 layers of ResNet-18 in four alternating
+     * runs, 1.25-1.35 -> 1.24-1.29 ms; MobileNetV2's transposed pointwise
+     * layers at 7 x 7, filters of 0.6-1.6 MB in one K block, in six,
+     * medians 0.078-0.081 -> 0.073, 0.147 -> 0.139 and 0.208 -> 0.183; the
+     * other networks and the transformers unchanged). */
+    const uint64_t b_bytes =
+        (g->b_batch_mod ? g->b_batch_mod : g->batch) * g->N * K * sizeof(float);
+    const bool b_next_panel = g->b_packed && (K > g->kc || b_bytes > GEMM_PREFETCH_A_BYTES);
+    uint32_t pf = (k0 + kcur < K || b_next_panel) && !t->packing_b
                       ? ACCY__UK_PREFETCH_NEXT
                       : 0u;
     pf |= pf_a;
