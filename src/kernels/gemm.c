@@ -54,7 +54,7 @@
  * microkernel (ACCY__UK_PREFETCH_A, run_tiles), and a packed B larger than
  * this has its next panel's first block prefetched from its last K block
  * (ACCY__UK_PREFETCH_NEXT). */
-#define GEMM_PREFETCH_A_BYTES (UINT64_C(64) << 10)
+#define GEMM_PREFETCH_BYTES (UINT64_C(64) << 10)
 /* The largest K block of a plain GEMM (accy__gemm_plan_caches). */
 #define GEMM_KC_MAX 1024u
 /* A plain GEMM whose B (K x N floats) is more than 1 / GEMM_TALL_L3_PART
@@ -429,15 +429,31 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
   }
   /* A packed at compile time (constant filters) comes from beyond the L2
    * in a network where it is too big to stay in L1 between launches (more
-   * than GEMM_PREFETCH_A_BYTES over its batch, as Winograd's 16 or 36
+   * than GEMM_PREFETCH_BYTES over its batch, as Winograd's 16 or 36
    * products' transformed filters are: prefetching past a small one,
    * SqueezeNet's 64 -> 16 channel filters of 4 KiB, cost its layer a
    * quarter); A packed per launch or per item was just written. */
   const uint64_t a_batches = g->a_batch_mod ? g->a_batch_mod : g->batch;
   const uint32_t pf_a = g->a_packed && !g->a_run_packed &&
-                                a_batches * g->M * K * sizeof(float) > GEMM_PREFETCH_A_BYTES
+                                a_batches * g->M * K * sizeof(float) > GEMM_PREFETCH_BYTES
                             ? ACCY__UK_PREFETCH_A
                             : 0u;
+  /* B's next K block (rows kcur on, in place or in its packed panel)
+   * may be prefetched where there is one and B is not the item's own
+   * packed block (whose panels are kcur rows long); from the last block
+   * of a packed B in several blocks or over GEMM_PREFETCH_BYTES, that
+   * is the next panel's first block, where the next item (the next
+   * panel) starts (the 7 x 7 layers of ResNet-18 in four alternating
+   * runs, 1.25-1.35 -> 1.24-1.29 ms; MobileNetV2's transposed pointwise
+   * layers at 7 x 7, filters of 0.6-1.6 MB in one K block, in six,
+   * medians 0.078-0.081 -> 0.073, 0.147 -> 0.139 and 0.208 -> 0.183; the
+   * other networks and the transformers unchanged). */
+  const uint64_t b_bytes =
+      (g->b_batch_mod ? g->b_batch_mod : g->batch) * g->N * K * sizeof(float);
+  const bool b_next_panel = g->b_packed && (K > g->kc || b_bytes > GEMM_PREFETCH_BYTES);
+  const uint32_t pf_b =
+      (k0 + kcur < K || b_next_panel) && !t->packing_b ? ACCY__UK_PREFETCH_NEXT : 0u;
+  const uint32_t pf = pf_a | pf_b; /* the hints of the GEMM kernel's calls */
   for (uint64_t j0 = n0; j0 < n0 + cols;) {
     const uint64_t ncur = n0 + cols - j0 < nr ? n0 + cols - j0 : nr;
     const float *bp;
@@ -515,23 +531,6 @@ static void run_tiles(const accy__gemm *g, const tile_args *t) {
       np = (n0 + cols - j0) / nr;
       panels = true;
     }
-    /* B's next K block (rows kcur on, in place or in its packed panel)
-     * may be prefetched where there is one and B is not the item's own
-     * packed block (whose panels are kcur rows long); from the last block
-     * of a packed B in several blocks or over GEMM_PREFETCH_A_BYTES, that
-     * is the next panel's first block, where the next item (the next
-     * panel) starts (the 7 x 7 layers of ResNet-18 in four alternating
-     * runs, 1.25-1.35 -> 1.24-1.29 ms; MobileNetV2's transposed pointwise
-     * layers at 7 x 7, filters of 0.6-1.6 MB in one K block, in six,
-     * medians 0.078-0.081 -> 0.073, 0.147 -> 0.139 and 0.208 -> 0.183; the
-     * other networks and the transformers unchanged). */
-    const uint64_t b_bytes =
-        (g->b_batch_mod ? g->b_batch_mod : g->batch) * g->N * K * sizeof(float);
-    const bool b_next_panel = g->b_packed && (K > g->kc || b_bytes > GEMM_PREFETCH_A_BYTES);
-    uint32_t pf = (k0 + kcur < K || b_next_panel) && !t->packing_b
-                      ? ACCY__UK_PREFETCH_NEXT
-                      : 0u;
-    pf |= pf_a;
     const float *ap = a_first;
     for (uint64_t i0 = t->t_lo; i0 < t->t_hi; i0 += mr, ap += a_step) {
       const uint64_t mcur = t->t_hi - i0 < mr ? t->t_hi - i0 : mr;

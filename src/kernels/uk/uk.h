@@ -81,6 +81,18 @@ static inline int accy__uk_clamp_hi_mode(float hi) {
 /* A hint: A is packed micro-panels that come from beyond the L2 (filters
  * packed at compile time), which the call may prefetch ahead of its reads. */
 #define ACCY__UK_PREFETCH_A 16u
+/* How far ahead of its reads (floats, 4 KiB) a level prefetches A under
+ * ACCY__UK_PREFETCH_A. */
+#define ACCY__UK_PREFETCH_A_AHEAD 1024
+
+/* Prefetches |bytes| from p and the line after, a line at a time (into L1;
+ * a hint, never a fault, so p may lie past its buffer). The builtin, not
+ * _mm_prefetch: GCC 12 dropped every _mm_prefetch of such a helper once it
+ * was inlined into the AVX-512 pooling strip. */
+static inline void accy__uk_prefetch_span(const void *p, size_t bytes) {
+  const char *c = (const char *)p;
+  for (size_t q = 0; q < bytes + 64; q += 64) __builtin_prefetch(c + q, 0, 3);
+}
 
 /* The parts of |ep| a GEMM tile applies under |flags|, read once per call by
  * each level's tile epilogue: NULL (and bounds of 0) for the parts |flags|

@@ -178,13 +178,13 @@ static inline __attribute__((always_inline)) void gemm_6x16(
     const float *bk = b;
     UK_PIN_ACCUMULATORS();
     if (flags & (ACCY__UK_PREFETCH_NEXT | ACCY__UK_PREFETCH_A)) {
-      /* B's row kc rows on, and A 4 KiB on every other step (the AVX-512
+      /* B's row kc rows on, and A ahead on every other step (the AVX-512
        * level's PACKED_STEPS; B one line a row here). */
       const ptrdiff_t ahead = (flags & ACCY__UK_PREFETCH_NEXT) ? (ptrdiff_t)kc * b_rs : 0;
       const bool pfa = flags & ACCY__UK_PREFETCH_A;
       for (size_t k = 0; k < kc; k++) {
         if (ahead) __builtin_prefetch(bk + ahead, 0, 2);
-        if (pfa && (k & 1) == 0) __builtin_prefetch(ap + 1024, 0, 3);
+        if (pfa && (k & 1) == 0) __builtin_prefetch(ap + ACCY__UK_PREFETCH_A_AHEAD, 0, 3);
         UK_STEP_ASM("(%[ap])", "4(%[ap])", "8(%[ap])", "12(%[ap])", "16(%[ap])", "20(%[ap])",
                     [ap] "r"(ap), [bp] "r"(bk));
         ap += MR;

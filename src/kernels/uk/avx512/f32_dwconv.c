@@ -456,11 +456,8 @@ ACCY_INLINE void plane3_s2(const accy__uk_dw_geom *g, const float *x, const floa
       /* The eight input rows that the group PLANE3_S2_AHEAD groups on
        * reads first (a hint; no fault past the plane). */
       const int64_t r0 = (oy0 + 4 * PLANE3_S2_AHEAD) * 2 - g->ph + 1;
-      for (int64_t r = r0 < 0 ? 0 : r0; r < r0 + 8 && r < g->H; r++) {
-        const char *p = (const char *)(x + r * g->W + x0);
-        for (int64_t q = 0; q < (x1 - x0) * (int64_t)sizeof(float) + 64; q += 64)
-          __builtin_prefetch(p + q, 0, 3);
-      }
+      for (int64_t r = r0 < 0 ? 0 : r0; r < r0 + 8 && r < g->H; r++)
+        accy__uk_prefetch_span(x + r * g->W + x0, (size_t)(x1 - x0) * sizeof(float));
       for (int j = 0; j < nc; j++) plane3_group(g, x, wv, out, ep, &c[j], oy0, 2, 4, KIND);
     }
   }

@@ -65,8 +65,8 @@
  *   loads otherwise wait on DRAM at the FMAs' rate; fetched a block ahead,
  *   while the other tiles find the block in L2 (those layers in the
  *   network, perf_prof 1.37-1.54 -> 1.20-1.37 ms on a Zen 5).
- * - ACCY__UK_PREFETCH_A: every other step prefetches A PACKED_A_AHEAD
- *   floats on (a line per two steps, as A is read): filters packed at
+ * - ACCY__UK_PREFETCH_A: every other step prefetches A
+ *   ACCY__UK_PREFETCH_A_AHEAD floats on (a line per two steps, as A is read): filters packed at
  *   compile time come from the L3 in a network, and the hardware's prefetch
  *   left the broadcasts waiting (perf_prof, six alternating runs on a Zen
  *   5, medians: SqueezeNet's 512 -> 1000 classifier 0.914 -> 0.774 ms, its
@@ -74,14 +74,13 @@
  *   MobileNetV2's 96 <-> 576 channel pointwise layers at 14 x 14 0.123-0.131
  *   -> 0.108-0.120).
  * Hints only: past the operand a prefetch loads nothing and cannot fault. */
-#define PACKED_A_AHEAD 1024
 #define PACKED_LOOP(BRS, KC, PFB, PFA)                                                  \
   _Pragma("GCC unroll 4") for (size_t k = 0; k < (KC); k++, ap += MR, bk += (BRS)) {   \
     if (PFB) {                                                                         \
       __builtin_prefetch(bk + ahead, 0, 2);                                            \
       __builtin_prefetch(bk + ahead + 16, 0, 2);                                       \
     }                                                                                  \
-    if ((PFA) && (k & 1) == 0) __builtin_prefetch(ap + PACKED_A_AHEAD, 0, 3);          \
+    if ((PFA) && (k & 1) == 0) __builtin_prefetch(ap + ACCY__UK_PREFETCH_A_AHEAD, 0, 3);          \
     const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);             \
     STEP(A_PANEL, b0, b1);                                                             \
   }
@@ -424,7 +423,7 @@ void accy__f32_gemm_ind_8x32__avx512(size_t mr, size_t kc, const float *a, const
     /* A ahead, as PACKED_STEPS does */
 #pragma GCC unroll 4
     for (size_t k = 0; k < kc; k++, ap += MR) {
-      if ((k & 1) == 0) __builtin_prefetch(ap + PACKED_A_AHEAD, 0, 3);
+      if ((k & 1) == 0) __builtin_prefetch(ap + ACCY__UK_PREFETCH_A_AHEAD, 0, 3);
       const float *bk = b + b_off[k];
       const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
       STEP(A_PACKED, b0, b1);

@@ -303,14 +303,6 @@ void accy__f32_pool_row__avx512(size_t n, const float *x, ptrdiff_t x_rs, size_t
  * nothing measurable. */
 #define P3S2_AHEAD 4u
 
-/* Prefetches |bytes| from p (and the line after), a line at a time. The
- * builtin, not _mm_prefetch: GCC 12 dropped every _mm_prefetch of this
- * helper once it was inlined into pool3s2_strip. */
-static inline void prefetch_span(const float *p, size_t bytes) {
-  const char *c = (const char *)p;
-  for (size_t q = 0; q < bytes + 64; q += 64) __builtin_prefetch(c + q, 0, 3);
-}
-
 static inline __attribute__((always_inline)) void
 pool3s2_strip(size_t rows, size_t m, const float *x, ptrdiff_t x_rs, bool is_max, float *out,
               ptrdiff_t o_rs, const size_t NV) {
@@ -327,8 +319,8 @@ pool3s2_strip(size_t rows, size_t m, const float *x, ptrdiff_t x_rs, bool is_max
     const float *r1 = x + (ptrdiff_t)(2 * r + 1) * x_rs, *r2 = r1 + x_rs;
     /* (a hint: rows past the input are never loaded, and a prefetch
      * there does not fault) */
-    prefetch_span(r1 + (ptrdiff_t)(2 * P3S2_AHEAD) * x_rs, cols * sizeof(float));
-    prefetch_span(r2 + (ptrdiff_t)(2 * P3S2_AHEAD) * x_rs, cols * sizeof(float));
+    accy__uk_prefetch_span(r1 + (ptrdiff_t)(2 * P3S2_AHEAD) * x_rs, cols * sizeof(float));
+    accy__uk_prefetch_span(r2 + (ptrdiff_t)(2 * P3S2_AHEAD) * x_rs, cols * sizeof(float));
     __m512 f[8];
     __mmask16 nan = c_nan, n2 = 0;
     for (size_t v = 0; v < NV; v++) {
